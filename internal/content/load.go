@@ -1,0 +1,410 @@
+package content
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// FieldError says which file and which field stopped a load.
+type FieldError struct {
+	File  string
+	Field string
+	Msg   string
+}
+
+func (e *FieldError) Error() string {
+	if e.Field == "" {
+		return e.File + ": " + e.Msg
+	}
+	return e.File + ": " + e.Field + ": " + e.Msg
+}
+
+// LoadError collects every FieldError of one load, so an editor sees all the
+// problems of a tree at once rather than one per run.
+type LoadError struct{ Errs []*FieldError }
+
+func (e *LoadError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "content: %d problem(s):", len(e.Errs))
+	for _, fe := range e.Errs {
+		b.WriteString("\n  ")
+		b.WriteString(fe.Error())
+	}
+	return b.String()
+}
+
+var (
+	slugPattern    = regexp.MustCompile(`^[a-z0-9]+(?:-[a-z0-9]+)*$`)
+	countryPattern = regexp.MustCompile(`^[a-z]{2}$`)
+	weekFile       = regexp.MustCompile(`^(\d{4})-w(\d{2})\.md$`)
+	articlePath    = regexp.MustCompile(`^articles/(\d{4})/(\d{2})/([^/]+)\.md$`)
+)
+
+// MaxSlugLength bounds slugs so they fit comfortably in paths and Redis keys.
+const MaxSlugLength = 120
+
+// Load reads and validates the content tree rooted at dir.
+func Load(dir string) (*Corpus, error) {
+	return LoadFS(os.DirFS(dir))
+}
+
+// LoadFS reads and validates a content tree from fsys. It returns either a
+// complete Corpus or a *LoadError naming every file and field at fault.
+func LoadFS(fsys fs.FS) (*Corpus, error) {
+	l := &loader{fsys: fsys}
+	c := &Corpus{Newsletters: map[string]*NewsletterIntro{}}
+
+	l.readYAML("sources.yaml", &c.Sources)
+	l.readYAML("countries.yaml", &c.Countries)
+	l.readYAML("specs.yaml", &c.Specs)
+	if len(l.errs) > 0 {
+		// The registries are what articles are checked against; without
+		// them every article would report the same missing names.
+		return nil, &LoadError{l.errs}
+	}
+	sources := l.checkSources(c.Sources)
+	countries := l.checkCountries(c.Countries)
+	specs := l.checkSpecs(c.Specs)
+
+	seen := map[string]string{}
+	err := fs.WalkDir(fsys, "articles", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) && p == "articles" {
+				return fs.SkipDir
+			}
+			return err
+		}
+		if d.IsDir() || !strings.HasSuffix(p, ".md") {
+			return nil
+		}
+		a := l.readArticle(p, sources, countries, specs)
+		if a == nil {
+			return nil
+		}
+		if prev, dup := seen[a.Slug]; dup {
+			l.fail(p, "slug", "duplicate of %s", prev)
+			return nil
+		}
+		seen[a.Slug] = p
+		c.Articles = append(c.Articles, a)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("content: walking articles: %w", err)
+	}
+	l.readNewsletters(c)
+
+	if len(l.errs) > 0 {
+		return nil, &LoadError{l.errs}
+	}
+	sort.Slice(c.Articles, func(i, j int) bool {
+		ai, aj := c.Articles[i], c.Articles[j]
+		if !ai.PublishedAt.Equal(aj.PublishedAt) {
+			return ai.PublishedAt.After(aj.PublishedAt)
+		}
+		return ai.Slug < aj.Slug
+	})
+	return c, nil
+}
+
+type loader struct {
+	fsys fs.FS
+	errs []*FieldError
+}
+
+func (l *loader) fail(file, field, format string, args ...any) {
+	l.errs = append(l.errs, &FieldError{File: file, Field: field, Msg: fmt.Sprintf(format, args...)})
+}
+
+func (l *loader) readYAML(name string, into any) {
+	b, err := fs.ReadFile(l.fsys, name)
+	if err != nil {
+		l.fail(name, "", "%v", err)
+		return
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(into); err != nil {
+		l.fail(name, "", "%v", err)
+	}
+}
+
+func (l *loader) checkSources(list []*Source) map[string]*Source {
+	m := map[string]*Source{}
+	for i, s := range list {
+		at := fmt.Sprintf("[%d]", i)
+		switch {
+		case s == nil:
+			l.fail("sources.yaml", at, "empty entry")
+			continue
+		case !slugPattern.MatchString(s.Slug):
+			l.fail("sources.yaml", at+".slug", "must be lowercase words joined by hyphens, got %q", s.Slug)
+		case m[s.Slug] != nil:
+			l.fail("sources.yaml", at+".slug", "duplicate %q", s.Slug)
+		}
+		if strings.TrimSpace(s.Name) == "" {
+			l.fail("sources.yaml", at+".name", "required")
+		}
+		if s.Homepage != "" && !isAbsoluteHTTPURL(s.Homepage) {
+			l.fail("sources.yaml", at+".homepage", "must be an absolute http(s) URL, got %q", s.Homepage)
+		}
+		if s.TrustTier != "" && !slices.Contains(TrustTiers, s.TrustTier) {
+			l.fail("sources.yaml", at+".trust_tier", "unknown value %q (allowed: %s)", s.TrustTier, strings.Join(TrustTiers, ", "))
+		}
+		m[s.Slug] = s
+	}
+	return m
+}
+
+func (l *loader) checkCountries(list []*Country) map[string]*Country {
+	m := map[string]*Country{}
+	for i, c := range list {
+		at := fmt.Sprintf("[%d]", i)
+		switch {
+		case c == nil:
+			l.fail("countries.yaml", at, "empty entry")
+			continue
+		case !countryPattern.MatchString(c.Code):
+			l.fail("countries.yaml", at+".code", "must be two lowercase letters (ISO 3166-1 alpha-2), got %q", c.Code)
+		case m[c.Code] != nil:
+			l.fail("countries.yaml", at+".code", "duplicate %q", c.Code)
+		}
+		if strings.TrimSpace(c.Name) == "" {
+			l.fail("countries.yaml", at+".name", "required")
+		}
+		if !slices.Contains(MandateStatuses, c.MandateStatus) {
+			l.fail("countries.yaml", at+".mandate_status", "unknown value %q (allowed: %s)", c.MandateStatus, strings.Join(MandateStatuses, ", "))
+		}
+		m[c.Code] = c
+	}
+	return m
+}
+
+func (l *loader) checkSpecs(list []*Spec) map[string]*Spec {
+	m := map[string]*Spec{}
+	for i, s := range list {
+		at := fmt.Sprintf("[%d]", i)
+		switch {
+		case s == nil:
+			l.fail("specs.yaml", at, "empty entry")
+			continue
+		case !slugPattern.MatchString(s.Slug):
+			l.fail("specs.yaml", at+".slug", "must be lowercase words joined by hyphens, got %q", s.Slug)
+		case m[s.Slug] != nil:
+			l.fail("specs.yaml", at+".slug", "duplicate %q", s.Slug)
+		}
+		if strings.TrimSpace(s.Name) == "" {
+			l.fail("specs.yaml", at+".name", "required")
+		}
+		if s.URL != "" && !isAbsoluteHTTPURL(s.URL) {
+			l.fail("specs.yaml", at+".url", "must be an absolute http(s) URL, got %q", s.URL)
+		}
+		m[s.Slug] = s
+	}
+	return m
+}
+
+// splitFrontMatter separates "---\n<yaml>\n---\n<body>".
+func splitFrontMatter(b []byte) (front, body []byte, ok bool) {
+	b = bytes.TrimPrefix(b, []byte("\ufeff"))
+	b = bytes.ReplaceAll(b, []byte("\r\n"), []byte("\n"))
+	if !bytes.HasPrefix(b, []byte("---\n")) {
+		return nil, nil, false
+	}
+	rest := b[4:]
+	end := bytes.Index(rest, []byte("\n---\n"))
+	if end < 0 {
+		if bytes.HasSuffix(rest, []byte("\n---")) {
+			return rest[:len(rest)-4], nil, true
+		}
+		return nil, nil, false
+	}
+	return rest[:end+1], rest[end+5:], true
+}
+
+func (l *loader) readArticle(p string, sources map[string]*Source, countries map[string]*Country, specs map[string]*Spec) *Article {
+	m := articlePath.FindStringSubmatch(p)
+	if m == nil {
+		l.fail(p, "", "articles live at articles/<yyyy>/<mm>/<slug>.md")
+		return nil
+	}
+	raw, err := fs.ReadFile(l.fsys, p)
+	if err != nil {
+		l.fail(p, "", "%v", err)
+		return nil
+	}
+	front, body, ok := splitFrontMatter(raw)
+	if !ok {
+		l.fail(p, "", "missing YAML front matter between --- lines")
+		return nil
+	}
+	var a Article
+	dec := yaml.NewDecoder(bytes.NewReader(front))
+	dec.KnownFields(true)
+	if err := dec.Decode(&a); err != nil {
+		l.fail(p, "", "front matter: %v", err)
+		return nil
+	}
+	a.Body = strings.TrimSpace(string(body)) + "\n"
+	before := len(l.errs)
+
+	fileSlug := m[3]
+	if a.Slug == "" {
+		a.Slug = fileSlug
+	}
+	switch {
+	case a.Slug != fileSlug:
+		l.fail(p, "slug", "%q does not match the file name %q", a.Slug, fileSlug)
+	case len(a.Slug) > MaxSlugLength || !slugPattern.MatchString(a.Slug):
+		l.fail(p, "slug", "must be at most %d lowercase letters, digits and single hyphens, got %q", MaxSlugLength, a.Slug)
+	}
+	if strings.TrimSpace(a.Title) == "" {
+		l.fail(p, "title", "required")
+	}
+	if !slices.Contains(Sections, a.Section) {
+		l.fail(p, "section", "unknown value %q (allowed: %s)", a.Section, strings.Join(Sections, ", "))
+	}
+	if len(a.Audience) == 0 {
+		l.fail(p, "audience", "required: at least one of %s", strings.Join(Audiences, ", "))
+	}
+	for _, v := range a.Audience {
+		if !slices.Contains(Audiences, v) {
+			l.fail(p, "audience", "unknown value %q (allowed: %s)", v, strings.Join(Audiences, ", "))
+		}
+	}
+	if a.Countries == nil {
+		a.Countries = []string{}
+	}
+	for _, cc := range a.Countries {
+		if countries[cc] == nil {
+			l.fail(p, "countries", "unknown country %q (not in countries.yaml)", cc)
+		}
+	}
+	for _, s := range a.Specs {
+		if specs[s] == nil {
+			l.fail(p, "specs", "unknown spec %q (not in specs.yaml)", s)
+		}
+	}
+	if a.Locale == "" {
+		a.Locale = "en"
+	}
+	if a.PublishedAt.IsZero() {
+		l.fail(p, "published_at", "required (RFC 3339 date-time)")
+	} else {
+		a.PublishedAt = a.PublishedAt.UTC()
+		if want := m[1] + "/" + m[2]; a.PublishedAt.Format("2006/01") != want {
+			l.fail(p, "published_at", "%s is not in %s, the folder the file is in", a.PublishedAt.Format("2006-01-02"), want)
+		}
+	}
+	if a.UpdatedAt != nil {
+		u := a.UpdatedAt.UTC()
+		a.UpdatedAt = &u
+		if u.Before(a.PublishedAt) {
+			l.fail(p, "updated_at", "is before published_at")
+		}
+	}
+	if a.Image != "" && !isAbsoluteHTTPURL(a.Image) && !strings.HasPrefix(a.Image, "/") {
+		l.fail(p, "image", "must be an absolute URL or a site path, got %q", a.Image)
+	}
+	if len(a.Sources) == 0 {
+		l.fail(p, "sources", "required: at least one source from sources.yaml")
+	}
+	for i := range a.Sources {
+		c := &a.Sources[i]
+		src := sources[c.Source]
+		if src == nil {
+			l.fail(p, fmt.Sprintf("sources[%d].source", i), "unknown source %q (not in sources.yaml)", c.Source)
+			continue
+		}
+		c.Name = src.Name
+		if !isAbsoluteHTTPURL(c.URL) {
+			l.fail(p, fmt.Sprintf("sources[%d].url", i), "must be an absolute http(s) URL, got %q", c.URL)
+		}
+	}
+	for i := range a.Corrections {
+		c := &a.Corrections[i]
+		if c.Date.IsZero() {
+			l.fail(p, fmt.Sprintf("corrections[%d].date", i), "required")
+			continue
+		}
+		c.Date = c.Date.UTC()
+		if strings.TrimSpace(c.Text) == "" {
+			l.fail(p, fmt.Sprintf("corrections[%d].text", i), "required")
+		}
+		if c.Date.Before(a.PublishedAt) {
+			l.fail(p, fmt.Sprintf("corrections[%d].date", i), "is before published_at")
+		}
+		// A correction is an update (D10): updated_at is at least the
+		// latest correction's date.
+		if a.UpdatedAt == nil || a.UpdatedAt.Before(c.Date) {
+			d := c.Date
+			a.UpdatedAt = &d
+		}
+	}
+	if strings.TrimSpace(a.Body) == "" {
+		l.fail(p, "body", "the article has no text after the front matter")
+	}
+	if len(l.errs) > before {
+		return nil
+	}
+	return &a
+}
+
+func (l *loader) readNewsletters(c *Corpus) {
+	entries, err := fs.ReadDir(l.fsys, "newsletters")
+	if errors.Is(err, fs.ErrNotExist) {
+		return
+	}
+	if err != nil {
+		l.fail("newsletters", "", "%v", err)
+		return
+	}
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".md") {
+			continue
+		}
+		p := path.Join("newsletters", e.Name())
+		m := weekFile.FindStringSubmatch(e.Name())
+		if m == nil {
+			l.fail(p, "", "newsletter intros are named <yyyy>-w<ww>.md")
+			continue
+		}
+		raw, err := fs.ReadFile(l.fsys, p)
+		if err != nil {
+			l.fail(p, "", "%v", err)
+			continue
+		}
+		intro := &NewsletterIntro{Week: m[1] + "-w" + m[2]}
+		body := raw
+		if front, rest, ok := splitFrontMatter(raw); ok {
+			var fm struct {
+				Title string `yaml:"title"`
+			}
+			dec := yaml.NewDecoder(bytes.NewReader(front))
+			dec.KnownFields(true)
+			if err := dec.Decode(&fm); err != nil {
+				l.fail(p, "", "front matter: %v", err)
+				continue
+			}
+			intro.Title, body = fm.Title, rest
+		}
+		intro.Body = strings.TrimSpace(string(body))
+		c.Newsletters[intro.Week] = intro
+	}
+}
+
+func isAbsoluteHTTPURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != ""
+}

@@ -1,0 +1,126 @@
+// Package content holds Invoicewire's content model and the loader that
+// reads the editorial tree (content/) into it.
+//
+// The tree looks like this:
+//
+//	content/articles/<yyyy>/<mm>/<slug>.md   YAML front matter + markdown body
+//	content/countries.yaml                   tracked countries
+//	content/specs.yaml                       tracked specifications
+//	content/sources.yaml                     the registry of cited publishers
+//	content/newsletters/<yyyy>-w<ww>.md      optional editor's intro per issue
+//
+// Everything the loader returns has been validated: a Corpus either loads
+// whole or not at all.
+package content
+
+import "time"
+
+// Sections are the allowed values of Article.Section (spec §4, GET /articles).
+var Sections = []string{"mandates", "network", "vendors", "policy", "specs", "guides"}
+
+// Audiences are the allowed values of Article.Audience.
+var Audiences = []string{"biz", "ap", "vendor", "policy"}
+
+// MandateStatuses are the allowed values of Country.MandateStatus (DESIGN D2).
+var MandateStatuses = []string{"live", "phased-rollout", "scheduled", "planned", "b2g-only", "reporting-only", "voluntary"}
+
+// TrustTiers are the allowed values of Source.TrustTier (DESIGN D2).
+var TrustTiers = []string{"primary-official", "standards-body", "industry-association", "advisory", "vendor", "press", "community-technical"}
+
+// Article is one published piece as the editors wrote it. Fields that the
+// API derives from configuration (url, markdown_url) are not stored here.
+type Article struct {
+	Slug        string       `json:"slug" yaml:"slug"`
+	Title       string       `json:"title" yaml:"title"`
+	Kicker      string       `json:"kicker,omitempty" yaml:"kicker"`
+	Dek         string       `json:"dek,omitempty" yaml:"dek"`
+	Section     string       `json:"section" yaml:"section"`
+	Audience    []string     `json:"audience" yaml:"audience"`
+	Countries   []string     `json:"countries" yaml:"countries"`
+	Tags        []string     `json:"tags,omitempty" yaml:"tags"`
+	Specs       []string     `json:"specs,omitempty" yaml:"specs"`
+	Locale      string       `json:"locale" yaml:"locale"`
+	PublishedAt time.Time    `json:"published_at" yaml:"published_at"`
+	UpdatedAt   *time.Time   `json:"updated_at,omitempty" yaml:"updated_at"`
+	Image       string       `json:"image,omitempty" yaml:"image"`
+	Sources     []Citation   `json:"sources" yaml:"sources"`
+	Corrections []Correction `json:"corrections,omitempty" yaml:"corrections"`
+	// Body is the article's markdown, without front matter.
+	Body string `json:"body" yaml:"-"`
+}
+
+// Citation is one source an article relies on: a registry entry and the
+// exact page the facts came from. Name is filled in from the registry by the
+// loader so readers of the store need not join.
+type Citation struct {
+	Source string `json:"source" yaml:"source"`
+	Name   string `json:"name" yaml:"-"`
+	URL    string `json:"url" yaml:"url"`
+}
+
+// Correction is an editor's note appended to a published article. Adding one
+// sets the article's updated_at and emits article.corrected (DESIGN D10).
+type Correction struct {
+	Date time.Time `json:"date" yaml:"date"`
+	Text string    `json:"text" yaml:"text"`
+}
+
+// Path returns the article's site path without a trailing slash:
+// /<yyyy>/<mm>/<slug>. Pages append "/", the markdown twin ".md" (D11).
+func (a *Article) Path() string {
+	return "/" + a.PublishedAt.UTC().Format("2006/01") + "/" + a.Slug
+}
+
+// LastModified is updated_at when set, else published_at.
+func (a *Article) LastModified() time.Time {
+	if a.UpdatedAt != nil {
+		return *a.UpdatedAt
+	}
+	return a.PublishedAt
+}
+
+// Country is a tracked jurisdiction (spec §2 Country).
+type Country struct {
+	Code          string `json:"code" yaml:"code"`
+	Name          string `json:"name" yaml:"name"`
+	MandateStatus string `json:"mandate_status" yaml:"mandate_status"`
+	Authority     string `json:"authority,omitempty" yaml:"authority"`
+	// Summary is a short editor's note on the country's position, shown on
+	// the country page.
+	Summary string `json:"summary,omitempty" yaml:"summary"`
+}
+
+// Spec is a tracked specification of the e-invoicing network (spec §2 Spec).
+type Spec struct {
+	Slug        string     `json:"slug" yaml:"slug"`
+	Name        string     `json:"name" yaml:"name"`
+	Version     string     `json:"version,omitempty" yaml:"version"`
+	LastChanged *time.Time `json:"last_changed,omitempty" yaml:"last_changed"`
+	URL         string     `json:"url,omitempty" yaml:"url"`
+	Summary     string     `json:"summary,omitempty" yaml:"summary"`
+}
+
+// Source is an entry of the registry of cited publishers (spec §2 Source).
+type Source struct {
+	Slug      string `json:"slug" yaml:"slug"`
+	Name      string `json:"name" yaml:"name"`
+	Homepage  string `json:"homepage,omitempty" yaml:"homepage"`
+	TrustTier string `json:"trust_tier,omitempty" yaml:"trust_tier"`
+}
+
+// NewsletterIntro is the optional editor's intro for one weekly issue (D9).
+type NewsletterIntro struct {
+	// Week is the ISO week, formatted "2026-w47".
+	Week  string `json:"week"`
+	Title string `json:"title,omitempty"`
+	Body  string `json:"body"`
+}
+
+// Corpus is a whole validated content tree.
+type Corpus struct {
+	Articles    []*Article
+	Countries   []*Country
+	Specs       []*Spec
+	Sources     []*Source
+	Newsletters map[string]*NewsletterIntro
+}
