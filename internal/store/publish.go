@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/invoicewire/invoicewire/internal/content"
@@ -300,4 +301,48 @@ func (p *Publisher) syncHash(ctx context.Context, key, field string, v any, even
 	}
 	ver, err := p.Store.Apply(ctx, c)
 	return Outcome{Changed: true, Event: kind, Version: ver}, err
+}
+
+// SyncCorpus publishes a whole content tree: the registries first, so no
+// article refers to an entry not stored yet, then the articles oldest first,
+// so events go out in publication order. report, if not nil, is told of
+// every entry that changed.
+func (p *Publisher) SyncCorpus(ctx context.Context, c *content.Corpus, report func(kind, id string, o Outcome)) error {
+	step := func(kind, id string, o Outcome, err error) error {
+		if err != nil {
+			return fmt.Errorf("store: syncing %s %s: %w", kind, id, err)
+		}
+		if o.Changed && report != nil {
+			report(kind, id, o)
+		}
+		return nil
+	}
+	for _, s := range c.Sources {
+		o, err := p.SyncSource(ctx, s)
+		if err := step("source", s.Slug, o, err); err != nil {
+			return err
+		}
+	}
+	for _, cty := range c.Countries {
+		o, err := p.SyncCountry(ctx, cty)
+		if err := step("country", cty.Code, o, err); err != nil {
+			return err
+		}
+	}
+	for _, sp := range c.Specs {
+		o, err := p.SyncSpec(ctx, sp)
+		if err := step("spec", sp.Slug, o, err); err != nil {
+			return err
+		}
+	}
+	// c.Articles is newest first (content.Load's order).
+	byAge := slices.Clone(c.Articles)
+	slices.SortStableFunc(byAge, func(a, b *content.Article) int { return a.PublishedAt.Compare(b.PublishedAt) })
+	for _, a := range byAge {
+		o, err := p.SyncArticle(ctx, a)
+		if err := step("article", a.Slug, o, err); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -32,27 +32,13 @@ func newPublisher(t *testing.T, srv *redistest.Server) (*store.Publisher, *redis
 
 func syncCorpus(t *testing.T, p *store.Publisher, c *content.Corpus) (events []string) {
 	t.Helper()
-	ctx := context.Background()
-	record := func(o store.Outcome, err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
+	err := p.SyncCorpus(context.Background(), c, func(_, _ string, o store.Outcome) {
 		if o.Event != "" {
 			events = append(events, o.Event)
 		}
-	}
-	for _, s := range c.Sources {
-		record(p.SyncSource(ctx, s))
-	}
-	for _, cty := range c.Countries {
-		record(p.SyncCountry(ctx, cty))
-	}
-	for _, sp := range c.Specs {
-		record(p.SyncSpec(ctx, sp))
-	}
-	for _, a := range c.Articles {
-		record(p.SyncArticle(ctx, a))
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	return events
 }
@@ -127,10 +113,11 @@ func TestSyncIsIdempotentAndEmitsOneEventPerChange(t *testing.T) {
 		})
 	}
 
-	// The stream holds well-formed envelopes whose data is the API article.
+	// The stream holds well-formed envelopes whose data is the API article;
+	// the oldest article is published first.
 	evs := streamTypes(t, rdb)
 	var art content.PublicArticle
-	if err := json.Unmarshal(evs[0].Data, &art); err != nil || art.URL != siteRoot+c.Articles[0].Path()+"/" {
+	if err := json.Unmarshal(evs[0].Data, &art); err != nil || art.URL != siteRoot+contenttest.Article(4).Path()+"/" {
 		t.Fatalf("first event data = %s (err %v), want the public article with its URL", evs[0].Data, err)
 	}
 	if evs[0].ID[:4] != "evt_" || evs[0].CreatedAt.IsZero() {
@@ -392,8 +379,12 @@ type recordingPurger struct {
 	cleared int
 }
 
-func (r *recordingPurger) Purge(tags []string) { r.mu.Lock(); r.purged = append(r.purged, tags); r.mu.Unlock() }
-func (r *recordingPurger) Clear()              { r.mu.Lock(); r.cleared++; r.mu.Unlock() }
+func (r *recordingPurger) Purge(tags []string) {
+	r.mu.Lock()
+	r.purged = append(r.purged, tags)
+	r.mu.Unlock()
+}
+func (r *recordingPurger) Clear() { r.mu.Lock(); r.cleared++; r.mu.Unlock() }
 
 func TestFollowInvalidationsPurgesAndResyncs(t *testing.T) {
 	srv := redistest.Start(t)
