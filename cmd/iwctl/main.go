@@ -1,0 +1,195 @@
+// Command iwctl is Invoicewire's publishing CLI. It writes content to Redis,
+// and every change it makes appends its event to the events stream and
+// publishes the cache invalidation in the same atomic step (DESIGN D10).
+//
+//	iwctl sync [DIR]                       load DIR (default content) and publish what changed
+//	iwctl retract SLUG --reason TEXT       pull an article (article.retracted)
+//	iwctl restore SLUG                     undo a retraction (article.published)
+//	iwctl newsletter send [--week W] [--content DIR]
+//	                                       send the weekly issue (newsletter.sent)
+//
+// It reads IW_REDIS_URL and IW_PUBLIC_URL like the servers do.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/invoicewire/invoicewire/internal/config"
+	"github.com/invoicewire/invoicewire/internal/content"
+	"github.com/invoicewire/invoicewire/internal/store"
+)
+
+const usage = `usage:
+  iwctl sync [DIR]
+  iwctl retract SLUG --reason TEXT
+  iwctl restore SLUG
+  iwctl newsletter send [--week 2026-w47] [--content DIR]
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "iwctl:", err)
+		var ue usageError
+		if errors.As(err, &ue) {
+			fmt.Fprint(os.Stderr, usage)
+			os.Exit(2)
+		}
+		os.Exit(1)
+	}
+}
+
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func run(ctx context.Context, args []string, out io.Writer) error {
+	if len(args) == 0 {
+		return usageError{"no command given"}
+	}
+	cfg, err := config.FromEnv()
+	if err != nil {
+		return err
+	}
+	st, err := store.Open(cfg.RedisURL)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	p := &store.Publisher{Store: st, SiteRoot: cfg.PublicURL, Now: time.Now}
+
+	switch cmd, rest := args[0], args[1:]; cmd {
+	case "sync":
+		dir := "content"
+		if len(rest) > 1 {
+			return usageError{"sync takes at most one directory"}
+		}
+		if len(rest) == 1 {
+			dir = rest[0]
+		}
+		return syncDir(ctx, p, dir, out)
+	case "retract":
+		fs := flag.NewFlagSet("retract", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		reason := fs.String("reason", "", "why the article is pulled (shown to readers)")
+		slug, err := oneArg(fs, rest)
+		if err != nil {
+			return err
+		}
+		if strings.TrimSpace(*reason) == "" {
+			return usageError{"retract needs --reason"}
+		}
+		o, err := p.Retract(ctx, slug, strings.TrimSpace(*reason))
+		return report(out, "retract "+slug, o, err)
+	case "restore":
+		fs := flag.NewFlagSet("restore", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		slug, err := oneArg(fs, rest)
+		if err != nil {
+			return err
+		}
+		o, err := p.Restore(ctx, slug)
+		return report(out, "restore "+slug, o, err)
+	case "newsletter":
+		if len(rest) == 0 || rest[0] != "send" {
+			return usageError{"newsletter takes the subcommand send"}
+		}
+		fs := flag.NewFlagSet("newsletter send", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		week := fs.String("week", store.ISOWeek(time.Now()), "ISO week to send, e.g. 2026-w47")
+		dir := fs.String("content", "content", "content directory holding newsletters/<week>.md intros")
+		if err := fs.Parse(rest[1:]); err != nil || fs.NArg() != 0 {
+			return usageError{"newsletter send takes only --week and --content"}
+		}
+		intro, err := readIntro(*dir, *week)
+		if err != nil {
+			return err
+		}
+		o, err := p.SendNewsletter(ctx, *week, intro)
+		return report(out, "newsletter "+*week, o, err)
+	default:
+		return usageError{"unknown command " + cmd}
+	}
+}
+
+// oneArg parses flags around exactly one positional argument, which may come
+// before or after them.
+func oneArg(fs *flag.FlagSet, args []string) (string, error) {
+	var pos []string
+	for len(args) > 0 {
+		if err := fs.Parse(args); err != nil {
+			return "", usageError{err.Error()}
+		}
+		args = fs.Args()
+		if len(args) > 0 {
+			pos, args = append(pos, args[0]), args[1:]
+		}
+	}
+	if len(pos) != 1 {
+		return "", usageError{fs.Name() + " takes exactly one slug"}
+	}
+	return pos[0], nil
+}
+
+func report(out io.Writer, what string, o store.Outcome, err error) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("%s: no such article", what)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	switch {
+	case !o.Changed:
+		fmt.Fprintf(out, "%s: unchanged\n", what)
+	case o.Event != "":
+		fmt.Fprintf(out, "%s: done, emitted %s (content version %d)\n", what, o.Event, o.Version)
+	default:
+		fmt.Fprintf(out, "%s: done (content version %d)\n", what, o.Version)
+	}
+	return nil
+}
+
+// readIntro loads the editor's intro for week from the content tree, when
+// there is one. The whole tree is validated, so a broken tree is noticed
+// before anything is sent.
+func readIntro(dir, week string) (*content.NewsletterIntro, error) {
+	c, err := content.Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	return c.Newsletters[week], nil
+}
+
+// syncDir validates and publishes a content tree.
+func syncDir(ctx context.Context, p *store.Publisher, dir string, out io.Writer) error {
+	c, err := content.Load(dir)
+	if err != nil {
+		return err
+	}
+	var changed, emitted int
+	err = p.SyncCorpus(ctx, c, func(kind, id string, o store.Outcome) {
+		changed++
+		line := fmt.Sprintf("  %s %s: updated", kind, id)
+		if o.Event != "" {
+			emitted++
+			line += ", emitted " + o.Event
+		}
+		fmt.Fprintln(out, line)
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "sync %s: %d articles, %d countries, %d specs, %d sources; %d changed, %d events\n",
+		dir, len(c.Articles), len(c.Countries), len(c.Specs), len(c.Sources), changed, emitted)
+	return nil
+}

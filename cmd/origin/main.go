@@ -1,0 +1,96 @@
+// Command origin runs Invoicewire's origin server: the JSON API, the site and
+// the discovery documents, behind the edge (DESIGN §3). Configuration is the
+// IW_* environment described in the README.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/invoicewire/invoicewire/internal/config"
+	"github.com/invoicewire/invoicewire/internal/logging"
+	"github.com/invoicewire/invoicewire/internal/store"
+	"github.com/invoicewire/invoicewire/origin"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "origin:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	cfg, err := config.FromEnv()
+	if err != nil {
+		return err
+	}
+	log := logging.New("origin", cfg.LogLevel)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	st, err := store.Open(cfg.RedisURL)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	srv, err := origin.New(origin.Config{SiteRoot: cfg.PublicURL, CacheBytes: cfg.OriginCacheBytes, Log: log, Registry: reg}, st)
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	go srv.Follow(ctx, nil)
+
+	public := &http.Server{
+		Addr:              cfg.OriginAddr,
+		Handler:           srv,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+	}
+	metricsMux := http.NewServeMux()
+	metricsMux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	metricsMux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		if err := st.Ping(r.Context()); err != nil {
+			http.Error(w, "redis unreachable", http.StatusServiceUnavailable)
+			return
+		}
+		w.Write([]byte("ok\n"))
+	})
+	private := &http.Server{Addr: cfg.OriginMetricsAddr, Handler: metricsMux, ReadHeaderTimeout: 5 * time.Second}
+
+	errc := make(chan error, 2)
+	for _, s := range []*http.Server{public, private} {
+		go func() {
+			if err := s.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				errc <- fmt.Errorf("listening on %s: %w", s.Addr, err)
+			}
+		}()
+	}
+	log.Info("origin listening", "addr", cfg.OriginAddr, "metrics", cfg.OriginMetricsAddr, "public_url", cfg.PublicURL)
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("origin stopping")
+	shutdown, cancel := context.WithTimeout(context.Background(), cfg.ShutdownGrace)
+	defer cancel()
+	public.Shutdown(shutdown)
+	private.Shutdown(shutdown)
+	return nil
+}

@@ -1,0 +1,240 @@
+package store
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/invoicewire/invoicewire/internal/content"
+	"github.com/redis/go-redis/v9"
+)
+
+// Article states. The published state lives in Redis, not in content/: a
+// later sync never un-retracts (DESIGN D10).
+const (
+	StatePublished = "published"
+	StateRetracted = "retracted"
+)
+
+// ArticleRecord is an article as stored: the editorial content plus its
+// publication state.
+type ArticleRecord struct {
+	content.Article
+	State            string     `json:"state"`
+	RetractedAt      *time.Time `json:"retracted_at,omitempty"`
+	RetractionReason string     `json:"retraction_reason,omitempty"`
+}
+
+// Retracted reports whether the article has been pulled.
+func (r *ArticleRecord) Retracted() bool { return r.State == StateRetracted }
+
+// Article reads one article record, retracted or not.
+func (s *Store) Article(ctx context.Context, slug string) (*ArticleRecord, error) {
+	rec, _, err := s.articleRaw(ctx, slug)
+	return rec, err
+}
+
+func (s *Store) articleRaw(ctx context.Context, slug string) (*ArticleRecord, []byte, error) {
+	raw, err := s.rdb.Get(ctx, keyArticle(slug)).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return nil, nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("store: reading article %q: %w", slug, err)
+	}
+	var rec ArticleRecord
+	if err := json.Unmarshal(raw, &rec); err != nil {
+		return nil, nil, fmt.Errorf("store: decoding article %q: %w", slug, err)
+	}
+	return &rec, raw, nil
+}
+
+// ArticleFilter narrows a listing. Empty fields match everything.
+type ArticleFilter struct {
+	Section  string
+	Audience string
+	Country  string
+}
+
+// indexKeys returns the sorted sets whose intersection is the filter.
+func (f ArticleFilter) indexKeys() []string {
+	var keys []string
+	if f.Section != "" {
+		keys = append(keys, keyIndex("section", f.Section))
+	}
+	if f.Audience != "" {
+		keys = append(keys, keyIndex("audience", f.Audience))
+	}
+	if f.Country != "" {
+		keys = append(keys, keyIndex("country", f.Country))
+	}
+	if len(keys) == 0 {
+		keys = []string{keyIndexAll}
+	}
+	return keys
+}
+
+// Cursor is a position in a listing: the last article a page showed. A page
+// that starts after a cursor is unaffected by articles published or retracted
+// since the first page, so a client paging through visits every article that
+// stayed published exactly once (DESIGN D3 and docs/decisions.md).
+type Cursor struct {
+	PublishedAt time.Time
+	Slug        string
+}
+
+// Encode renders the cursor as the opaque string that `next` URLs carry.
+func (c Cursor) Encode() string {
+	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(c.PublishedAt.Unix(), 10) + ":" + c.Slug))
+}
+
+// ParseCursor reverses Encode.
+func ParseCursor(s string) (Cursor, error) {
+	raw, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil || len(raw) > 200 {
+		return Cursor{}, errors.New("cursor is not one this service issued")
+	}
+	ts, slug, ok := strings.Cut(string(raw), ":")
+	sec, err := strconv.ParseInt(ts, 10, 64)
+	if !ok || err != nil || slug == "" || sec < 0 || sec > 1<<40 {
+		return Cursor{}, errors.New("cursor is not one this service issued")
+	}
+	return Cursor{PublishedAt: time.Unix(sec, 0).UTC(), Slug: slug}, nil
+}
+
+// Page is one page of a listing.
+type Page struct {
+	// Total is the number of articles matching the filter.
+	Total int
+	// Start is the position of the first item in the whole listing.
+	Start    int
+	Articles []*ArticleRecord
+}
+
+// score orders the indexes: newest first, ties by slug ascending, because
+// Redis orders equal scores by member.
+func score(t time.Time) int64 { return -t.Unix() }
+
+// pageScript computes one page of a filtered listing in one round trip.
+// KEYS are the index sets to intersect; ARGV[1] the cursor's score (” for
+// none), ARGV[2] the cursor's slug, ARGV[3] offset, ARGV[4] limit. It returns
+// {total, start, member, score, member, score, ...}.
+var pageScript = redis.NewScript(`
+local cs, cslug = ARGV[1], ARGV[2]
+local offset, limit = tonumber(ARGV[3]), tonumber(ARGV[4])
+local out
+if #KEYS == 1 then
+  local k = KEYS[1]
+  local total = redis.call('ZCARD', k)
+  local start = offset
+  if cs ~= '' then
+    start = redis.call('ZCOUNT', k, '-inf', '(' .. cs)
+    for _, m in ipairs(redis.call('ZRANGE', k, cs, cs, 'BYSCORE')) do
+      if m <= cslug then start = start + 1 end
+    end
+  end
+  out = {total, start}
+  if limit > 0 then
+    for _, v in ipairs(redis.call('ZRANGE', k, start, start + limit - 1, 'WITHSCORES')) do out[#out+1] = v end
+  end
+  return out
+end
+local args = {'ZINTER', #KEYS}
+for i = 1, #KEYS do args[#args+1] = KEYS[i] end
+args[#args+1] = 'AGGREGATE'; args[#args+1] = 'MIN'; args[#args+1] = 'WITHSCORES'
+local all = redis.call(unpack(args))
+local n = #all / 2
+local start = offset
+if cs ~= '' then
+  local csn = tonumber(cs)
+  start = 0
+  for i = 1, n do
+    local s, m = tonumber(all[2*i]), all[2*i-1]
+    if s < csn or (s == csn and m <= cslug) then start = i else break end
+  end
+end
+out = {n, start}
+for i = start + 1, math.min(n, start + limit) do
+  out[#out+1] = all[2*i-1]; out[#out+1] = all[2*i]
+end
+return out
+`)
+
+// Articles returns one page of published articles matching f, newest first.
+// With a cursor the page starts right after it and offset is ignored.
+func (s *Store) Articles(ctx context.Context, f ArticleFilter, offset, limit int, after *Cursor) (*Page, error) {
+	cs, cslug := "", ""
+	if after != nil {
+		cs, cslug = strconv.FormatInt(score(after.PublishedAt), 10), after.Slug
+	}
+	res, err := pageScript.Run(ctx, s.rdb, f.indexKeys(), cs, cslug, offset, limit).Slice()
+	if err != nil {
+		return nil, fmt.Errorf("store: listing articles: %w", err)
+	}
+	if len(res) < 2 {
+		return nil, fmt.Errorf("store: listing articles: short reply")
+	}
+	p := &Page{Total: int(res[0].(int64)), Start: int(res[1].(int64))}
+	var keys []string
+	for i := 2; i+1 < len(res); i += 2 {
+		keys = append(keys, keyArticle(res[i].(string)))
+	}
+	if len(keys) == 0 {
+		return p, nil
+	}
+	docs, err := s.rdb.MGet(ctx, keys...).Result()
+	if err != nil {
+		return nil, fmt.Errorf("store: reading listed articles: %w", err)
+	}
+	for i, d := range docs {
+		str, ok := d.(string)
+		if !ok {
+			// Retracted and deleted between the two reads; the page is
+			// one shorter, which is what a reader at this instant sees.
+			continue
+		}
+		var rec ArticleRecord
+		if err := json.Unmarshal([]byte(str), &rec); err != nil {
+			return nil, fmt.Errorf("store: decoding %s: %w", keys[i], err)
+		}
+		if rec.Retracted() {
+			continue
+		}
+		p.Articles = append(p.Articles, &rec)
+	}
+	return p, nil
+}
+
+// ArticleCount is the number of published articles.
+func (s *Store) ArticleCount(ctx context.Context) (int64, error) {
+	n, err := s.rdb.ZCard(ctx, keyIndexAll).Result()
+	if err != nil {
+		return 0, fmt.Errorf("store: counting articles: %w", err)
+	}
+	return n, nil
+}
+
+// CountryArticleCounts returns how many published articles name each country,
+// for the countries that have at least one.
+func (s *Store) CountryArticleCounts(ctx context.Context, codes []string) (map[string]int64, error) {
+	pipe := s.rdb.Pipeline()
+	cmds := make([]*redis.IntCmd, len(codes))
+	for i, cc := range codes {
+		cmds[i] = pipe.ZCard(ctx, keyIndex("country", cc))
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, fmt.Errorf("store: counting articles per country: %w", err)
+	}
+	out := map[string]int64{}
+	for i, cmd := range cmds {
+		if n := cmd.Val(); n > 0 {
+			out[codes[i]] = n
+		}
+	}
+	return out, nil
+}

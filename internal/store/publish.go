@@ -1,0 +1,348 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/invoicewire/invoicewire/internal/content"
+	"github.com/invoicewire/invoicewire/internal/events"
+	"github.com/redis/go-redis/v9"
+)
+
+// Publisher applies editorial operations (sync, retract, restore, newsletter)
+// to the store. Each operation is one atomic Change carrying its event.
+type Publisher struct {
+	Store *Store
+	// SiteRoot is {site_root}, used for the URLs inside event data.
+	SiteRoot string
+	// Now is the clock; tests set it.
+	Now func() time.Time
+}
+
+// Surrogate keys (DESIGN D12) that content changes purge.
+const (
+	TagList       = "list"
+	TagFeeds      = "feeds"
+	TagSitemaps   = "sitemaps"
+	TagSite       = "site"
+	TagCountries  = "countries"
+	TagSpecs      = "specs"
+	TagSources    = "sources"
+	TagNewsletter = "newsletter"
+)
+
+// TagArticle and friends build the per-item surrogate keys.
+func TagArticle(slug string) string     { return "article:" + slug }
+func TagSection(s string) string        { return "section:" + s }
+func TagAudience(a string) string       { return "audience:" + a }
+func TagCountry(cc string) string       { return "country:" + cc }
+func TagSpec(slug string) string        { return "spec:" + slug }
+func TagNewsletterWeek(w string) string { return "newsletter:" + w }
+
+// articleTags are the surrogate keys an article's change touches.
+func articleTags(a *content.Article) []string {
+	tags := []string{TagArticle(a.Slug), TagList, TagSection(a.Section), TagFeeds, TagSitemaps, TagSite}
+	for _, au := range a.Audience {
+		tags = append(tags, TagAudience(au))
+	}
+	for _, cc := range a.Countries {
+		tags = append(tags, TagCountry(cc))
+	}
+	return tags
+}
+
+func index(c *Change, a *content.Article) {
+	sc := score(a.PublishedAt)
+	c.zadd(keyIndexAll, sc, a.Slug)
+	c.zadd(keyIndex("section", a.Section), sc, a.Slug)
+	for _, au := range a.Audience {
+		c.zadd(keyIndex("audience", au), sc, a.Slug)
+	}
+	for _, cc := range a.Countries {
+		c.zadd(keyIndex("country", cc), sc, a.Slug)
+	}
+}
+
+func unindex(c *Change, a *content.Article) {
+	c.zrem(keyIndexAll, a.Slug)
+	c.zrem(keyIndex("section", a.Section), a.Slug)
+	for _, au := range a.Audience {
+		c.zrem(keyIndex("audience", au), a.Slug)
+	}
+	for _, cc := range a.Countries {
+		c.zrem(keyIndex("country", cc), a.Slug)
+	}
+}
+
+// Outcome says what an operation did.
+type Outcome struct {
+	// Changed is false when the store already held exactly this state.
+	Changed bool
+	// Event is the kind of event emitted, or "".
+	Event string
+	// Version is the content version after the change.
+	Version int64
+}
+
+// retry runs op until it does not hit ErrConflict, a few times at most.
+func retry(op func() (Outcome, error)) (Outcome, error) {
+	for i := 0; ; i++ {
+		out, err := op()
+		if !errors.Is(err, ErrConflict) || i == 4 {
+			return out, err
+		}
+	}
+}
+
+func (p *Publisher) articleEvent(kind string, rec *ArticleRecord) (events.Event, error) {
+	data := struct {
+		*content.PublicArticle
+		RetractedAt      *time.Time `json:"retracted_at,omitempty"`
+		RetractionReason string     `json:"retraction_reason,omitempty"`
+	}{rec.Public(p.SiteRoot), rec.RetractedAt, rec.RetractionReason}
+	return events.New(kind, p.Now(), data)
+}
+
+// SyncArticle stores a as the editors wrote it. A new article is published
+// (article.published); a new correction emits article.corrected; other edits
+// are stored silently; an unchanged article changes nothing. A retracted
+// article stays retracted: its text is updated but it is not re-listed.
+func (p *Publisher) SyncArticle(ctx context.Context, a *content.Article) (Outcome, error) {
+	return retry(func() (Outcome, error) {
+		cur, raw, err := p.Store.articleRaw(ctx, a.Slug)
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return Outcome{}, err
+		}
+		next := &ArticleRecord{Article: *a, State: StatePublished}
+		if cur != nil {
+			next.State, next.RetractedAt, next.RetractionReason = cur.State, cur.RetractedAt, cur.RetractionReason
+		}
+		doc, err := json.Marshal(next)
+		if err != nil {
+			return Outcome{}, fmt.Errorf("store: encoding article %q: %w", a.Slug, err)
+		}
+		if cur != nil && bytes.Equal(doc, raw) {
+			return Outcome{}, nil
+		}
+		c := NewChange()
+		c.expectValue(keyArticle(a.Slug), raw)
+		c.set(keyArticle(a.Slug), doc)
+		c.Invalidate(articleTags(a)...)
+		kind := ""
+		switch {
+		case cur == nil:
+			kind = events.ArticlePublished
+		case !next.Retracted() && len(a.Corrections) > len(cur.Corrections):
+			kind = events.ArticleCorrected
+		}
+		if cur != nil {
+			c.Invalidate(articleTags(&cur.Article)...)
+			if !cur.Retracted() {
+				unindex(c, &cur.Article)
+			}
+		}
+		if !next.Retracted() {
+			index(c, a)
+		}
+		if kind != "" {
+			ev, err := p.articleEvent(kind, next)
+			if err != nil {
+				return Outcome{}, err
+			}
+			c.Emit(ev)
+		}
+		v, err := p.Store.Apply(ctx, c)
+		return Outcome{Changed: true, Event: kind, Version: v}, err
+	})
+}
+
+// Retract pulls a published article from every list (article.retracted). The
+// article then answers 410 gone with reason. Retracting a retracted article
+// changes nothing.
+func (p *Publisher) Retract(ctx context.Context, slug, reason string) (Outcome, error) {
+	if reason == "" {
+		return Outcome{}, errors.New("store: a retraction needs a reason")
+	}
+	return retry(func() (Outcome, error) {
+		cur, raw, err := p.Store.articleRaw(ctx, slug)
+		if err != nil {
+			return Outcome{}, err
+		}
+		if cur.Retracted() {
+			return Outcome{}, nil
+		}
+		now := p.Now().UTC().Truncate(time.Second)
+		next := *cur
+		next.State, next.RetractedAt, next.RetractionReason = StateRetracted, &now, reason
+		doc, err := json.Marshal(&next)
+		if err != nil {
+			return Outcome{}, fmt.Errorf("store: encoding article %q: %w", slug, err)
+		}
+		c := NewChange()
+		c.expectValue(keyArticle(slug), raw)
+		c.set(keyArticle(slug), doc)
+		unindex(c, &cur.Article)
+		c.Invalidate(articleTags(&cur.Article)...)
+		ev, err := p.articleEvent(events.ArticleRetracted, &next)
+		if err != nil {
+			return Outcome{}, err
+		}
+		c.Emit(ev)
+		v, err := p.Store.Apply(ctx, c)
+		return Outcome{Changed: true, Event: events.ArticleRetracted, Version: v}, err
+	})
+}
+
+// Restore undoes a retraction: the article is listed again and
+// article.published is emitted, since it is published anew (see
+// docs/decisions.md). Restoring a published article changes nothing.
+func (p *Publisher) Restore(ctx context.Context, slug string) (Outcome, error) {
+	return retry(func() (Outcome, error) {
+		cur, raw, err := p.Store.articleRaw(ctx, slug)
+		if err != nil {
+			return Outcome{}, err
+		}
+		if !cur.Retracted() {
+			return Outcome{}, nil
+		}
+		next := *cur
+		next.State, next.RetractedAt, next.RetractionReason = StatePublished, nil, ""
+		doc, err := json.Marshal(&next)
+		if err != nil {
+			return Outcome{}, fmt.Errorf("store: encoding article %q: %w", slug, err)
+		}
+		c := NewChange()
+		c.expectValue(keyArticle(slug), raw)
+		c.set(keyArticle(slug), doc)
+		index(c, &next.Article)
+		c.Invalidate(articleTags(&next.Article)...)
+		ev, err := p.articleEvent(events.ArticlePublished, &next)
+		if err != nil {
+			return Outcome{}, err
+		}
+		c.Emit(ev)
+		v, err := p.Store.Apply(ctx, c)
+		return Outcome{Changed: true, Event: events.ArticlePublished, Version: v}, err
+	})
+}
+
+// SyncCountry stores a country; no event exists for countries.
+func (p *Publisher) SyncCountry(ctx context.Context, cty *content.Country) (Outcome, error) {
+	return p.syncHash(ctx, keyCountries, cty.Code, cty, nil, TagCountries, TagCountry(cty.Code), TagFeeds, TagSite)
+}
+
+// SyncSource stores a registry entry; no event exists for sources.
+func (p *Publisher) SyncSource(ctx context.Context, src *content.Source) (Outcome, error) {
+	return p.syncHash(ctx, keySources, src.Slug, src, nil, TagSources, TagSite)
+}
+
+// SyncSpec stores a specification. A tracked spec whose version or
+// last_changed moved emits spec.updated; a newly tracked one does not.
+func (p *Publisher) SyncSpec(ctx context.Context, sp *content.Spec) (Outcome, error) {
+	updated := func(old []byte) (string, any, error) {
+		if old == nil {
+			return "", nil, nil
+		}
+		var prev content.Spec
+		if err := json.Unmarshal(old, &prev); err != nil {
+			return "", nil, fmt.Errorf("store: decoding spec %q: %w", sp.Slug, err)
+		}
+		if prev.Version == sp.Version && timeEqual(prev.LastChanged, sp.LastChanged) {
+			return "", nil, nil
+		}
+		return events.SpecUpdated, sp.Public(), nil
+	}
+	return p.syncHash(ctx, keySpecs, sp.Slug, sp, updated, TagSpecs, TagSpec(sp.Slug), TagSite)
+}
+
+func timeEqual(a, b *time.Time) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Equal(*b)
+}
+
+// syncHash writes one registry entry when it differs, with the event that
+// eventFor derives from the previous value (nil when there was none).
+func (p *Publisher) syncHash(ctx context.Context, key, field string, v any, eventFor func(old []byte) (string, any, error), tags ...string) (Outcome, error) {
+	doc, err := json.Marshal(v)
+	if err != nil {
+		return Outcome{}, fmt.Errorf("store: encoding %s %q: %w", key, field, err)
+	}
+	old, err := p.Store.rdb.HGet(ctx, key, field).Bytes()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return Outcome{}, fmt.Errorf("store: reading %s %q: %w", key, field, err)
+	}
+	if old != nil && bytes.Equal(old, doc) {
+		return Outcome{}, nil
+	}
+	c := NewChange()
+	c.hset(key, field, doc)
+	c.Invalidate(tags...)
+	kind := ""
+	if eventFor != nil {
+		k, data, err := eventFor(old)
+		if err != nil {
+			return Outcome{}, err
+		}
+		if k != "" {
+			ev, err := events.New(k, p.Now(), data)
+			if err != nil {
+				return Outcome{}, err
+			}
+			c.Emit(ev)
+			kind = k
+		}
+	}
+	ver, err := p.Store.Apply(ctx, c)
+	return Outcome{Changed: true, Event: kind, Version: ver}, err
+}
+
+// SyncCorpus publishes a whole content tree: the registries first, so no
+// article refers to an entry not stored yet, then the articles oldest first,
+// so events go out in publication order. report, if not nil, is told of
+// every entry that changed.
+func (p *Publisher) SyncCorpus(ctx context.Context, c *content.Corpus, report func(kind, id string, o Outcome)) error {
+	step := func(kind, id string, o Outcome, err error) error {
+		if err != nil {
+			return fmt.Errorf("store: syncing %s %s: %w", kind, id, err)
+		}
+		if o.Changed && report != nil {
+			report(kind, id, o)
+		}
+		return nil
+	}
+	for _, s := range c.Sources {
+		o, err := p.SyncSource(ctx, s)
+		if err := step("source", s.Slug, o, err); err != nil {
+			return err
+		}
+	}
+	for _, cty := range c.Countries {
+		o, err := p.SyncCountry(ctx, cty)
+		if err := step("country", cty.Code, o, err); err != nil {
+			return err
+		}
+	}
+	for _, sp := range c.Specs {
+		o, err := p.SyncSpec(ctx, sp)
+		if err := step("spec", sp.Slug, o, err); err != nil {
+			return err
+		}
+	}
+	// c.Articles is newest first (content.Load's order).
+	byAge := slices.Clone(c.Articles)
+	slices.SortStableFunc(byAge, func(a, b *content.Article) int { return a.PublishedAt.Compare(b.PublishedAt) })
+	for _, a := range byAge {
+		o, err := p.SyncArticle(ctx, a)
+		if err := step("article", a.Slug, o, err); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,91 @@
+// Package token reads the bearer tokens that agent auth issues (DESIGN D17,
+// D18). Tokens are opaque; Redis holds only their SHA-256 at
+// iw:token:<hex>, with the client they belong to and a TTL.
+package token
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Record is what Redis keeps about an issued token.
+type Record struct {
+	ClientID  string    `json:"client_id"`
+	Scope     string    `json:"scope"`
+	ExpiresAt time.Time `json:"expires_at"`
+}
+
+// ChannelRevocations announces revoked tokens (their SHA-256 hex) so every
+// cache of verified tokens drops them at once.
+const ChannelRevocations = "iw:revocations"
+
+// Hash is the hex SHA-256 of a raw token, the only form ever stored or logged.
+func Hash(raw string) string {
+	sum := sha256.Sum256([]byte(raw))
+	return hex.EncodeToString(sum[:])
+}
+
+// Key is the Redis key of a raw token.
+func Key(raw string) string { return "iw:token:" + Hash(raw) }
+
+// ErrInvalid means the token is unknown, expired or revoked.
+var ErrInvalid = errors.New("token: invalid, expired or revoked")
+
+// MaxLength bounds tokens accepted for lookup; issued tokens are far shorter.
+const MaxLength = 512
+
+// Lookup returns the record of a raw token, or ErrInvalid.
+func Lookup(ctx context.Context, rdb redis.UniversalClient, raw string, now time.Time) (*Record, error) {
+	if raw == "" || len(raw) > MaxLength {
+		return nil, ErrInvalid
+	}
+	b, err := rdb.Get(ctx, Key(raw)).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return nil, ErrInvalid
+	}
+	if err != nil {
+		return nil, fmt.Errorf("token: looking up: %w", err)
+	}
+	var rec Record
+	if err := json.Unmarshal(b, &rec); err != nil || rec.ClientID == "" {
+		return nil, ErrInvalid
+	}
+	if !rec.ExpiresAt.IsZero() && !now.Before(rec.ExpiresAt) {
+		return nil, ErrInvalid
+	}
+	return &rec, nil
+}
+
+// FromHeader extracts a bearer token from an Authorization header value
+// (RFC 6750 §2.1: the scheme is case-insensitive). ok is false when the header
+// is absent or not a Bearer credential.
+func FromHeader(h http.Header) (raw string, present bool) {
+	v := h.Get("Authorization")
+	if v == "" {
+		return "", false
+	}
+	scheme, cred, _ := strings.Cut(v, " ")
+	if !strings.EqualFold(scheme, "Bearer") {
+		return "", true
+	}
+	return strings.TrimSpace(cred), true
+}
+
+// Challenge is the WWW-Authenticate value of a 401 (DESIGN D17). invalid adds
+// error="invalid_token" for a token that was presented but is not valid.
+func Challenge(siteRoot string, invalid bool) string {
+	c := `Bearer realm="invoicewire", resource_metadata="` + siteRoot + `/.well-known/oauth-protected-resource"`
+	if invalid {
+		c += `, error="invalid_token"`
+	}
+	return c
+}

@@ -1,0 +1,117 @@
+package api
+
+import (
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/invoicewire/invoicewire/internal/apierror"
+	"github.com/invoicewire/invoicewire/internal/content"
+	"github.com/invoicewire/invoicewire/internal/store"
+)
+
+// List bounds of GET /articles (spec §4 and §8, DESIGN D3).
+const (
+	DefaultLimit = 25
+	MaxLimit     = 100
+	MaxOffset    = 10000
+)
+
+// ListQuery is a parsed and validated GET /articles query.
+type ListQuery struct {
+	Filter store.ArticleFilter
+	Limit  int
+	Offset int
+	Cursor *store.Cursor
+}
+
+// ParseListQuery validates the query of GET /articles (DESIGN D4): an unknown
+// section or audience, a country that is not two lowercase letters, a limit
+// outside 1..100 or an offset outside 0..10000 is a 400 whose hint names the
+// allowed values. Unknown parameters are ignored. A parameter given twice is
+// refused rather than guessed at.
+func ParseListQuery(q url.Values) (ListQuery, error) {
+	lq := ListQuery{Limit: DefaultLimit}
+	one := func(name string) (string, bool, error) {
+		vs, ok := q[name]
+		if !ok {
+			return "", false, nil
+		}
+		if len(vs) > 1 {
+			return "", false, apierror.BadRequest("Parameter "+name+" is given more than once.", "Give "+name+" at most once.")
+		}
+		return vs[0], true, nil
+	}
+	enum := func(name string, allowed []string) (string, error) {
+		v, ok, err := one(name)
+		if err != nil || !ok {
+			return "", err
+		}
+		if !slices.Contains(allowed, v) {
+			return "", apierror.BadRequest("Unknown "+name+" "+strconv.Quote(truncate(v))+".", name+" must be one of: "+strings.Join(allowed, ", ")+".")
+		}
+		return v, nil
+	}
+	var err error
+	if lq.Filter.Section, err = enum("section", content.Sections); err != nil {
+		return lq, err
+	}
+	if lq.Filter.Audience, err = enum("audience", content.Audiences); err != nil {
+		return lq, err
+	}
+	if v, ok, err := one("country"); err != nil {
+		return lq, err
+	} else if ok {
+		if !IsCountryCode(v) {
+			return lq, apierror.BadRequest("country must be a two-letter lowercase ISO 3166-1 alpha-2 code, got "+strconv.Quote(truncate(v))+".", "List the tracked countries at /api/v1/countries, e.g. country=de.")
+		}
+		lq.Filter.Country = v
+	}
+	if lq.Limit, err = intParam(q, one, "limit", 1, MaxLimit, DefaultLimit); err != nil {
+		return lq, err
+	}
+	if lq.Offset, err = intParam(q, one, "offset", 0, MaxOffset, 0); err != nil {
+		return lq, err
+	}
+	if v, ok, err := one("cursor"); err != nil {
+		return lq, err
+	} else if ok {
+		c, perr := store.ParseCursor(v)
+		if perr != nil {
+			return lq, apierror.BadRequest("The cursor is not one this service issued.", "Use the next URL of a previous page as it is, or start again without cursor.")
+		}
+		lq.Cursor = &c
+	}
+	return lq, nil
+}
+
+func intParam(q url.Values, one func(string) (string, bool, error), name string, lo, hi, def int) (int, error) {
+	v, ok, err := one(name)
+	if err != nil || !ok {
+		return def, err
+	}
+	hint := name + " must be an integer from " + strconv.Itoa(lo) + " to " + strconv.Itoa(hi) + "."
+	// ParseInt would accept "+5"; the contract's integers are plain digits.
+	if v == "" || len(v) > 6 || strings.TrimLeft(v, "0123456789") != "" {
+		return 0, apierror.BadRequest(name+" is not an integer: "+strconv.Quote(truncate(v))+".", hint)
+	}
+	n, _ := strconv.Atoi(v)
+	if n < lo || n > hi {
+		return 0, apierror.BadRequest(name+" "+v+" is out of range.", hint)
+	}
+	return n, nil
+}
+
+// IsCountryCode reports whether s is two lowercase ASCII letters.
+func IsCountryCode(s string) bool {
+	return len(s) == 2 && s[0] >= 'a' && s[0] <= 'z' && s[1] >= 'a' && s[1] <= 'z'
+}
+
+// truncate keeps error messages short when a client sends a huge value.
+func truncate(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "…"
+	}
+	return s
+}

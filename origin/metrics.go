@@ -1,0 +1,48 @@
+package origin
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/invoicewire/invoicewire/internal/store"
+)
+
+// metrics are the origin's Prometheus series. Labels are route patterns and
+// status codes only: never a path, an IP or a token.
+type metrics struct {
+	requests *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+}
+
+func newMetrics(reg prometheus.Registerer, cache *store.TaggedCache[*entry]) (*metrics, error) {
+	m := &metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "invoicewire_origin_requests_total",
+			Help: "Requests answered by the origin, by route pattern and status code.",
+		}, []string{"route", "code"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "invoicewire_origin_request_duration_seconds",
+			Help:    "Time to answer a request at the origin, by route pattern.",
+			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1},
+		}, []string{"route"}),
+	}
+	hits := prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "invoicewire_origin_cache_hits_total",
+		Help: "Requests answered from the origin's in-process response cache.",
+	}, func() float64 { h, _ := cache.Stats(); return float64(h) })
+	misses := prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "invoicewire_origin_cache_misses_total",
+		Help: "Cacheable requests the origin had to answer from Redis.",
+	}, func() float64 { _, m := cache.Stats(); return float64(m) })
+	for _, c := range []prometheus.Collector{m.requests, m.latency, hits, misses} {
+		if err := reg.Register(c); err != nil {
+			var are prometheus.AlreadyRegisteredError
+			if !errors.As(err, &are) {
+				return nil, fmt.Errorf("origin: registering metrics: %w", err)
+			}
+		}
+	}
+	return m, nil
+}

@@ -1,0 +1,91 @@
+// Package origin is Invoicewire's origin server: the JSON read API, the site
+// surfaces and the discovery documents, answered from Redis through an
+// in-process response cache (DESIGN §1, §3).
+//
+// Every response goes through one writer (serve.go) that adds the shared
+// headers, caches what may be cached and renders every error as the JSON of
+// DESIGN D6.
+package origin
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/invoicewire/invoicewire/internal/store"
+	"github.com/invoicewire/invoicewire/origin/api"
+	"github.com/invoicewire/invoicewire/origin/openapi"
+	"github.com/invoicewire/invoicewire/origin/respond"
+	"github.com/invoicewire/invoicewire/origin/site"
+)
+
+// Config is what the origin needs beyond its store.
+type Config struct {
+	// SiteRoot is {site_root}, e.g. https://invoicewire.example.
+	SiteRoot string
+	// CacheBytes bounds the response cache.
+	CacheBytes int64
+	Log        *slog.Logger
+	// Registry receives the origin's metrics; nil means a private registry.
+	Registry prometheus.Registerer
+}
+
+// Server is the origin's HTTP handler.
+type Server struct {
+	cfg     Config
+	store   *store.Store
+	cache   *store.TaggedCache[*entry]
+	router  router
+	metrics *metrics
+	log     *slog.Logger
+}
+
+// New builds the origin. Call Follow to keep its cache in step with Redis,
+// and Close when done.
+func New(cfg Config, st *store.Store) (*Server, error) {
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	if cfg.Registry == nil {
+		cfg.Registry = prometheus.NewRegistry()
+	}
+	cache, err := store.NewTaggedCache[*entry](cfg.CacheBytes)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, store: st, cache: cache, log: cfg.Log}
+	s.metrics, err = newMetrics(cfg.Registry, cache)
+	if err != nil {
+		cache.Close()
+		return nil, err
+	}
+	a := &api.API{Store: st, SiteRoot: cfg.SiteRoot}
+	st2 := &site.Site{Store: st, SiteRoot: cfg.SiteRoot}
+	rt := &s.router
+	rt.handle("/api/v1/", a.Index)
+	rt.handle("/api/v1/articles", a.Articles)
+	rt.handle("/api/v1/articles/{slug}", a.Article)
+	rt.handle("/api/v1/feeds", a.Feeds)
+	rt.handle("/api/v1/countries", a.Countries)
+	rt.handle("/api/v1/countries/{code}", a.Country)
+	rt.handle("/api/v1/specs", a.Specs)
+	rt.handle("/api/v1/specs/{slug}", a.Spec)
+	rt.handle("/api/v1/sources", a.Sources)
+	rt.handle("/api/v1/webhooks", a.Webhooks)
+	rt.handle("/openapi.json", func(*http.Request) (*respond.Response, error) {
+		return respond.Bytes("application/json", openapi.Document, "openapi"), nil
+	})
+	rt.handle("/{year}/{month}/{file}", st2.ArticleMarkdown)
+	return s, nil
+}
+
+// Follow keeps the response cache in step with content changes until ctx
+// ends; ready is closed once the first subscription is live.
+func (s *Server) Follow(ctx context.Context, ready chan<- struct{}) {
+	s.store.FollowInvalidations(ctx, s.cache, s.log, ready)
+}
+
+// Close releases the cache.
+func (s *Server) Close() { s.cache.Close() }

@@ -1,0 +1,55 @@
+// Package respond is the small vocabulary the origin's handlers answer in: a
+// handler returns a *Response or an error, and the origin's one writer turns
+// either into bytes, caches it, and adds the shared headers (DESIGN D6, D12,
+// D14). Handlers never touch the http.ResponseWriter.
+package respond
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+)
+
+// Handler answers one request.
+type Handler func(r *http.Request) (*Response, error)
+
+// Cache-Control values of DESIGN D12.
+const (
+	CacheRead  = "public, max-age=300, s-maxage=3600, stale-while-revalidate=86400"
+	CacheError = "public, max-age=60"
+	NoStore    = "no-store"
+)
+
+// Response is a complete answer. Its body is final: the writer stores it in
+// the cache as it is and serves the same bytes to every later request.
+type Response struct {
+	Status      int
+	ContentType string
+	Body        []byte
+	// CacheControl defaults to CacheRead for 200 responses.
+	CacheControl string
+	// SurrogateKeys names the content the response depends on (D12).
+	SurrogateKeys []string
+	// Vary is set when the representation depends on a request header.
+	Vary string
+	// Header holds any other headers.
+	Header http.Header
+}
+
+// JSON marshals v as a 200 response tagged with keys. HTML escaping is off:
+// bodies are JSON, never embedded in HTML, and URLs keep their "&".
+func JSON(v any, keys ...string) (*Response, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, fmt.Errorf("respond: encoding JSON: %w", err)
+	}
+	return &Response{Status: http.StatusOK, ContentType: "application/json", Body: b.Bytes(), SurrogateKeys: keys}, nil
+}
+
+// Bytes is a 200 response of the given media type.
+func Bytes(contentType string, body []byte, keys ...string) *Response {
+	return &Response{Status: http.StatusOK, ContentType: contentType, Body: body, SurrogateKeys: keys}
+}

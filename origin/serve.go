@@ -1,0 +1,250 @@
+package origin
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/invoicewire/invoicewire/internal/apierror"
+	"github.com/invoicewire/invoicewire/internal/token"
+	"github.com/invoicewire/invoicewire/origin/respond"
+)
+
+// entry is a response ready to be written: its headers are complete and
+// shared read-only by every request that hits it, so a hit copies no bytes
+// and allocates nothing of its own.
+type entry struct {
+	status    int
+	header    http.Header // for the full response
+	header304 http.Header // for If-None-Match hits (RFC 9110 §15.4.5)
+	body      []byte
+	etag      string
+	tags      []string
+	requests  prometheus.Counter
+	latency   prometheus.Observer
+}
+
+// Headers every response carries (DESIGN D14).
+var (
+	corsOrigin   = []string{"*"}
+	corsExpose   = []string{"RateLimit, RateLimit-Policy, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Retry-After, ETag, Deprecation, Sunset, Link, Cache-Status, Age, X-Request-Id"}
+	nosniff      = []string{"nosniff"}
+	corsMethods  = []string{"GET, HEAD, POST, DELETE, OPTIONS"}
+	corsHeaders  = []string{"Authorization, Content-Type, Idempotency-Key, Accept, Accept-Language, Cache-Control, If-None-Match, X-Request-Id"}
+	corsMaxAge   = []string{"86400"}
+	readMethods  = []string{"GET, HEAD, OPTIONS"}
+	noStoreValue = []string{respond.NoStore}
+)
+
+func (s *Server) newEntry(rte string, resp *respond.Response) *entry {
+	h := http.Header{}
+	for k, v := range resp.Header {
+		h[k] = v
+	}
+	cc := resp.CacheControl
+	if cc == "" {
+		cc = respond.CacheRead
+	}
+	h["Content-Type"] = []string{resp.ContentType}
+	h["Content-Length"] = []string{strconv.Itoa(len(resp.Body))}
+	h["Cache-Control"] = []string{cc}
+	h["Access-Control-Allow-Origin"] = corsOrigin
+	h["Access-Control-Expose-Headers"] = corsExpose
+	h["X-Content-Type-Options"] = nosniff
+	if len(resp.SurrogateKeys) > 0 {
+		h["Surrogate-Key"] = []string{strings.Join(resp.SurrogateKeys, " ")}
+	}
+	if resp.Vary != "" {
+		h["Vary"] = []string{resp.Vary}
+	}
+	e := &entry{status: resp.Status, header: h, body: resp.Body, tags: resp.SurrogateKeys}
+	if resp.Status == http.StatusOK {
+		// A strong validator: the same bytes always get the same tag, on
+		// every origin, so edges and clients revalidate across restarts.
+		sum := sha256.Sum256(resp.Body)
+		e.etag = `"` + base64.RawURLEncoding.EncodeToString(sum[:18]) + `"`
+		h["ETag"] = []string{e.etag}
+		e.header304 = http.Header{}
+		for k, v := range h {
+			if k != "Content-Length" && k != "Content-Type" {
+				e.header304[k] = v
+			}
+		}
+	}
+	status := strconv.Itoa(resp.Status)
+	e.requests = s.metrics.requests.WithLabelValues(rte, status)
+	e.latency = s.metrics.latency.WithLabelValues(rte)
+	return e
+}
+
+func (s *Server) errorEntry(rte string, e *apierror.Error) *entry {
+	resp := &respond.Response{Status: e.Status, ContentType: "application/json", Body: e.Body(), Header: e.Header, SurrogateKeys: e.SurrogateKeys}
+	switch {
+	case e.Status >= 500:
+		resp.CacheControl = respond.NoStore
+	case e.Status == http.StatusUnauthorized || e.Status == http.StatusMethodNotAllowed:
+		resp.CacheControl = respond.NoStore
+	default:
+		// 400, 404, 410: the answer is fixed until the content changes.
+		resp.CacheControl = respond.CacheError
+	}
+	return s.newEntry(rte, resp)
+}
+
+// cacheable reports whether an entry may be kept: successes and the client
+// errors that depend only on the request and the content.
+func cacheable(status int) bool {
+	switch status {
+	case http.StatusOK, http.StatusBadRequest, http.StatusNotFound, http.StatusGone:
+		return true
+	}
+	return false
+}
+
+// cacheKey is the raw request target: the same bytes from the client hit the
+// same entry, without building a string per request.
+func cacheKey(r *http.Request) string {
+	if strings.HasPrefix(r.RequestURI, "/") {
+		return r.RequestURI
+	}
+	return r.URL.RequestURI()
+}
+
+// ServeHTTP answers every request of the origin.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	get := r.Method == http.MethodGet || r.Method == http.MethodHead
+	if get {
+		if e, ok := s.cache.Get(cacheKey(r)); ok {
+			s.write(w, r, e, start)
+			return
+		}
+	}
+	if r.Method == http.MethodOptions {
+		s.preflight(w)
+		return
+	}
+	rte := s.router.match(r)
+	pattern := "unmatched"
+	if rte != nil {
+		pattern = rte.pattern
+	}
+	if !get {
+		s.write(w, r, s.errorEntry(pattern, s.refuseMethod(r, rte)), start)
+		return
+	}
+	if rte == nil {
+		s.write(w, r, s.errorEntry(pattern, apierror.NotFound("Nothing is published at this address.", "The API starts at "+s.cfg.SiteRoot+"/api/v1/ and is described at "+s.cfg.SiteRoot+"/openapi.json.")), start)
+		return
+	}
+	gen := s.cache.Generation()
+	resp, err := rte.handler(r)
+	var e *entry
+	if err != nil {
+		ae := apierror.As(err)
+		if ae.Status >= 500 {
+			s.log.ErrorContext(r.Context(), "origin: request failed", "route", pattern, "err", err, "request_id", r.Header.Get("X-Request-Id"))
+			if isUnavailable(err) {
+				ae = apierror.New(http.StatusServiceUnavailable, "The content store is unreachable.", "Try again in a few seconds.")
+				ae.Header = http.Header{"Retry-After": {"5"}}
+			}
+		}
+		e = s.errorEntry(pattern, ae)
+	} else {
+		e = s.newEntry(pattern, resp)
+	}
+	if rte.cacheable && cacheable(e.status) {
+		s.cache.Set(cacheKey(r), e, e.tags, int64(len(e.body))+512, gen)
+	}
+	s.write(w, r, e, start)
+}
+
+// isUnavailable tells a Redis outage (connection refused, timeouts) from
+// other server faults, so clients get 503 with Retry-After instead of 500.
+func isUnavailable(err error) bool {
+	var ne interface{ Timeout() bool }
+	return errors.As(err, &ne) || strings.Contains(err.Error(), "connection refused") || strings.Contains(err.Error(), "i/o timeout")
+}
+
+func (s *Server) write(w http.ResponseWriter, r *http.Request, e *entry, start time.Time) {
+	h := w.Header()
+	if id := r.Header["X-Request-Id"]; id != nil {
+		h["X-Request-Id"] = id
+	}
+	if e.etag != "" && matchesETag(r.Header["If-None-Match"], e.etag) {
+		for k, v := range e.header304 {
+			h[k] = v
+		}
+		w.WriteHeader(http.StatusNotModified)
+	} else {
+		for k, v := range e.header {
+			h[k] = v
+		}
+		w.WriteHeader(e.status)
+		if r.Method != http.MethodHead {
+			w.Write(e.body)
+		}
+	}
+	e.requests.Inc()
+	e.latency.Observe(time.Since(start).Seconds())
+}
+
+// matchesETag applies If-None-Match with the weak comparison RFC 9110
+// §13.1.2 prescribes for it.
+func matchesETag(values []string, etag string) bool {
+	for _, v := range values {
+		for part := range strings.SplitSeq(v, ",") {
+			part = strings.TrimSpace(part)
+			if part == "*" || strings.TrimPrefix(part, "W/") == etag {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (s *Server) preflight(w http.ResponseWriter) {
+	h := w.Header()
+	h["Access-Control-Allow-Origin"] = corsOrigin
+	h["Access-Control-Allow-Methods"] = corsMethods
+	h["Access-Control-Allow-Headers"] = corsHeaders
+	h["Access-Control-Max-Age"] = corsMaxAge
+	h["Access-Control-Expose-Headers"] = corsExpose
+	h["Cache-Control"] = noStoreValue
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// refuseMethod answers a method no route of this path takes. On /api/v1 a
+// write without a valid bearer token is a 401 first (DESIGN D17: "future
+// write surfaces"); with a valid token it is the plain 405 (or 404 for an
+// unknown path).
+func (s *Server) refuseMethod(r *http.Request, rte *route) *apierror.Error {
+	if strings.HasPrefix(r.URL.Path, "/api/v1/") || r.URL.Path == "/api/v1" {
+		raw, present := token.FromHeader(r.Header)
+		if !present {
+			e := apierror.New(http.StatusUnauthorized, "A bearer token is required for "+r.Method+" requests.", "Register at "+s.cfg.SiteRoot+"/api/v1/agent-auth/register and claim a token; see "+s.cfg.SiteRoot+"/auth.md.")
+			e.Header = http.Header{"WWW-Authenticate": {token.Challenge(s.cfg.SiteRoot, false)}}
+			return e
+		}
+		if _, err := token.Lookup(r.Context(), s.store.Client(), raw, time.Now()); err != nil {
+			if !errors.Is(err, token.ErrInvalid) {
+				return apierror.As(err)
+			}
+			e := apierror.New(http.StatusUnauthorized, "The bearer token is invalid, expired or revoked.", "Claim a new token at "+s.cfg.SiteRoot+"/api/v1/agent-auth/claim.")
+			e.Header = http.Header{"WWW-Authenticate": {token.Challenge(s.cfg.SiteRoot, true)}}
+			return e
+		}
+	}
+	if rte == nil {
+		return apierror.NotFound("Nothing is published at this address.", "The API is described at "+s.cfg.SiteRoot+"/openapi.json.")
+	}
+	e := apierror.New(http.StatusMethodNotAllowed, "Method "+r.Method+" is not allowed here.", "This resource answers GET and HEAD.")
+	e.Header = http.Header{"Allow": readMethods}
+	return e
+}
