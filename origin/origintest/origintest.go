@@ -1,0 +1,86 @@
+// Package origintest starts a real origin for tests: a real redis-server on a
+// free port (internal/redistest), a synthetic corpus published through the
+// real publisher, and the origin's handler on a real HTTP listener. Contract
+// tests (origin/openapi_contract_test.go) and the generated-client check
+// (origin/openapi/generator_test.go) use it.
+package origintest
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/invoicewire/invoicewire/internal/content"
+	"github.com/invoicewire/invoicewire/internal/content/contenttest"
+	"github.com/invoicewire/invoicewire/internal/redistest"
+	"github.com/invoicewire/invoicewire/internal/store"
+	"github.com/invoicewire/invoicewire/origin"
+)
+
+// Articles is the size of the corpus Start publishes: more than one page of
+// the default limit, so pagination has a next page.
+const Articles = 30
+
+// RetractedSlug names the article Start retracts, so 410 can be exercised.
+var RetractedSlug = contenttest.Article(3).Slug
+
+// Instance is one running origin.
+type Instance struct {
+	// SiteRoot is {site_root}, the listener's own address.
+	SiteRoot string
+	// BaseURL is {base_url}, SiteRoot + "/api/v1".
+	BaseURL string
+	Store   *store.Store
+	// Publisher writes to the same Redis, for tests that change content.
+	Publisher *store.Publisher
+	// Corpus is what was published (before the retraction).
+	Corpus *content.Corpus
+	// Server is the HTTP test server; use Server.Client().
+	Server *httptest.Server
+}
+
+// Start brings up an origin with the synthetic corpus of contenttest
+// (Articles articles) and RetractedSlug retracted. Everything stops when the
+// test ends.
+func Start(t testing.TB) *Instance {
+	t.Helper()
+	rdb := redistest.Start(t).Client()
+	st := store.New(rdb)
+
+	ts := httptest.NewUnstartedServer(nil)
+	siteRoot := "http://" + ts.Listener.Addr().String()
+	now := contenttest.Base.Add(24 * time.Hour)
+	pub := &store.Publisher{Store: st, SiteRoot: siteRoot, Now: func() time.Time { return now }}
+	corpus := contenttest.Corpus(Articles)
+	ctx := context.Background()
+	if err := pub.SyncCorpus(ctx, corpus, nil); err != nil {
+		t.Fatalf("origintest: publishing the corpus: %v", err)
+	}
+	if _, err := pub.Retract(ctx, RetractedSlug, "The synthetic source did not support the headline."); err != nil {
+		t.Fatalf("origintest: retracting %s: %v", RetractedSlug, err)
+	}
+
+	srv, err := origin.New(origin.Config{SiteRoot: siteRoot, CacheBytes: 16 << 20, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}, st)
+	if err != nil {
+		t.Fatalf("origintest: creating the origin: %v", err)
+	}
+	followCtx, cancel := context.WithCancel(ctx)
+	ready := make(chan struct{})
+	go srv.Follow(followCtx, ready)
+	select {
+	case <-ready:
+	case <-time.After(10 * time.Second):
+		t.Fatal("origintest: the origin did not subscribe to invalidations")
+	}
+	ts.Config.Handler = srv
+	ts.Start()
+	t.Cleanup(func() {
+		ts.Close()
+		cancel()
+		srv.Close()
+	})
+	return &Instance{SiteRoot: siteRoot, BaseURL: siteRoot + "/api/v1", Store: st, Publisher: pub, Corpus: corpus, Server: ts}
+}
