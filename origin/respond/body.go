@@ -48,8 +48,8 @@ func MediaType(r *http.Request) string {
 
 // DecodeJSON reads a JSON object body into v: 415 unsupported_media_type when
 // the Content-Type is not application/json (or +json), 413 over max bytes,
-// 400 bad_request for malformed JSON, a value of the wrong type, unknown
-// fields or trailing data. The raw body is returned for fingerprints and
+// 400 bad_request for malformed JSON, a value of the wrong type or trailing
+// data. Unknown fields are ignored, as unknown query parameters are (D4). The raw body is returned for fingerprints and
 // signatures.
 func DecodeJSON(r *http.Request, max int64, v any) ([]byte, error) {
 	if mt := MediaType(r); mt != "application/json" && !(len(mt) > 5 && mt[len(mt)-5:] == "+json") {
@@ -65,11 +65,10 @@ func DecodeJSON(r *http.Request, max int64, v any) ([]byte, error) {
 	return body, nil
 }
 
-// StrictUnmarshal decodes one JSON value into v, refusing unknown fields and
-// trailing data, with a 400 that says what was wrong.
+// StrictUnmarshal decodes exactly one JSON value into v, with a 400 that says
+// what was wrong.
 func StrictUnmarshal(body []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		var te *json.UnmarshalTypeError
 		switch {
