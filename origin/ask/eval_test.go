@@ -42,11 +42,19 @@ func loadEval(t testing.TB) *evalSet {
 
 func realCorpus(t testing.TB) Corpus {
 	t.Helper()
+	c, err := loadRealCorpus()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func loadRealCorpus() (Corpus, error) {
 	c, err := content.Load(corpusDir)
 	if err != nil {
-		t.Fatalf("loading %s: %v", corpusDir, err)
+		return Corpus{}, fmt.Errorf("loading %s: %w", corpusDir, err)
 	}
-	return Corpus{Articles: c.Articles, Countries: c.Countries, Specs: c.Specs}
+	return Corpus{Articles: c.Articles, Countries: c.Countries, Specs: c.Specs}, nil
 }
 
 // evalScores are the figures of one run over the eval set.
