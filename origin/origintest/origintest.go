@@ -45,7 +45,10 @@ type Instance struct {
 // Start brings up an origin with the synthetic corpus of contenttest
 // (Articles articles) and RetractedSlug retracted. Everything stops when the
 // test ends.
-func Start(t testing.TB) *Instance {
+//
+// Options adjust the origin's configuration before it is built (trusted
+// ID-JAG issuers, the webhook address policy).
+func Start(t testing.TB, options ...func(*origin.Config)) *Instance {
 	t.Helper()
 	rdb := redistest.Start(t).Client()
 	st := store.New(rdb)
@@ -63,7 +66,11 @@ func Start(t testing.TB) *Instance {
 		t.Fatalf("origintest: retracting %s: %v", RetractedSlug, err)
 	}
 
-	srv, err := origin.New(origin.Config{SiteRoot: siteRoot, CacheBytes: 16 << 20, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}, st)
+	cfg := origin.Config{SiteRoot: siteRoot, CacheBytes: 16 << 20, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	for _, o := range options {
+		o(&cfg)
+	}
+	srv, err := origin.New(cfg, st)
 	if err != nil {
 		t.Fatalf("origintest: creating the origin: %v", err)
 	}
