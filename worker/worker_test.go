@@ -250,7 +250,9 @@ func TestFaults(t *testing.T) {
 				}
 				http.Redirect(w, r, "/elsewhere", http.StatusFound)
 			},
-			wait: func(rc *receiver, sub *webhook.Subscription) bool { return len(h.attempts(t, sub.ID)) == 4 && h.idle(t) },
+			wait: func(rc *receiver, sub *webhook.Subscription) bool {
+				return len(h.attempts(t, sub.ID)) == 4 && h.idle(t)
+			},
 			check: func(t *testing.T, rc *receiver, sub *webhook.Subscription, e events.Event) {
 				for _, d := range rc.deliveries() {
 					if strings.Contains(d.URL, "/elsewhere") {
