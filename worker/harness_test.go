@@ -26,7 +26,7 @@ import (
 // through the real store, and events appended to the real stream.
 type harness struct {
 	redis *redistest.Server
-	rdb   *redis.Client
+	rdb   redis.UniversalClient
 	store *webhook.Store
 	key   *signing.Key
 }
