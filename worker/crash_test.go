@@ -35,7 +35,7 @@ var buildWorker = sync.OnceValues(func() (string, error) {
 })
 
 // startWorkerProcess runs the real worker binary against the harness.
-func (h *harness) startWorkerProcess(t *testing.T, extraEnv ...string) *exec.Cmd {
+func (h *harness) startWorkerProcess(t testing.TB, extraEnv ...string) *exec.Cmd {
 	t.Helper()
 	bin, err := buildWorker()
 	if err != nil {

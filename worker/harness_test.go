@@ -33,7 +33,7 @@ type harness struct {
 
 const siteRoot = "https://invoicewire.test"
 
-func newHarness(t *testing.T) *harness {
+func newHarness(t testing.TB) *harness {
 	t.Helper()
 	srv := redistest.Start(t)
 	rdb := srv.Client()
@@ -78,7 +78,7 @@ func (h *harness) start(t *testing.T, cfg worker.Config) (stop func()) {
 	return stop
 }
 
-func (h *harness) subscribe(t *testing.T, url, secret string, kinds ...string) *webhook.Subscription {
+func (h *harness) subscribe(t testing.TB, url, secret string, kinds ...string) *webhook.Subscription {
 	t.Helper()
 	now := time.Now()
 	sub := &webhook.Subscription{ID: events.NewID("sub_", now), ClientID: "cli_test", URL: url, Events: kinds, Secret: secret, CreatedAt: now, Status: webhook.StatusActive}
