@@ -158,6 +158,37 @@ func BenchmarkWebhookSteady(b *testing.B) {
 		}
 	}
 	br.mu.Unlock()
+	if os.Getenv("IW_BENCH_DEBUG") != "" {
+		info, _ := h.rdb.Info(ctx, "persistence").Result()
+		for _, l := range strings.Split(info, "\n") {
+			if strings.HasPrefix(l, "aof_rewrites") || strings.HasPrefix(l, "aof_current_size") || strings.HasPrefix(l, "rdb_saves") {
+				fmt.Fprintln(os.Stderr, strings.TrimSpace(l))
+			}
+		}
+		// p99 per second of the run, to see when latency grows.
+		per := map[int][]float64{}
+		var t0 time.Time
+		for _, at := range published {
+			if t0.IsZero() || at.Before(t0) {
+				t0 = at
+			}
+		}
+		br.mu.Lock()
+		for id, ts := range br.times {
+			for _, at := range ts {
+				sec := int(published[id].Sub(t0).Seconds())
+				per[sec] = append(per[sec], at.Sub(published[id]).Seconds())
+			}
+		}
+		br.mu.Unlock()
+		for sec := 0; sec < len(per); sec++ {
+			l := per[sec]
+			sort.Float64s(l)
+			if len(l) > 0 {
+				fmt.Fprintf(os.Stderr, "second %2d: p50 %.0f ms p99 %.0f ms\n", sec, l[len(l)/2]*1000, l[len(l)*99/100]*1000)
+			}
+		}
+	}
 	sort.Float64s(lat)
 	q := func(p float64) float64 {
 		if len(lat) == 0 {

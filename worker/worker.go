@@ -140,6 +140,7 @@ type Worker struct {
 
 	wake     chan struct{}
 	slots    chan struct{}
+	finishes chan finishReq
 	inflight sync.WaitGroup
 	bodies   bodyCache
 }
@@ -157,7 +158,7 @@ func New(cfg Config, rdb redis.UniversalClient) (*Worker, error) {
 	return &Worker{
 		cfg: cfg, rdb: rdb, store: webhook.NewStore(rdb), clients: newClients(cfg.Policy, cfg.Timeout),
 		metrics: m, log: cfg.Log.With("consumer", cfg.Consumer),
-		wake: make(chan struct{}, 1), slots: make(chan struct{}, cfg.Concurrency),
+		wake: make(chan struct{}, 1), slots: make(chan struct{}, cfg.Concurrency), finishes: make(chan finishReq, cfg.Concurrency),
 		bodies: bodyCache{m: map[string][]byte{}},
 	}, nil
 }
@@ -168,6 +169,9 @@ func New(cfg Config, rdb redis.UniversalClient) (*Worker, error) {
 func (w *Worker) Run(ctx context.Context, grace time.Duration) error {
 	hard, abort := context.WithCancel(context.WithoutCancel(ctx))
 	defer abort()
+	finisherDone := make(chan struct{})
+	go w.finisher(finisherDone)
+	defer func() { close(w.finishes); <-finisherDone }()
 	var loops sync.WaitGroup
 	for _, loop := range []func(context.Context){w.consume, w.reclaim, w.sample} {
 		loops.Add(1)
@@ -442,11 +446,9 @@ func (w *Worker) load(ctx context.Context, jobs []*webhook.Job) (map[string]*web
 // deliver makes one attempt of j and records its outcome.
 func (w *Worker) deliver(ctx context.Context, j *webhook.Job, sub *webhook.Subscription, body []byte) {
 	finish := func(o webhook.Outcome) {
-		// Recording must not be cut short by shutdown: use a context of
-		// its own.
-		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		defer cancel()
-		if _, err := w.store.Finish(fctx, j, sub, o, w.cfg.DeadLetterMax, w.cfg.Clock()); err != nil {
+		done := make(chan error, 1)
+		w.finishes <- finishReq{webhook.Finished{Job: j, Sub: sub, Outcome: o, Now: w.cfg.Clock()}, done}
+		if err := <-done; err != nil {
 			w.log.Error("worker: recording a delivery; it comes due again after its lease", "delivery", j.ID, "err", err)
 		}
 	}
@@ -514,6 +516,46 @@ func (w *Worker) deliver(ctx context.Context, j *webhook.Job, sub *webhook.Subsc
 		w.log.Warn("worker: subscription disabled", "subscription", sub.ID, "reason", o.Reason)
 	}
 	finish(o)
+}
+
+// finishReq asks the finisher to record one outcome.
+type finishReq struct {
+	f    webhook.Finished
+	done chan<- error
+}
+
+// finisher records outcomes in batches: whatever has queued up while the
+// previous pipeline was in flight goes in the next one, so under load one
+// round trip records many deliveries and an idle worker adds no delay.
+// It runs until finishes is closed, after the last delivery.
+func (w *Worker) finisher(stopped chan<- struct{}) {
+	defer close(stopped)
+	for first := range w.finishes {
+		batch := []finishReq{first}
+	gather:
+		for len(batch) < 256 {
+			select {
+			case r, ok := <-w.finishes:
+				if !ok {
+					break gather
+				}
+				batch = append(batch, r)
+			default:
+				break gather
+			}
+		}
+		items := make([]webhook.Finished, len(batch))
+		for i, r := range batch {
+			items[i] = r.f
+		}
+		// Recording is never cut short by shutdown: its own context.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		errs := w.store.FinishBatch(ctx, items, w.cfg.DeadLetterMax)
+		cancel()
+		for i, r := range batch {
+			r.done <- errs[i]
+		}
+	}
 }
 
 // bodyCache keeps recent event bodies: every subscriber of an event needs

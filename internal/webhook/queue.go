@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -273,10 +274,9 @@ end
 redis.call('ZREM', KEYS[1], id)
 redis.call('DEL', KEYS[2])
 if mode == 'done' then
-  if subExists then
-    redis.call('HSET', KEYS[3], 'last_success', now)
-    redis.call('HDEL', KEYS[3], 'failing_since')
-  end
+  -- A success resets the failure clock (a no-op, and not written to the
+  -- append-only file, when it was not running).
+  if subExists then redis.call('HDEL', KEYS[3], 'failing_since') end
   return 1
 end
 if mode == 'dead' or mode == 'disable' then
@@ -304,10 +304,70 @@ type DeadLetter struct {
 	At           time.Time `json:"at"`
 }
 
+// Finished is one claimed job's outcome, for FinishBatch.
+type Finished struct {
+	Job     *Job
+	Sub     *Subscription
+	Outcome Outcome
+	Now     time.Time
+}
+
+// FinishBatch records many outcomes in one round trip (a pipeline of the
+// same script Finish runs); errs[i] belongs to batch[i].
+func (s *Store) FinishBatch(ctx context.Context, batch []Finished, deadMax int64) []error {
+	errs := make([]error, len(batch))
+	keys := make([][]string, len(batch))
+	args := make([][]any, len(batch))
+	for i, f := range batch {
+		keys[i], args[i], errs[i] = finishArgs(f.Job, f.Sub, f.Outcome, deadMax, f.Now)
+	}
+	run := func() (cmds []*redis.Cmd, noScript bool) {
+		pipe := s.rdb.Pipeline()
+		cmds = make([]*redis.Cmd, len(batch))
+		for i := range batch {
+			if errs[i] == nil {
+				cmds[i] = finishScript.EvalSha(ctx, pipe, keys[i], args[i]...)
+			}
+		}
+		pipe.Exec(ctx)
+		for _, c := range cmds {
+			if c != nil && c.Err() != nil && strings.HasPrefix(c.Err().Error(), "NOSCRIPT") {
+				noScript = true
+			}
+		}
+		return cmds, noScript
+	}
+	cmds, noScript := run()
+	if noScript {
+		// Redis restarted and lost its script cache: load it, run again.
+		if err := finishScript.Load(ctx, s.rdb).Err(); err == nil {
+			cmds, _ = run()
+		}
+	}
+	for i, c := range cmds {
+		if c != nil && c.Err() != nil {
+			errs[i] = fmt.Errorf("webhook: finishing %s: %w", batch[i].Job.ID, c.Err())
+		}
+	}
+	return errs
+}
+
 // Finish records the outcome of a claimed job. It reports false when the
 // job's lease had been lost to another worker, in which case only the
 // attempt was logged.
 func (s *Store) Finish(ctx context.Context, j *Job, sub *Subscription, o Outcome, deadMax int64, now time.Time) (bool, error) {
+	keys, args, err := finishArgs(j, sub, o, deadMax, now)
+	if err != nil {
+		return false, err
+	}
+	n, err := finishScript.Run(ctx, s.rdb, keys, args...).Int()
+	if err != nil {
+		return false, fmt.Errorf("webhook: finishing %s: %w", j.ID, err)
+	}
+	return n == 1, nil
+}
+
+func finishArgs(j *Job, sub *Subscription, o Outcome, deadMax int64, now time.Time) ([]string, []any, error) {
 	keys := []string{KeyDue, keyJob(j.ID), keySub(j.SubID), keyLog(j.SubID), KeyDead}
 	if sub != nil {
 		for _, k := range sub.Events {
@@ -318,7 +378,7 @@ func (s *Store) Finish(ctx context.Context, j *Job, sub *Subscription, o Outcome
 	if o.Attempt != nil {
 		b, err := json.Marshal(o.Attempt)
 		if err != nil {
-			return false, fmt.Errorf("webhook: encoding an attempt: %w", err)
+			return nil, nil, fmt.Errorf("webhook: encoding an attempt: %w", err)
 		}
 		attempt = string(b)
 	}
@@ -340,11 +400,7 @@ func (s *Store) Finish(ctx context.Context, j *Job, sub *Subscription, o Outcome
 	if o.Attempt != nil {
 		made = o.Attempt.Attempt
 	}
-	n, err := finishScript.Run(ctx, s.rdb, keys, j.ID, j.Lease, o.Mode, msec(now), msec(o.Next), attempt, made, deadMax, o.Reason, dead).Int()
-	if err != nil {
-		return false, fmt.Errorf("webhook: finishing %s: %w", j.ID, err)
-	}
-	return n == 1, nil
+	return keys, []any{j.ID, j.Lease, o.Mode, msec(now), msec(o.Next), attempt, made, deadMax, o.Reason, dead}, nil
 }
 
 // QueueDepth is the number of deliveries due by now and the number
