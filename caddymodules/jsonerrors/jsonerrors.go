@@ -5,6 +5,7 @@
 package jsonerrors
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -129,15 +130,29 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.
 
 	var b body
 	b.Error.Code, b.Error.Message, b.Error.Hint = ae.Code, ae.Message, ae.Hint
-	if id := r.Header.Get(h.RequestIDHeader); id != "" && validRequestID(id) {
+	id := r.Header.Get(h.RequestIDHeader)
+	if id == "" || !validRequestID(id) {
+		// The error came before the Caddyfile's request_header set the id
+		// (a 401 or 429 of an outer module): use the request's UUID, which
+		// Caddy keeps per request, so {http.request.uuid} later in the
+		// access log names the same id.
+		if repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok {
+			id, _ = repl.GetString("http.request.uuid")
+		}
+	}
+	if id != "" {
 		b.Error.RequestID = id
 		hdr.Set(h.RequestIDHeader, id)
 	}
-	out, mErr := json.Marshal(b)
-	if mErr != nil {
-		return mErr
+	// No HTML escaping: the body is JSON, never embedded in a page, and
+	// hints keep their "<token>" and "&" readable (as the origin's do).
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(b); err != nil {
+		return err
 	}
-	out = append(out, '\n')
+	out := buf.Bytes()
 	hdr.Set("Content-Length", strconv.Itoa(len(out)))
 	responses.WithLabelValues(strconv.Itoa(ae.Status)).Inc()
 	w.WriteHeader(ae.Status)
