@@ -115,7 +115,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.
 
 	hdr := w.Header()
 	for _, k := range representationHeaders {
-		delete(hdr, k)
+		hdr.Del(k)
 	}
 	for k, v := range ae.Header {
 		hdr[k] = v

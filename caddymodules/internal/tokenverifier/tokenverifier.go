@@ -39,10 +39,17 @@ const (
 )
 
 // lookupTimeout bounds one Redis lookup on the request path.
-const lookupTimeout = 2 * time.Second
+const lookupTimeout = 500 * time.Millisecond
 
 // ErrInvalid means the token is unknown, expired or revoked.
 var ErrInvalid = token.ErrInvalid
+
+// ErrUnavailable means Redis failed to answer a moment ago; the verifier
+// does not ask again for downBackoff.
+var ErrUnavailable = errors.New("tokenverifier: token store unavailable")
+
+// downBackoff is how long lookups fail fast after Redis failed.
+const downBackoff = time.Second
 
 var lookups = prometheus.NewCounterVec(prometheus.CounterOpts{
 	Namespace: "caddy",
@@ -64,8 +71,13 @@ type Verifier struct {
 	// races a lookup still wins.
 	gen    atomic.Uint64
 	flight singleflight.Group
-	now    func() time.Time
-	log    *zap.Logger
+	// downUntil (Unix nanoseconds) is set after Redis failed to answer:
+	// until then lookups fail at once instead of each waiting for the
+	// client's dial and retries, so an outage does not slow every request
+	// that carries a token.
+	downUntil atomic.Int64
+	now       func() time.Time
+	log       *zap.Logger
 
 	ps     *redis.PubSub
 	cancel context.CancelFunc
@@ -163,6 +175,10 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (*token.Record, error
 		lookups.WithLabelValues("valid", "true").Inc()
 		return vd.rec, nil
 	}
+	if v.now().UnixNano() < v.downUntil.Load() {
+		lookups.WithLabelValues("error", "true").Inc()
+		return nil, ErrUnavailable
+	}
 	res, err, _ := v.flight.Do(hash, func() (any, error) {
 		gen := v.gen.Load()
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lookupTimeout)
@@ -176,6 +192,7 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (*token.Record, error
 			}
 			return nil, err
 		case err != nil:
+			v.downUntil.Store(v.now().Add(downBackoff).UnixNano())
 			return nil, err
 		}
 		ttl := ValidTTL
