@@ -19,20 +19,19 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 
 // UnmarshalCaddyfile sets up the handler from Caddyfile tokens. Syntax:
 //
-//	deprecation <prefix> {
+//	deprecation {
+//	    prefix        <path prefix, e.g. /api/v0>
 //	    deprecated    <RFC 3339 date-time>
 //	    sunset        <RFC 3339 date-time, ≥ 6 months later>
 //	    policy        <URL of the deprecation policy>
 //	    sunset_policy <URL of the sunset policy>
 //	}
 //
-// Use one directive per deprecated prefix.
+// Use one directive per deprecated prefix. (The prefix is a subdirective,
+// not an argument: a leading "/" argument would be taken for a path
+// matcher, and a matcher like /api/v0* would also match /api/v01.)
 func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // consume directive name
-	if !d.NextArg() {
-		return d.ArgErr()
-	}
-	h.Prefix = d.Val()
 	if d.NextArg() {
 		return d.ArgErr()
 	}
@@ -46,6 +45,8 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			return d.ArgErr()
 		}
 		switch name {
+		case "prefix":
+			h.Prefix = val
 		case "deprecated":
 			h.Deprecated = val
 		case "sunset":
