@@ -1,6 +1,7 @@
 package edgecache
 
 import (
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -70,7 +71,9 @@ func (e *entry) values(now time.Time, name string) *hitValues {
 	}
 	age := e.age(now)
 	ageSec := int64(age / time.Second)
-	ttl := int64((e.lifetime - age) / time.Second)
+	// RFC 9211 §2.2: ttl is negative once stale; round down so that a
+	// response 0.1 s past freshness already reads -1.
+	ttl := int64(math.Floor((e.lifetime - age).Seconds()))
 	cs := name + "; hit; ttl=" + strconv.FormatInt(ttl, 10)
 	if e.upstreamStatus != "" {
 		cs = e.upstreamStatus + ", " + cs
