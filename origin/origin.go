@@ -64,20 +64,20 @@ func New(cfg Config, st *store.Store) (*Server, error) {
 	a := &api.API{Store: st, SiteRoot: cfg.SiteRoot}
 	st2 := &site.Site{Store: st, SiteRoot: cfg.SiteRoot}
 	rt := &s.router
-	rt.handle("/api/v1/", a.Index)
-	rt.handle("/api/v1/articles", a.Articles)
-	rt.handle("/api/v1/articles/{slug}", a.Article)
-	rt.handle("/api/v1/feeds", a.Feeds)
-	rt.handle("/api/v1/countries", a.Countries)
-	rt.handle("/api/v1/countries/{code}", a.Country)
-	rt.handle("/api/v1/specs", a.Specs)
-	rt.handle("/api/v1/specs/{slug}", a.Spec)
-	rt.handle("/api/v1/sources", a.Sources)
-	rt.handle("/api/v1/webhooks", a.Webhooks)
-	rt.handle("/openapi.json", func(*http.Request) (*respond.Response, error) {
+	rt.get("/api/v1/", a.Index)
+	rt.get("/api/v1/articles", a.Articles)
+	rt.get("/api/v1/articles/{slug}", a.Article)
+	rt.get("/api/v1/feeds", a.Feeds)
+	rt.get("/api/v1/countries", a.Countries)
+	rt.get("/api/v1/countries/{code}", a.Country)
+	rt.get("/api/v1/specs", a.Specs)
+	rt.get("/api/v1/specs/{slug}", a.Spec)
+	rt.get("/api/v1/sources", a.Sources)
+	rt.get("/api/v1/webhooks", a.Webhooks)
+	rt.get("/openapi.json", func(*http.Request) (*respond.Response, error) {
 		return respond.Bytes("application/json", openapi.Document, "openapi"), nil
 	})
-	rt.handle("/{year}/{month}/{file}", st2.ArticleMarkdown)
+	rt.get("/{year}/{month}/{file}", st2.ArticleMarkdown)
 	return s, nil
 }
 

@@ -17,17 +17,56 @@ import (
 type route struct {
 	pattern  string
 	segments []string
-	handler  respond.Handler
-	// cacheable routes go through the response cache.
-	cacheable bool
+	// methods maps a method to its handler. GET answers HEAD too, and GET
+	// answers go through the response cache.
+	methods map[string]respond.Handler
+	// raw, when set, answers every method itself, writing to the
+	// ResponseWriter: for streams (server-sent events) and for mounted
+	// protocol handlers (MCP). It bypasses the response cache.
+	raw   http.Handler
+	allow []string // the Allow header of a 405
 }
 
 type router struct {
 	routes []*route
 }
 
-func (rt *router) handle(pattern string, h respond.Handler) {
-	rt.routes = append(rt.routes, &route{pattern: pattern, segments: strings.Split(pattern, "/")[1:], handler: h, cacheable: true})
+func (rt *router) route(pattern string) *route {
+	for _, r := range rt.routes {
+		if r.pattern == pattern {
+			return r
+		}
+	}
+	r := &route{pattern: pattern, segments: strings.Split(pattern, "/")[1:], methods: map[string]respond.Handler{}}
+	rt.routes = append(rt.routes, r)
+	return r
+}
+
+// get registers a cacheable GET (and HEAD) handler.
+func (rt *router) get(pattern string, h respond.Handler) { rt.handle(http.MethodGet, pattern, h) }
+
+// handle registers h for method on pattern.
+func (rt *router) handle(method, pattern string, h respond.Handler) {
+	r := rt.route(pattern)
+	r.methods[method] = h
+	var allow []string
+	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		if r.methods[m] != nil || (m == http.MethodHead && r.methods[http.MethodGet] != nil) {
+			allow = append(allow, m)
+		}
+	}
+	r.allow = []string{strings.Join(append(allow, http.MethodOptions), ", ")}
+}
+
+// mount registers a raw handler for every method of pattern.
+func (rt *router) mount(pattern string, h http.Handler) { rt.route(pattern).raw = h }
+
+// handler returns the route's handler for method, or nil.
+func (r *route) handler(method string) respond.Handler {
+	if method == http.MethodHead {
+		method = http.MethodGet
+	}
+	return r.methods[method]
 }
 
 // match finds the route for path and sets its wildcards as path values on r.

@@ -38,7 +38,6 @@ var (
 	corsMethods  = []string{"GET, HEAD, POST, DELETE, OPTIONS"}
 	corsHeaders  = []string{"Authorization, Content-Type, Idempotency-Key, Accept, Accept-Language, Cache-Control, If-None-Match, X-Request-Id"}
 	corsMaxAge   = []string{"86400"}
-	readMethods  = []string{"GET, HEAD, OPTIONS"}
 	noStoreValue = []string{respond.NoStore}
 )
 
@@ -126,40 +125,54 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	rte := s.router.match(r)
+	if rte != nil && rte.raw != nil {
+		rte.raw.ServeHTTP(w, r)
+		return
+	}
 	if r.Method == http.MethodOptions {
 		s.preflight(w)
 		return
 	}
-	rte := s.router.match(r)
 	pattern := "unmatched"
 	if rte != nil {
 		pattern = rte.pattern
 	}
-	if !get {
+	var h respond.Handler
+	if rte != nil {
+		h = rte.handler(r.Method)
+	}
+	switch {
+	case rte == nil && get:
+		s.write(w, r, s.errorEntry(pattern, apierror.NotFound("Nothing is published at this address.", "The API starts at "+s.cfg.SiteRoot+"/api/v1/ and is described at "+s.cfg.SiteRoot+"/openapi.json.")), start)
+		return
+	case h == nil:
 		s.write(w, r, s.errorEntry(pattern, s.refuseMethod(r, rte)), start)
 		return
 	}
-	if rte == nil {
-		s.write(w, r, s.errorEntry(pattern, apierror.NotFound("Nothing is published at this address.", "The API starts at "+s.cfg.SiteRoot+"/api/v1/ and is described at "+s.cfg.SiteRoot+"/openapi.json.")), start)
-		return
-	}
 	gen := s.cache.Generation()
-	resp, err := rte.handler(r)
+	resp, err := h(r)
 	var e *entry
 	if err != nil {
 		ae := apierror.As(err)
 		if ae.Status >= 500 {
-			s.log.ErrorContext(r.Context(), "origin: request failed", "route", pattern, "err", err, "request_id", r.Header.Get("X-Request-Id"))
+			s.log.ErrorContext(r.Context(), "origin: request failed", "route", pattern, "method", r.Method, "err", err, "request_id", r.Header.Get("X-Request-Id"))
 			if isUnavailable(err) {
 				ae = apierror.New(http.StatusServiceUnavailable, "The content store is unreachable.", "Try again in a few seconds.")
 				ae.Header = http.Header{"Retry-After": {"5"}}
 			}
 		}
 		e = s.errorEntry(pattern, ae)
+		if !get {
+			e.header["Cache-Control"] = noStoreValue
+		}
 	} else {
+		if resp.CacheControl == "" && !get {
+			resp.CacheControl = respond.NoStore
+		}
 		e = s.newEntry(pattern, resp)
 	}
-	if rte.cacheable && cacheable(e.status) {
+	if get && cacheable(e.status) {
 		s.cache.Set(cacheKey(r), e, e.tags, int64(len(e.body))+512, gen)
 	}
 	s.write(w, r, e, start)
@@ -244,7 +257,7 @@ func (s *Server) refuseMethod(r *http.Request, rte *route) *apierror.Error {
 	if rte == nil {
 		return apierror.NotFound("Nothing is published at this address.", "The API is described at "+s.cfg.SiteRoot+"/openapi.json.")
 	}
-	e := apierror.New(http.StatusMethodNotAllowed, "Method "+r.Method+" is not allowed here.", "This resource answers GET and HEAD.")
-	e.Header = http.Header{"Allow": readMethods}
+	e := apierror.New(http.StatusMethodNotAllowed, "Method "+r.Method+" is not allowed here.", "This resource answers "+rte.allow[0]+".")
+	e.Header = http.Header{"Allow": rte.allow}
 	return e
 }

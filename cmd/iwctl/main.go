@@ -170,54 +170,24 @@ func readIntro(dir, week string) (*content.NewsletterIntro, error) {
 	return c.Newsletters[week], nil
 }
 
-// syncDir publishes a content tree: the registries first, so articles never
-// refer to an entry that is not stored yet, then articles oldest first, so
-// events go out in publication order.
+// syncDir validates and publishes a content tree.
 func syncDir(ctx context.Context, p *store.Publisher, dir string, out io.Writer) error {
 	c, err := content.Load(dir)
 	if err != nil {
 		return err
 	}
 	var changed, emitted int
-	tally := func(kind, id string, o store.Outcome, err error) error {
-		if err != nil {
-			return fmt.Errorf("sync %s %s: %w", kind, id, err)
+	err = p.SyncCorpus(ctx, c, func(kind, id string, o store.Outcome) {
+		changed++
+		line := fmt.Sprintf("  %s %s: updated", kind, id)
+		if o.Event != "" {
+			emitted++
+			line += ", emitted " + o.Event
 		}
-		if o.Changed {
-			changed++
-			line := fmt.Sprintf("  %s %s: updated", kind, id)
-			if o.Event != "" {
-				emitted++
-				line += ", emitted " + o.Event
-			}
-			fmt.Fprintln(out, line)
-		}
-		return nil
-	}
-	for _, s := range c.Sources {
-		o, err := p.SyncSource(ctx, s)
-		if err := tally("source", s.Slug, o, err); err != nil {
-			return err
-		}
-	}
-	for _, cty := range c.Countries {
-		o, err := p.SyncCountry(ctx, cty)
-		if err := tally("country", cty.Code, o, err); err != nil {
-			return err
-		}
-	}
-	for _, sp := range c.Specs {
-		o, err := p.SyncSpec(ctx, sp)
-		if err := tally("spec", sp.Slug, o, err); err != nil {
-			return err
-		}
-	}
-	for i := len(c.Articles) - 1; i >= 0; i-- {
-		a := c.Articles[i]
-		o, err := p.SyncArticle(ctx, a)
-		if err := tally("article", a.Slug, o, err); err != nil {
-			return err
-		}
+		fmt.Fprintln(out, line)
+	})
+	if err != nil {
+		return err
 	}
 	fmt.Fprintf(out, "sync %s: %d articles, %d countries, %d specs, %d sources; %d changed, %d events\n",
 		dir, len(c.Articles), len(c.Countries), len(c.Specs), len(c.Sources), changed, emitted)

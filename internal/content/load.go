@@ -253,7 +253,7 @@ func (l *loader) readArticle(p string, sources map[string]*Source, countries map
 	dec := yaml.NewDecoder(bytes.NewReader(front))
 	dec.KnownFields(true)
 	if err := dec.Decode(&a); err != nil {
-		l.fail(p, "", "front matter: %v", err)
+		l.failFrontMatter(p, front, err)
 		return nil
 	}
 	a.Body = strings.TrimSpace(string(body)) + "\n"
@@ -359,6 +359,52 @@ func (l *loader) readArticle(p string, sources map[string]*Source, countries map
 		return nil
 	}
 	return &a
+}
+
+// failFrontMatter reports a front matter that does not decode into an
+// Article. yaml.v3 names only a line, and time.Time's parser not even that
+// ("parsing time ..."), so each top-level key is decoded again on its own to
+// name the field at fault; an editor then sees "published_at: ..." rather
+// than a bare parser message.
+func (l *loader) failFrontMatter(p string, front []byte, err error) {
+	var doc yaml.Node
+	if yaml.Unmarshal(front, &doc) == nil && len(doc.Content) == 1 && doc.Content[0].Kind == yaml.MappingNode {
+		m := doc.Content[0]
+		before := len(l.errs)
+		for i := 0; i+1 < len(m.Content); i += 2 {
+			one, merr := yaml.Marshal(&yaml.Node{Kind: yaml.MappingNode, Content: m.Content[i : i+2]})
+			if merr != nil {
+				continue
+			}
+			var a Article
+			dec := yaml.NewDecoder(bytes.NewReader(one))
+			dec.KnownFields(true)
+			if ferr := dec.Decode(&a); ferr != nil {
+				l.fail(p, m.Content[i].Value, "line %d: %s", m.Content[i].Line, decodeProblem(ferr))
+			}
+		}
+		if len(l.errs) > before {
+			return
+		}
+	}
+	l.fail(p, "", "front matter: %v", err)
+}
+
+// decodeProblem drops yaml.v3's "unmarshal errors" wrapping and its line
+// numbers, which refer to the one-key document failFrontMatter re-decodes.
+func decodeProblem(err error) string {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) {
+		return err.Error()
+	}
+	msgs := make([]string, 0, len(te.Errors))
+	for _, e := range te.Errors {
+		if _, rest, ok := strings.Cut(e, ": "); ok && strings.HasPrefix(e, "line ") {
+			e = rest
+		}
+		msgs = append(msgs, e)
+	}
+	return strings.Join(msgs, "; ")
 }
 
 func (l *loader) readNewsletters(c *Corpus) {

@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -46,6 +47,7 @@ func Start(t testing.TB, directives ...string) *Server {
 		"--save", "",
 		"--protected-mode", "no",
 		"--loglevel", "warning",
+		"--logfile", filepath.Join(s.dir, "redis.log"),
 	}
 	for _, d := range directives {
 		name, value, _ := strings.Cut(d, " ")
@@ -60,8 +62,6 @@ func Start(t testing.TB, directives ...string) *Server {
 func (s *Server) launch() {
 	s.t.Helper()
 	s.cmd = exec.Command(s.args[0], s.args[1:]...)
-	s.cmd.Stdout = os.Stderr
-	s.cmd.Stderr = os.Stderr
 	if err := s.cmd.Start(); err != nil {
 		s.t.Fatalf("redistest: starting redis-server: %v", err)
 	}

@@ -1,0 +1,28 @@
+# Invoicewire. A new user runs two commands (see README.md):
+#   make run    the whole service with its own Redis
+#   make test   every test, with the real dependencies the tests start
+GO ?= go
+BIN := bin
+GOFLAGS_TEST ?=
+
+.PHONY: run test build vet bench clean
+
+build:
+	$(GO) build -o $(BIN)/ ./cmd/...
+
+run: build
+	@deploy/local/deps.sh run
+	@deploy/local/run.sh
+
+test:
+	@deploy/local/deps.sh test
+	$(GO) vet ./...
+	$(GO) test -count=1 $(GOFLAGS_TEST) ./...
+
+# Speed is reported as ratios against a reference measured in the same run.
+bench:
+	@deploy/local/deps.sh run
+	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./origin/
+
+clean:
+	rm -rf $(BIN) .run

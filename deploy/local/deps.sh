@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Installs what `make run` and `make test` need and a fresh Debian machine with
+# Go lacks: redis-server (with redis-cli), curl and, for the tests, Node.js with npm
+# and the npm packages of the OpenAPI client check. As root it installs with
+# apt; otherwise it prints the command to run and fails.
+#
+#   deploy/local/deps.sh run     what `make run` needs
+#   deploy/local/deps.sh test    what `make test` needs
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+need=()
+command -v redis-server >/dev/null || need+=(redis-server)
+command -v redis-cli >/dev/null || need+=(redis-tools)
+command -v curl >/dev/null || need+=(curl)
+if [ "${1:-run}" = test ]; then
+  command -v npm >/dev/null || need+=(nodejs npm)
+fi
+
+if [ ${#need[@]} -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "deps: missing ${need[*]}; install them with:" >&2
+    echo "  sudo apt-get update && sudo apt-get install -y ${need[*]}" >&2
+    exit 1
+  fi
+  echo "deps: installing ${need[*]} with apt-get"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+
+if [ "${1:-run}" = test ]; then
+  # The OpenAPI lint and client-generator check (origin/openapi) run the
+  # pinned npm packages of package-lock.json; npm ci installs exactly those.
+  dir=origin/openapi/clientcheck
+  if [ ! -d "$dir/node_modules" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules" ]; then
+    echo "deps: installing the npm packages of $dir"
+    npm ci --no-audit --no-fund --loglevel=error --prefix "$dir"
+    touch "$dir/node_modules"
+  fi
+fi

@@ -1,0 +1,250 @@
+package content
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"strings"
+	"testing"
+	"testing/fstest"
+)
+
+// fixtureArticle is the one article of testdata/valid; every case below
+// starts from that tree and breaks one thing.
+const fixtureArticle = "articles/2025/12/fixture-article.md"
+
+// validTree copies testdata/valid into memory so a case can edit it without
+// touching the files on disk.
+func validTree(t *testing.T) fstest.MapFS {
+	t.Helper()
+	src := os.DirFS("testdata/valid")
+	m := fstest.MapFS{}
+	err := fs.WalkDir(src, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := fs.ReadFile(src, p)
+		if err != nil {
+			return err
+		}
+		m[p] = &fstest.MapFile{Data: b}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("reading testdata/valid: %v", err)
+	}
+	return m
+}
+
+// replace returns an edit that swaps old for new in file, and fails the test
+// when old is not there (a case that edits nothing would pass for the wrong
+// reason).
+func replace(file, old, new string) func(*testing.T, fstest.MapFS) {
+	return func(t *testing.T, fsys fstest.MapFS) {
+		t.Helper()
+		f := fsys[file]
+		if f == nil || !strings.Contains(string(f.Data), old) {
+			t.Fatalf("fixture %s does not contain %q", file, old)
+		}
+		fsys[file] = &fstest.MapFile{Data: []byte(strings.Replace(string(f.Data), old, new, 1))}
+	}
+}
+
+func TestLoadFSValidTree(t *testing.T) {
+	c, err := LoadFS(validTree(t))
+	if err != nil {
+		t.Fatalf("LoadFS(testdata/valid): %v", err)
+	}
+	if len(c.Articles) != 1 {
+		t.Fatalf("got %d articles, want 1", len(c.Articles))
+	}
+	a := c.Articles[0]
+	if a.Slug != "fixture-article" {
+		t.Errorf("slug = %q, want the file name %q", a.Slug, "fixture-article")
+	}
+	if a.Sources[0].Name != "KPMG TaxNewsFlash" {
+		t.Errorf("citation name = %q, want it filled in from sources.yaml", a.Sources[0].Name)
+	}
+	if a.Locale != "en" {
+		t.Errorf("locale = %q, want the default %q", a.Locale, "en")
+	}
+}
+
+func TestLoadFSRejects(t *testing.T) {
+	testCases := []struct {
+		desc      string
+		edit      func(*testing.T, fstest.MapFS)
+		wantFile  string
+		wantField string
+	}{
+		{
+			desc:      "missing title",
+			edit:      replace(fixtureArticle, "title: A fixture article\n", ""),
+			wantFile:  fixtureArticle,
+			wantField: "title",
+		},
+		{
+			desc:      "missing published_at",
+			edit:      replace(fixtureArticle, "published_at: 2025-12-02T09:00:00Z\n", ""),
+			wantFile:  fixtureArticle,
+			wantField: "published_at",
+		},
+		{
+			desc:      "missing sources",
+			edit:      replace(fixtureArticle, "sources:\n  - source: kpmg-tnf\n    url: https://kpmg.com/us/en/taxnewsflash/news/2025/12/fixture.html\n", ""),
+			wantFile:  fixtureArticle,
+			wantField: "sources",
+		},
+		{
+			desc:      "missing audience",
+			edit:      replace(fixtureArticle, "audience: [biz]\n", ""),
+			wantFile:  fixtureArticle,
+			wantField: "audience",
+		},
+		{
+			desc:      "unknown section",
+			edit:      replace(fixtureArticle, "section: mandates", "section: opinion"),
+			wantFile:  fixtureArticle,
+			wantField: "section",
+		},
+		{
+			desc:      "unknown audience",
+			edit:      replace(fixtureArticle, "audience: [biz]", "audience: [biz, cfo]"),
+			wantFile:  fixtureArticle,
+			wantField: "audience",
+		},
+		{
+			desc:      "unknown country",
+			edit:      replace(fixtureArticle, "countries: [be]", "countries: [be, zz]"),
+			wantFile:  fixtureArticle,
+			wantField: "countries",
+		},
+		{
+			desc:      "uppercase country code is not in countries.yaml",
+			edit:      replace(fixtureArticle, "countries: [be]", "countries: [BE]"),
+			wantFile:  fixtureArticle,
+			wantField: "countries",
+		},
+		{
+			desc:      "unknown source",
+			edit:      replace(fixtureArticle, "source: kpmg-tnf", "source: some-blog"),
+			wantFile:  fixtureArticle,
+			wantField: "sources[0].source",
+		},
+		{
+			desc:      "citation without an absolute URL",
+			edit:      replace(fixtureArticle, "url: https://kpmg.com/us/en/taxnewsflash/news/2025/12/fixture.html", "url: /news/fixture.html"),
+			wantFile:  fixtureArticle,
+			wantField: "sources[0].url",
+		},
+		{
+			desc:      "unknown spec",
+			edit:      replace(fixtureArticle, "specs: [peppol-bis-billing-3]", "specs: [peppol-bis-billing-4]"),
+			wantFile:  fixtureArticle,
+			wantField: "specs",
+		},
+		{
+			desc:      "malformed published_at",
+			edit:      replace(fixtureArticle, "published_at: 2025-12-02T09:00:00Z", "published_at: 02/12/2025 09:00"),
+			wantFile:  fixtureArticle,
+			wantField: "published_at",
+		},
+		{
+			desc:      "published_at with an impossible month",
+			edit:      replace(fixtureArticle, "published_at: 2025-12-02T09:00:00Z", "published_at: 2025-13-02T09:00:00Z"),
+			wantFile:  fixtureArticle,
+			wantField: "published_at",
+		},
+		{
+			desc:      "published_at outside the folder's month",
+			edit:      replace(fixtureArticle, "published_at: 2025-12-02T09:00:00Z", "published_at: 2025-11-30T09:00:00Z"),
+			wantFile:  fixtureArticle,
+			wantField: "published_at",
+		},
+		{
+			desc:      "published_at outside the folder's month once converted to UTC",
+			edit:      replace(fixtureArticle, "published_at: 2025-12-02T09:00:00Z", "published_at: 2025-12-01T00:30:00+02:00"),
+			wantFile:  fixtureArticle,
+			wantField: "published_at",
+		},
+		{
+			desc: "malformed correction date",
+			edit: replace(fixtureArticle, "---\nBody text.",
+				"corrections:\n  - date: yesterday\n    text: An earlier version misstated the date.\n---\nBody text."),
+			wantFile:  fixtureArticle,
+			wantField: "corrections",
+		},
+		{
+			desc: "correction dated before publication",
+			edit: replace(fixtureArticle, "---\nBody text.",
+				"corrections:\n  - date: 2025-12-01T09:00:00Z\n    text: An earlier version misstated the date.\n---\nBody text."),
+			wantFile:  fixtureArticle,
+			wantField: "corrections[0].date",
+		},
+		{
+			desc:      "unknown front matter field",
+			edit:      replace(fixtureArticle, "kicker: Fixture", "kicker: Fixture\nauthor: Someone"),
+			wantFile:  fixtureArticle,
+			wantField: "author",
+		},
+		{
+			desc: "duplicate slug in another month",
+			edit: func(t *testing.T, fsys fstest.MapFS) {
+				again := strings.Replace(string(fsys[fixtureArticle].Data), "2025-12-02T09:00:00Z", "2026-01-05T09:00:00Z", 1)
+				fsys["articles/2026/01/fixture-article.md"] = &fstest.MapFile{Data: []byte(again)}
+			},
+			// WalkDir visits 2025/12 before 2026/01, so the later file is
+			// the one named.
+			wantFile:  "articles/2026/01/fixture-article.md",
+			wantField: "slug",
+		},
+		{
+			desc:      "front matter slug that differs from the file name",
+			edit:      replace(fixtureArticle, "title: A fixture article", "slug: another-slug\ntitle: A fixture article"),
+			wantFile:  fixtureArticle,
+			wantField: "slug",
+		},
+		{
+			desc:      "unknown mandate_status",
+			edit:      replace("countries.yaml", "mandate_status: live", "mandate_status: mandatory"),
+			wantFile:  "countries.yaml",
+			wantField: "[0].mandate_status",
+		},
+		{
+			desc:      "unknown trust_tier",
+			edit:      replace("sources.yaml", "trust_tier: advisory", "trust_tier: blog"),
+			wantFile:  "sources.yaml",
+			wantField: "[0].trust_tier",
+		},
+		{
+			desc:      "uppercase country code in countries.yaml",
+			edit:      replace("countries.yaml", "code: be", "code: BE"),
+			wantFile:  "countries.yaml",
+			wantField: "[0].code",
+		},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			fsys := validTree(t)
+			tc.edit(t, fsys)
+
+			c, err := LoadFS(fsys)
+			if err == nil {
+				t.Fatalf("LoadFS accepted the tree (%d articles); want an error on %s %s", len(c.Articles), tc.wantFile, tc.wantField)
+			}
+			var le *LoadError
+			if !errors.As(err, &le) {
+				t.Fatalf("error is %T (%v), want *LoadError", err, err)
+			}
+			for _, fe := range le.Errs {
+				if fe.File == tc.wantFile && fe.Field == tc.wantField {
+					if !strings.Contains(err.Error(), tc.wantFile+": "+tc.wantField+": ") {
+						t.Errorf("message %q does not name %s and %s", err, tc.wantFile, tc.wantField)
+					}
+					return
+				}
+			}
+			t.Errorf("no error on file %q field %q; got:\n%v", tc.wantFile, tc.wantField, err)
+		})
+	}
+}

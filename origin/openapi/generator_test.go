@@ -1,0 +1,134 @@
+package openapi_test
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/invoicewire/invoicewire/origin/origintest"
+)
+
+// clientDir is the npm project that holds the linter, the generator and the
+// tiny TypeScript client (origin/openapi/clientcheck).
+const clientDir = "clientcheck"
+
+// npmRun runs npm in clientDir and fails t with its output on error.
+func npmRun(t *testing.T, env []string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("npm", args...)
+	cmd.Dir = clientDir
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("npm %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// needNpm skips only when npm itself is absent: make test installs Node.js
+// and npm (and runs npm ci here), so CI never skips. When the packages are
+// missing (a fresh clone without make), they are installed from the
+// committed package-lock.json.
+func needNpm(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("npm"); err != nil {
+		t.Skip("npm is not installed; make test installs it (apt-get install nodejs npm)")
+	}
+	if _, err := os.Stat(filepath.Join(clientDir, "node_modules", ".bin", "redocly")); err != nil {
+		npmRun(t, nil, "ci", "--no-audit", "--no-fund")
+	}
+}
+
+var (
+	buildOnce sync.Once
+	buildOut  string
+	buildErr  error
+)
+
+// generateAndCompile runs openapi-typescript on openapi.json and compiles the
+// client with tsc, once per test binary.
+func generateAndCompile(t *testing.T) {
+	t.Helper()
+	needNpm(t)
+	buildOnce.Do(func() {
+		for _, script := range []string{"generate", "build"} {
+			cmd := exec.Command("npm", "run", "--silent", script)
+			cmd.Dir = clientDir
+			out, err := cmd.CombinedOutput()
+			buildOut += string(out)
+			if err != nil {
+				buildErr = err
+				return
+			}
+		}
+	})
+	if buildErr != nil {
+		t.Fatalf("generating and compiling the client: %v\n%s", buildErr, buildOut)
+	}
+}
+
+// TestRedoclyLint lints the document with Redocly CLI (rules in
+// redocly.yaml, reasoned exceptions in .redocly.lint-ignore.yaml): zero
+// errors and zero warnings.
+func TestRedoclyLint(t *testing.T) {
+	needNpm(t)
+	// JSON output on stdout; Redocly's banners go to stderr.
+	cmd := exec.Command("npx", "--no-install", "redocly", "lint", "--config", "../redocly.yaml", "--format=json", "../openapi.json")
+	cmd.Dir = clientDir
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	var report struct {
+		Totals   struct{ Errors, Warnings, Ignored int } `json:"totals"`
+		Problems []struct {
+			RuleID   string `json:"ruleId"`
+			Severity string `json:"severity"`
+			Message  string `json:"message"`
+			Location []struct {
+				Pointer string `json:"pointer"`
+			} `json:"location"`
+		} `json:"problems"`
+	}
+	if jerr := json.Unmarshal(out, &report); jerr != nil {
+		t.Fatalf("redocly lint: %v; output is not its JSON report (%v):\n%s\n%s", err, jerr, out, stderr.String())
+	}
+	for _, p := range report.Problems {
+		where := ""
+		if len(p.Location) > 0 {
+			where = p.Location[0].Pointer
+		}
+		t.Errorf("%s %s at %s: %s", p.Severity, p.RuleID, where, p.Message)
+	}
+	if report.Totals.Errors+report.Totals.Warnings > 0 || err != nil {
+		t.Fatalf("redocly lint: %d errors, %d warnings (%v)", report.Totals.Errors, report.Totals.Warnings, err)
+	}
+}
+
+// TestGeneratedClientCompiles generates TypeScript types from the document
+// with openapi-typescript and compiles the client that uses them with tsc.
+func TestGeneratedClientCompiles(t *testing.T) {
+	generateAndCompile(t)
+	if _, err := os.Stat(filepath.Join(clientDir, "dist", "main.js")); err != nil {
+		t.Fatalf("tsc produced no dist/main.js: %v", err)
+	}
+}
+
+// TestGeneratedClientAgainstOrigin runs the compiled client against a real
+// origin (real Redis, the synthetic corpus): GET /, GET /articles?limit=2 and
+// GET /countries/de (and its 404 twin), each checked by the client.
+func TestGeneratedClientAgainstOrigin(t *testing.T) {
+	generateAndCompile(t)
+	inst := origintest.Start(t)
+	cmd := exec.Command("node", "dist/main.js")
+	cmd.Dir = clientDir
+	cmd.Env = append(os.Environ(), "IW_BASE_URL="+inst.BaseURL)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the generated client failed against %s: %v\n%s", inst.BaseURL, err, out)
+	}
+	t.Logf("%s", out)
+}

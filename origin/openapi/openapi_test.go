@@ -1,0 +1,375 @@
+package openapi
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/pb33f/libopenapi"
+	validator "github.com/pb33f/libopenapi-validator"
+	"github.com/pb33f/libopenapi/datamodel/high/base"
+	v3 "github.com/pb33f/libopenapi/datamodel/high/v3"
+
+	"github.com/invoicewire/invoicewire/internal/apierror"
+	"github.com/invoicewire/invoicewire/internal/content"
+	"github.com/invoicewire/invoicewire/internal/events"
+)
+
+const (
+	apiServer  = "http://localhost:8080/api/v1"
+	siteServer = "http://localhost:8080"
+)
+
+func model(t *testing.T) *v3.Document {
+	t.Helper()
+	doc, err := libopenapi.NewDocument(Document)
+	if err != nil {
+		t.Fatalf("parsing openapi.json: %v", err)
+	}
+	m, err := doc.BuildV3Model()
+	if err != nil {
+		t.Fatalf("building the OpenAPI 3 model: %v", err)
+	}
+	return &m.Model
+}
+
+// TestDocumentIsValidOpenAPI31 parses the document with libopenapi and
+// validates it against the OpenAPI 3.1 meta-schema with libopenapi-validator.
+func TestDocumentIsValidOpenAPI31(t *testing.T) {
+	doc, err := libopenapi.NewDocument(Document)
+	if err != nil {
+		t.Fatalf("parsing openapi.json: %v", err)
+	}
+	if v := doc.GetSpecInfo().Version; !strings.HasPrefix(v, "3.1.") {
+		t.Fatalf("openapi is %q, want 3.1.x", v)
+	}
+	m, err := doc.BuildV3Model()
+	if err != nil {
+		t.Fatalf("building the OpenAPI 3 model: %v", err)
+	}
+	if got := m.Model.Info.Version; got != "1.0.0" {
+		t.Errorf("info.version is %q, want 1.0.0 (spec §9)", got)
+	}
+	v, errs := validator.NewValidator(doc)
+	if len(errs) > 0 {
+		t.Fatalf("creating the validator: %v", errs)
+	}
+	if ok, verrs := v.ValidateDocument(); !ok {
+		for _, e := range verrs {
+			t.Errorf("document: %s: %s", e.Message, e.Reason)
+			for _, f := range e.SchemaValidationErrors {
+				t.Errorf("  %s: %s", f.FieldPath, f.Reason)
+			}
+		}
+	}
+}
+
+// TestDocumentCoversContract lists every endpoint of spec §4 and every
+// extension of DESIGN.md; each must be an operation of the document.
+func TestDocumentCoversContract(t *testing.T) {
+	m := model(t)
+	testCases := []struct {
+		desc   string
+		method string
+		path   string
+		site   bool
+	}{
+		{desc: "§4.1 service index", method: "GET", path: "/"},
+		{desc: "§4.2 article list", method: "GET", path: "/articles"},
+		{desc: "§4.3 article", method: "GET", path: "/articles/{slug}"},
+		{desc: "§4.4 feed catalog", method: "GET", path: "/feeds"},
+		{desc: "§4.5 country list", method: "GET", path: "/countries"},
+		{desc: "§4.6 country", method: "GET", path: "/countries/{code}"},
+		{desc: "§4.7 spec list", method: "GET", path: "/specs"},
+		{desc: "§4.8 spec", method: "GET", path: "/specs/{slug}"},
+		{desc: "§4.9 source list", method: "GET", path: "/sources"},
+		{desc: "§4.10 webhook catalog", method: "GET", path: "/webhooks"},
+		{desc: "§4.11 subscribe", method: "POST", path: "/webhooks"},
+		{desc: "§4.12 registration metadata", method: "GET", path: "/agent-auth/register"},
+		{desc: "§4.13 register", method: "POST", path: "/agent-auth/register"},
+		{desc: "§4.14 claim", method: "POST", path: "/agent-auth/claim"},
+		{desc: "§4.15 revoke", method: "POST", path: "/agent-auth/revoke"},
+		{desc: "§4.16 ask", method: "POST", path: "/ask", site: true},
+		{desc: "§4.17 openapi.json", method: "GET", path: "/openapi.json", site: true},
+		{desc: "D20 list subscriptions", method: "GET", path: "/webhooks/subscriptions"},
+		{desc: "D20 read subscription", method: "GET", path: "/webhooks/subscriptions/{id}"},
+		{desc: "D20 delete subscription", method: "DELETE", path: "/webhooks/subscriptions/{id}"},
+		{desc: "D18 read client", method: "GET", path: "/agent-auth/register/{client_id}"},
+		{desc: "D18 delete client", method: "DELETE", path: "/agent-auth/register/{client_id}"},
+		{desc: "D8 master feed RSS", method: "GET", path: "/feeds/all.xml", site: true},
+		{desc: "D8 master feed JSON", method: "GET", path: "/feeds/all.json", site: true},
+		{desc: "D8 section feed RSS", method: "GET", path: "/feeds/section/{section}.xml", site: true},
+		{desc: "D8 section feed JSON", method: "GET", path: "/feeds/section/{section}.json", site: true},
+		{desc: "D8 audience feed RSS", method: "GET", path: "/feeds/audience/{audience}.xml", site: true},
+		{desc: "D8 audience feed JSON", method: "GET", path: "/feeds/audience/{audience}.json", site: true},
+		{desc: "D8 country feed RSS", method: "GET", path: "/feeds/country/{code}.xml", site: true},
+		{desc: "D8 country feed JSON", method: "GET", path: "/feeds/country/{code}.json", site: true},
+		{desc: "D8 newsletter feed RSS", method: "GET", path: "/feeds/newsletter.xml", site: true},
+		{desc: "D8 newsletter feed JSON", method: "GET", path: "/feeds/newsletter.json", site: true},
+		{desc: "D11 article page", method: "GET", path: "/{year}/{month}/{slug}/", site: true},
+		{desc: "D11 markdown twin", method: "GET", path: "/{year}/{month}/{slug}.md", site: true},
+		{desc: "D7 country page", method: "GET", path: "/countries/{code}/", site: true},
+		{desc: "D9 newsletter page", method: "GET", path: "/newsletter/{issue}/", site: true},
+		{desc: "D23 MCP", method: "POST", path: "/mcp", site: true},
+		{desc: "D23 protected resource metadata", method: "GET", path: "/.well-known/oauth-protected-resource", site: true},
+		{desc: "D23 authorization server metadata", method: "GET", path: "/.well-known/oauth-authorization-server", site: true},
+		{desc: "D23 signatures directory", method: "GET", path: "/.well-known/http-message-signatures-directory", site: true},
+		{desc: "D23 MCP server card", method: "GET", path: "/.well-known/mcp/server-card.json", site: true},
+		{desc: "D23 agent card", method: "GET", path: "/.well-known/agent-card.json", site: true},
+		{desc: "D23 llms.txt", method: "GET", path: "/llms.txt", site: true},
+		{desc: "D23 robots.txt", method: "GET", path: "/robots.txt", site: true},
+		{desc: "D23 auth.md", method: "GET", path: "/auth.md", site: true},
+		{desc: "D23 developer portal", method: "GET", path: "/developers", site: true},
+		{desc: "§1 sitemap index", method: "GET", path: "/sitemap-index.xml", site: true},
+		{desc: "§1 news sitemap", method: "GET", path: "/news-sitemap.xml", site: true},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			item := m.Paths.PathItems.GetOrZero(tc.path)
+			if item == nil {
+				t.Fatalf("path %s is missing", tc.path)
+			}
+			if item.GetOperations().GetOrZero(strings.ToLower(tc.method)) == nil {
+				t.Fatalf("%s %s is missing", tc.method, tc.path)
+			}
+			var servers []string
+			for _, s := range item.Servers {
+				servers = append(servers, s.URL)
+			}
+			want := []string(nil)
+			if tc.site {
+				want = []string{siteServer}
+			}
+			if !slices.Equal(servers, want) {
+				t.Errorf("path servers are %v, want %v", servers, want)
+			}
+		})
+	}
+	var top []string
+	for _, s := range m.Servers {
+		top = append(top, s.URL)
+	}
+	if !slices.Equal(top, []string{apiServer}) {
+		t.Errorf("servers are %v, want [%s]", top, apiServer)
+	}
+	for _, kind := range events.Kinds {
+		if m.Webhooks.GetOrZero(kind) == nil || m.Webhooks.GetOrZero(kind).Post == nil {
+			t.Errorf("webhooks.%s (the delivery, D21) is missing", kind)
+		}
+	}
+}
+
+type operation struct {
+	method, path string
+	site         bool
+	op           *v3.Operation
+}
+
+func operations(m *v3.Document) []operation {
+	var ops []operation
+	for path, item := range m.Paths.PathItems.FromOldest() {
+		for method, op := range item.GetOperations().FromOldest() {
+			ops = append(ops, operation{strings.ToUpper(method), path, len(item.Servers) > 0, op})
+		}
+	}
+	return ops
+}
+
+// TestOperationRules checks the rules that hold for every operation.
+func TestOperationRules(t *testing.T) {
+	m := model(t)
+	for _, o := range operations(m) {
+		t.Run(o.method+" "+o.path, func(t *testing.T) {
+			if o.op.OperationId == "" {
+				t.Error("no operationId")
+			}
+			codes := map[string]*v3.Response{}
+			for code, r := range o.op.Responses.Codes.FromOldest() {
+				codes[code] = r
+			}
+			// D6: every error is the JSON Error shape.
+			for code, r := range codes {
+				if code[0] != '4' && code[0] != '5' {
+					continue
+				}
+				mt := r.Content.GetOrZero("application/json")
+				if mt == nil || r.Content.Len() != 1 {
+					t.Errorf("%s must have exactly application/json content", code)
+					continue
+				}
+				if ref := mt.Schema.GetReference(); ref != "#/components/schemas/Error" {
+					t.Errorf("%s schema is %q, want the Error schema", code, ref)
+				}
+			}
+			// Every operation can be rate limited (D15) and fail (D6).
+			for _, code := range []string{"429", "500"} {
+				if codes[code] == nil {
+					t.Errorf("no %s response", code)
+				}
+			}
+			if codes["429"] != nil && codes["429"].Headers.GetOrZero("Retry-After") == nil {
+				t.Error("429 without Retry-After")
+			}
+			if codes["401"] != nil && codes["401"].Headers.GetOrZero("WWW-Authenticate") == nil {
+				t.Error("401 without WWW-Authenticate")
+			}
+			secured := len(o.op.Security) > 0
+			if secured != (codes["401"] != nil) {
+				t.Errorf("security %v but 401 documented: %v", secured, codes["401"] != nil)
+			}
+			// D12: reads are cacheable and revalidate with If-None-Match.
+			if o.method == http.MethodGet && !secured {
+				if codes["304"] == nil {
+					t.Error("a public read without 304")
+				}
+				if !hasParam(o.op, "If-None-Match") {
+					t.Error("a public read without the If-None-Match parameter")
+				}
+				if ok := codes["200"]; ok == nil || ok.Headers.GetOrZero("Cache-Control") == nil {
+					t.Error("a public read whose 200 does not document Cache-Control")
+				}
+			}
+			// D4/D7: a path or query parameter can be wrong; the read says how.
+			if o.method == http.MethodGet {
+				hasPath, hasQuery := false, false
+				for _, p := range o.op.Parameters {
+					hasPath = hasPath || p.In == "path"
+					hasQuery = hasQuery || p.In == "query"
+				}
+				if hasQuery && codes["400"] == nil {
+					t.Error("query parameters but no 400")
+				}
+				if hasPath && codes["404"] == nil && codes["401"] == nil {
+					t.Error("path parameters but no 404")
+				}
+			}
+			// D19: Idempotency-Key on every POST under /api/v1.
+			if o.method == http.MethodPost && !o.site {
+				p := param(o.op, "Idempotency-Key")
+				if p == nil {
+					t.Error("a POST under /api/v1 without Idempotency-Key")
+				} else if s := p.Schema.Schema(); s.MaxLength == nil || *s.MaxLength != 255 {
+					t.Error("Idempotency-Key without maxLength 255")
+				}
+				for _, code := range []string{"409", "422"} {
+					if codes[code] == nil {
+						t.Errorf("a POST under /api/v1 without %s (idempotency, D19)", code)
+					}
+				}
+			}
+			// Rate-limit headers on every documented answer (D15).
+			for code, r := range codes {
+				for _, h := range []string{"RateLimit", "RateLimit-Policy", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"} {
+					if code != "202" && r.Headers.GetOrZero(h) == nil {
+						t.Errorf("%s does not document %s", code, h)
+					}
+				}
+			}
+		})
+	}
+}
+
+func param(op *v3.Operation, name string) *v3.Parameter {
+	for _, p := range op.Parameters {
+		if p.Name == name {
+			return p
+		}
+	}
+	return nil
+}
+
+func hasParam(op *v3.Operation, name string) bool { return param(op, name) != nil }
+
+func enumOf(s *base.Schema) []string {
+	var out []string
+	for _, n := range s.Enum {
+		out = append(out, n.Value)
+	}
+	return out
+}
+
+// TestEnumsMatchTheCode ties the document's enums to the lists the service
+// itself enforces, so one cannot change without the other.
+func TestEnumsMatchTheCode(t *testing.T) {
+	m := model(t)
+	schema := func(name string) *base.Schema {
+		sp := m.Components.Schemas.GetOrZero(name)
+		if sp == nil {
+			t.Fatalf("schema %s is missing", name)
+		}
+		return sp.Schema()
+	}
+	var codes []string
+	for _, status := range []int{400, 401, 403, 404, 405, 409, 410, 413, 415, 422, 429, 500, 503} {
+		codes = append(codes, apierror.CodeFor(status))
+	}
+	testCases := []struct {
+		desc   string
+		schema string
+		want   []string
+	}{
+		{desc: "sections", schema: "Section", want: content.Sections},
+		{desc: "audiences", schema: "Audience", want: content.Audiences},
+		{desc: "D2 mandate_status", schema: "MandateStatus", want: content.MandateStatuses},
+		{desc: "D2 trust_tier", schema: "TrustTier", want: content.TrustTiers},
+		{desc: "§6 event kinds", schema: "EventKind", want: events.Kinds},
+		{desc: "D6 error codes", schema: "ErrorCode", want: codes},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			got := enumOf(schema(tc.schema))
+			a, b := slices.Clone(got), slices.Clone(tc.want)
+			slices.Sort(a)
+			slices.Sort(b)
+			if !slices.Equal(a, b) {
+				t.Errorf("enum %v, the code has %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestParameterBounds pins the limits of spec §8 and DESIGN D3/D7/D19.
+func TestParameterBounds(t *testing.T) {
+	m := model(t)
+	p := func(name string) *base.Schema {
+		pp := m.Components.Parameters.GetOrZero(name)
+		if pp == nil {
+			t.Fatalf("parameter %s is missing", name)
+		}
+		return pp.Schema.Schema()
+	}
+	f := func(v *float64) float64 {
+		if v == nil {
+			return -1
+		}
+		return *v
+	}
+	i := func(v *int64) int64 {
+		if v == nil {
+			return -1
+		}
+		return *v
+	}
+	testCases := []struct {
+		desc string
+		got  any
+		want any
+	}{
+		{desc: "limit minimum", got: f(p("Limit").Minimum), want: 1.0},
+		{desc: "limit maximum", got: f(p("Limit").Maximum), want: 100.0},
+		{desc: "limit default", got: p("Limit").Default.Value, want: "25"},
+		{desc: "offset minimum", got: f(p("Offset").Minimum), want: 0.0},
+		{desc: "offset maximum", got: f(p("Offset").Maximum), want: 10000.0},
+		{desc: "country filter", got: p("CountryFilter").Pattern, want: "^[a-z]{2}$"},
+		{desc: "country path code, either case (D7)", got: p("CountryCode").Pattern, want: "^[A-Za-z]{2}$"},
+		{desc: "Idempotency-Key length", got: i(p("IdempotencyKey").MaxLength), want: int64(255)},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			if tc.got != tc.want {
+				t.Errorf("got %v, want %v", tc.got, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,195 @@
+package origin_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/invoicewire/invoicewire/internal/content/contenttest"
+	"github.com/invoicewire/invoicewire/origin/openapi/contract"
+	"github.com/invoicewire/invoicewire/origin/origintest"
+)
+
+// exchange sends one request to the origin, checks its status and validates
+// the whole exchange against openapi.json. It returns the response and body.
+func exchange(t *testing.T, c *contract.Checker, inst *origintest.Instance, method, path string, header http.Header, body string, wantStatus int) (*http.Response, []byte) {
+	t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	target := path
+	if !strings.HasPrefix(path, "http") {
+		target = inst.SiteRoot + path
+	}
+	req, err := http.NewRequest(method, target, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	resp, err := inst.Server.Client().Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	got, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatalf("%s %s: reading the body: %v", method, path, err)
+	}
+	if resp.StatusCode != wantStatus {
+		t.Errorf("%s %s answered %d, want %d: %s", method, path, resp.StatusCode, wantStatus, got)
+	}
+	c.Check(t, req, resp, got)
+	return resp, got
+}
+
+// TestContract validates every response of every built endpoint of the
+// origin, success and error cases, against openapi.json through the full
+// origin stack (real Redis, real HTTP). Whoever adds or changes an endpoint
+// adds its cases here in the same change (DESIGN §8).
+func TestContract(t *testing.T) {
+	inst := origintest.Start(t)
+	c := contract.New(t)
+	first := contenttest.Article(0)
+	firstPath := first.Path()
+	retracted := contenttest.Article(3)
+
+	testCases := []struct {
+		desc   string
+		method string
+		path   string
+		header http.Header
+		body   string
+		want   int
+	}{
+		{desc: "service index", method: "GET", path: "/api/v1/", want: 200},
+		{desc: "service index without the trailing slash", method: "GET", path: "/api/v1", want: 200},
+		{desc: "articles, default page", method: "GET", path: "/api/v1/articles", want: 200},
+		{desc: "articles, small page", method: "GET", path: "/api/v1/articles?limit=2", want: 200},
+		{desc: "articles, every filter", method: "GET", path: "/api/v1/articles?section=mandates&audience=biz&country=be&limit=100&offset=0", want: 200},
+		{desc: "articles, offset past the end", method: "GET", path: "/api/v1/articles?offset=10000", want: 200},
+		{desc: "articles, filter without matches", method: "GET", path: "/api/v1/articles?country=zz", want: 200},
+		{desc: "articles, unknown parameter ignored", method: "GET", path: "/api/v1/articles?colour=blue", want: 200},
+		{desc: "articles, limit 0", method: "GET", path: "/api/v1/articles?limit=0", want: 400},
+		{desc: "articles, limit 101", method: "GET", path: "/api/v1/articles?limit=101", want: 400},
+		{desc: "articles, limit not a number", method: "GET", path: "/api/v1/articles?limit=ten", want: 400},
+		{desc: "articles, negative offset", method: "GET", path: "/api/v1/articles?offset=-1", want: 400},
+		{desc: "articles, offset over 10000", method: "GET", path: "/api/v1/articles?offset=10001", want: 400},
+		{desc: "articles, unknown section", method: "GET", path: "/api/v1/articles?section=sport", want: 400},
+		{desc: "articles, unknown audience", method: "GET", path: "/api/v1/articles?audience=cfo", want: 400},
+		{desc: "articles, uppercase country", method: "GET", path: "/api/v1/articles?country=DE", want: 400},
+		{desc: "articles, three-letter country", method: "GET", path: "/api/v1/articles?country=deu", want: 400},
+		{desc: "articles, forged cursor", method: "GET", path: "/api/v1/articles?cursor=not-a-cursor", want: 400},
+		{desc: "articles, parameter given twice", method: "GET", path: "/api/v1/articles?limit=2&limit=3", want: 400},
+		{desc: "article", method: "GET", path: "/api/v1/articles/" + first.Slug, want: 200},
+		{desc: "article, unknown slug", method: "GET", path: "/api/v1/articles/no-such-article", want: 404},
+		{desc: "article, malformed slug", method: "GET", path: "/api/v1/articles/Not_A_Slug", want: 404},
+		{desc: "article, retracted", method: "GET", path: "/api/v1/articles/" + retracted.Slug, want: 410},
+		{desc: "feed catalog", method: "GET", path: "/api/v1/feeds", want: 200},
+		{desc: "countries", method: "GET", path: "/api/v1/countries", want: 200},
+		{desc: "country", method: "GET", path: "/api/v1/countries/de", want: 200},
+		{desc: "country, uppercase code (D7)", method: "GET", path: "/api/v1/countries/DE", want: 200},
+		{desc: "country, unknown code", method: "GET", path: "/api/v1/countries/zz", want: 404},
+		{desc: "country, three letters", method: "GET", path: "/api/v1/countries/deu", want: 400},
+		{desc: "country, one letter", method: "GET", path: "/api/v1/countries/d", want: 400},
+		{desc: "country, digits", method: "GET", path: "/api/v1/countries/12", want: 400},
+		{desc: "specs", method: "GET", path: "/api/v1/specs", want: 200},
+		{desc: "spec with every field", method: "GET", path: "/api/v1/specs/peppol-bis-billing-3", want: 200},
+		{desc: "spec with null version and date", method: "GET", path: "/api/v1/specs/en-16931", want: 200},
+		{desc: "spec, unknown slug", method: "GET", path: "/api/v1/specs/no-such-spec", want: 404},
+		{desc: "sources", method: "GET", path: "/api/v1/sources", want: 200},
+		{desc: "webhook catalog", method: "GET", path: "/api/v1/webhooks", want: 200},
+		{desc: "subscribe without a token", method: "POST", path: "/api/v1/webhooks",
+			header: http.Header{"Content-Type": {"application/json"}}, body: `{"url":"https://hooks.example.com/h","events":["article.published"]}`, want: 401},
+		{desc: "subscribe with an unknown token", method: "POST", path: "/api/v1/webhooks",
+			header: http.Header{"Content-Type": {"application/json"}, "Authorization": {"Bearer not-a-token"}}, body: `{"url":"https://hooks.example.com/h","events":["article.published"]}`, want: 401},
+		{desc: "write method on a read path without a token (D17)", method: "PUT", path: "/api/v1/articles", want: 401},
+		{desc: "DELETE on an article without a token (D17)", method: "DELETE", path: "/api/v1/articles/" + first.Slug, want: 401},
+		{desc: "unknown API path", method: "GET", path: "/api/v1/nothing-here", want: 404},
+		{desc: "unknown site path", method: "GET", path: "/nothing/here", want: 404},
+		{desc: "write method on a site path", method: "POST", path: "/openapi.json", want: 405},
+		{desc: "OpenAPI document", method: "GET", path: "/openapi.json", want: 200},
+		{desc: "markdown twin", method: "GET", path: firstPath + ".md", want: 200},
+		{desc: "markdown twin, wrong month", method: "GET", path: "/2020/01/" + first.Slug + ".md", want: 404},
+		{desc: "markdown twin, unknown slug", method: "GET", path: "/2026/11/no-such-article.md", want: 404},
+		{desc: "markdown twin, retracted", method: "GET", path: retracted.Path() + ".md", want: 410},
+		{desc: "preflight", method: "OPTIONS", path: "/api/v1/articles",
+			header: http.Header{"Origin": {"https://reader.example"}, "Access-Control-Request-Method": {"GET"}}, want: 204},
+		{desc: "HEAD of a read", method: "HEAD", path: "/api/v1/countries", want: 200},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			exchange(t, c, inst, tc.method, tc.path, tc.header, tc.body, tc.want)
+		})
+	}
+}
+
+// TestContractConditionalReads checks that every cacheable read answers 304
+// to its own ETag, and that the 304 conforms (D12).
+func TestContractConditionalReads(t *testing.T) {
+	inst := origintest.Start(t)
+	c := contract.New(t)
+	for _, path := range []string{
+		"/api/v1/", "/api/v1/articles?limit=2", "/api/v1/articles/" + contenttest.Article(0).Slug,
+		"/api/v1/feeds", "/api/v1/countries", "/api/v1/countries/de", "/api/v1/specs",
+		"/api/v1/specs/peppol-bis-billing-3", "/api/v1/sources", "/api/v1/webhooks",
+		"/openapi.json", contenttest.Article(0).Path() + ".md",
+	} {
+		t.Run(path, func(t *testing.T) {
+			resp, _ := exchange(t, c, inst, "GET", path, nil, "", 200)
+			etag := resp.Header.Get("ETag")
+			if etag == "" {
+				t.Fatal("no ETag")
+			}
+			exchange(t, c, inst, "GET", path, http.Header{"If-None-Match": {etag}}, "", 304)
+			exchange(t, c, inst, "GET", path, http.Header{"If-None-Match": {`"other", ` + etag}}, "", 304)
+			exchange(t, c, inst, "GET", path, http.Header{"If-None-Match": {`"stale"`}}, "", 200)
+		})
+	}
+}
+
+// TestContractPagination follows next links to the end: every page
+// conforms, and the last one has next null (D3).
+func TestContractPagination(t *testing.T) {
+	inst := origintest.Start(t)
+	c := contract.New(t)
+	next := inst.BaseURL + "/articles?limit=7"
+	seen := map[string]bool{}
+	for pages := 0; next != ""; pages++ {
+		if pages > origintest.Articles {
+			t.Fatal("pagination does not end")
+		}
+		_, body := exchange(t, c, inst, "GET", next, nil, "", 200)
+		var page struct {
+			Count int     `json:"count"`
+			Next  *string `json:"next"`
+			Items []struct {
+				Slug string `json:"slug"`
+			} `json:"items"`
+		}
+		if err := json.Unmarshal(body, &page); err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range page.Items {
+			if seen[it.Slug] {
+				t.Errorf("%s appears on two pages", it.Slug)
+			}
+			seen[it.Slug] = true
+		}
+		next = ""
+		if page.Next != nil {
+			next = *page.Next
+		}
+	}
+	// One article is retracted and must not be listed.
+	if want := origintest.Articles - 1; len(seen) != want {
+		t.Errorf("paging saw %d articles, want %d", len(seen), want)
+	}
+	if seen[origintest.RetractedSlug] {
+		t.Error("the retracted article is listed")
+	}
+}

@@ -1,0 +1,115 @@
+// Package origintest starts a real origin for tests: a real redis-server on a
+// free port (internal/redistest), a synthetic corpus published through the
+// real publisher, and the origin's handler on a real HTTP listener. Contract
+// tests (origin/openapi_contract_test.go) and the generated-client check
+// (origin/openapi/generator_test.go) use it.
+package origintest
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/invoicewire/invoicewire/internal/content"
+	"github.com/invoicewire/invoicewire/internal/content/contenttest"
+	"github.com/invoicewire/invoicewire/internal/redistest"
+	"github.com/invoicewire/invoicewire/internal/store"
+	"github.com/invoicewire/invoicewire/origin"
+)
+
+// Articles is the size of the corpus Start publishes: more than one page of
+// the default limit, so pagination has a next page.
+const Articles = 30
+
+// RetractedSlug names the article Start retracts, so 410 can be exercised.
+var RetractedSlug = contenttest.Article(3).Slug
+
+// Instance is one running origin.
+type Instance struct {
+	// SiteRoot is {site_root}, the listener's own address.
+	SiteRoot string
+	// BaseURL is {base_url}, SiteRoot + "/api/v1".
+	BaseURL string
+	Store   *store.Store
+	// Publisher writes to the same Redis, for tests that change content.
+	Publisher *store.Publisher
+	// Corpus is what was published (before any retraction).
+	Corpus *content.Corpus
+	// Server is the HTTP test server; use Server.Client().
+	Server *httptest.Server
+	// Origin is the handler behind Server, for benchmarks that call it
+	// without the network.
+	Origin *origin.Server
+	// Redis is the redis-server behind Store, for tests that stop or
+	// restart it.
+	Redis *redistest.Server
+}
+
+// Start brings up an origin with the synthetic corpus of contenttest
+// (Articles articles) and RetractedSlug retracted. Everything stops when the
+// test ends.
+func Start(t testing.TB) *Instance {
+	t.Helper()
+	inst := New(t, Articles)
+	if _, err := inst.Publisher.Retract(context.Background(), RetractedSlug, "The synthetic source did not support the headline."); err != nil {
+		t.Fatalf("origintest: retracting %s: %v", RetractedSlug, err)
+	}
+	return inst
+}
+
+// New brings up an origin over a new Redis holding n synthetic articles.
+func New(t testing.TB, n int) *Instance {
+	t.Helper()
+	rs := redistest.Start(t)
+	st := store.New(rs.Client())
+	ts := httptest.NewUnstartedServer(nil)
+	siteRoot := "http://" + ts.Listener.Addr().String()
+	now := contenttest.Base.Add(24 * time.Hour)
+	pub := &store.Publisher{Store: st, SiteRoot: siteRoot, Now: func() time.Time { return now }}
+	corpus := contenttest.Corpus(n)
+	if err := pub.SyncCorpus(context.Background(), corpus, nil); err != nil {
+		t.Fatalf("origintest: publishing the corpus: %v", err)
+	}
+	inst := &Instance{SiteRoot: siteRoot, BaseURL: siteRoot + "/api/v1", Store: st, Publisher: pub, Corpus: corpus, Redis: rs}
+	inst.Origin = serve(t, ts, st, siteRoot)
+	inst.Server = ts
+	return inst
+}
+
+// Another starts a second origin, with its own response cache, over the same
+// Redis, as a second origin process would be.
+func (inst *Instance) Another(t testing.TB) *httptest.Server {
+	t.Helper()
+	ts := httptest.NewUnstartedServer(nil)
+	serve(t, ts, store.New(inst.Redis.Client()), inst.SiteRoot)
+	return ts
+}
+
+// serve starts ts with an origin over st once the origin follows
+// invalidations.
+func serve(t testing.TB, ts *httptest.Server, st *store.Store, siteRoot string) *origin.Server {
+	t.Helper()
+	srv, err := origin.New(origin.Config{SiteRoot: siteRoot, CacheBytes: 16 << 20, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}, st)
+	if err != nil {
+		t.Fatalf("origintest: creating the origin: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan struct{})
+	go srv.Follow(ctx, ready)
+	select {
+	case <-ready:
+	case <-time.After(10 * time.Second):
+		t.Fatal("origintest: the origin did not subscribe to invalidations")
+	}
+	ts.Config.Handler = srv
+	ts.Start()
+	t.Cleanup(func() {
+		ts.Close()
+		cancel()
+		srv.Close()
+	})
+	return srv
+}

@@ -1,0 +1,87 @@
+package respond
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+
+	"github.com/invoicewire/invoicewire/internal/apierror"
+)
+
+// MaxBody is the default bound on request bodies (DESIGN D20: 64 KiB).
+const MaxBody = 64 << 10
+
+// ReadBody reads a request body of at most max bytes, answering 413
+// payload_too_large beyond it.
+func ReadBody(r *http.Request, max int64) ([]byte, error) {
+	if r.ContentLength > max {
+		return nil, tooLarge(max)
+	}
+	b, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, max))
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return nil, tooLarge(max)
+	}
+	if err != nil {
+		return nil, apierror.BadRequest("The request body could not be read.", "Send the whole body with a correct Content-Length.")
+	}
+	return b, nil
+}
+
+func tooLarge(max int64) error {
+	return apierror.New(http.StatusRequestEntityTooLarge, "The request body is larger than "+strconv.FormatInt(max, 10)+" bytes.", "Send a smaller body.")
+}
+
+// MediaType returns the request's media type without parameters, lowercase,
+// or "" when Content-Type is absent or malformed.
+func MediaType(r *http.Request) string {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil {
+		return ""
+	}
+	return mt
+}
+
+// DecodeJSON reads a JSON object body into v: 415 unsupported_media_type when
+// the Content-Type is not application/json (or +json), 413 over max bytes,
+// 400 bad_request for malformed JSON, a value of the wrong type or trailing
+// data. Unknown fields are ignored, as unknown query parameters are (D4). The raw body is returned for fingerprints and
+// signatures.
+func DecodeJSON(r *http.Request, max int64, v any) ([]byte, error) {
+	if mt := MediaType(r); mt != "application/json" && !(len(mt) > 5 && mt[len(mt)-5:] == "+json") {
+		return nil, apierror.New(http.StatusUnsupportedMediaType, "The request body must be JSON.", "Send Content-Type: application/json.")
+	}
+	body, err := ReadBody(r, max)
+	if err != nil {
+		return nil, err
+	}
+	if err := StrictUnmarshal(body, v); err != nil {
+		return nil, err
+	}
+	return body, nil
+}
+
+// StrictUnmarshal decodes exactly one JSON value into v, with a 400 that says
+// what was wrong.
+func StrictUnmarshal(body []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(v); err != nil {
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &te) && te.Field != "":
+			return apierror.BadRequest("Field "+te.Field+" must be of type "+te.Type.String()+".", "Check the request schema in /openapi.json.")
+		case errors.Is(err, io.EOF):
+			return apierror.BadRequest("The request body is empty.", "Send a JSON object.")
+		default:
+			return apierror.BadRequest("The request body is not valid JSON for this endpoint: "+err.Error()+".", "Check the request schema in /openapi.json.")
+		}
+	}
+	if dec.More() {
+		return apierror.BadRequest("The request body has data after the JSON value.", "Send exactly one JSON object.")
+	}
+	return nil
+}
