@@ -151,3 +151,30 @@ func TestAPIErrorPassesThrough(t *testing.T) {
 		t.Fatal("unreachable")
 	}
 }
+
+// TestOriginHeaderLimitBecomesJSON checks the Caddyfile recipe for the
+// origin's own plain-text 431 (net/http answers it before any handler).
+func TestOriginHeaderLimitBecomesJSON(t *testing.T) {
+	up := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) }))
+	up.Config.MaxHeaderBytes = 1024
+	up.Start()
+	defer up.Close()
+	edge := edgetest.Start(t, fmt.Sprintf(`
+	reverse_proxy %s {
+		@headersTooLarge status 431
+		handle_response @headersTooLarge {
+			error 431
+		}
+	}
+	handle_errors {
+		json_errors
+	}`, strings.TrimPrefix(up.URL, "http://")))
+	resp, body := edge.Do(t, "GET", "/", "", "X-Big: "+strings.Repeat("b", 20000))
+	var eb errorBody
+	if resp.StatusCode != 431 || json.Unmarshal([]byte(body), &eb) != nil || eb.Error.Code != "bad_request" {
+		t.Errorf("status %d body %q; want 431 with a JSON bad_request", resp.StatusCode, body)
+	}
+	if resp, _ := edge.Do(t, "GET", "/", ""); resp.StatusCode != 200 {
+		t.Errorf("small request: %d", resp.StatusCode)
+	}
+}
