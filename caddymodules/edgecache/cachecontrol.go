@@ -16,6 +16,7 @@ type cacheControl struct {
 	maxStale, minFresh                                  time.Duration
 	noStore, noCache, private, public                   bool
 	mustRevalidate, proxyRevalidate, onlyIfCached       bool
+	mustUnderstand                                      bool
 	// maxStaleAny is max-stale without a value: any staleness will do.
 	maxStaleAny bool
 }
@@ -85,6 +86,8 @@ func parseCacheControl(values []string) cacheControl {
 				cc.proxyRevalidate = true
 			case "only-if-cached":
 				cc.onlyIfCached = true
+			case "must-understand":
+				cc.mustUnderstand = true
 			}
 		}
 	}

@@ -54,7 +54,9 @@ func TestFreshness(t *testing.T) {
 		{desc: "Expires minus Date", header: http.Header{"Date": {now.Add(-time.Minute).Format(http.TimeFormat)}, "Expires": {now.Add(time.Hour).Format(http.TimeFormat)}}, lifetime: time.Hour + time.Minute, age: time.Minute},
 		{desc: "invalid Expires is in the past", header: http.Header{"Expires": {"0"}}, lifetime: 0},
 		{desc: "upstream Age counts", header: http.Header{"Cache-Control": {"max-age=100"}, "Age": {"30"}}, lifetime: 100 * time.Second, age: 30 * time.Second},
-		{desc: "bad Age ignored", header: http.Header{"Cache-Control": {"max-age=100"}, "Age": {"-3"}}, lifetime: 100 * time.Second},
+		{desc: "bad Age is stale", header: http.Header{"Cache-Control": {"max-age=100"}, "Age": {"-3"}}, lifetime: 100 * time.Second, age: maxDelta * time.Second},
+		{desc: "Age list is stale", header: http.Header{"Cache-Control": {"max-age=100"}, "Age": {"0, 0"}}, lifetime: 100 * time.Second, age: maxDelta * time.Second},
+		{desc: "two Age lines are stale", header: http.Header{"Cache-Control": {"max-age=100"}, "Age": {"0", "7200"}}, lifetime: 100 * time.Second, age: maxDelta * time.Second},
 	}
 	for _, test := range testCases {
 		t.Run(test.desc, func(t *testing.T) {
@@ -78,4 +80,12 @@ func FuzzCacheControl(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestTargeted(t *testing.T) {
+	got := targeted([]string{"max-age=10;invoicewire, no-store;othercdn", "stale-if-error=5"}, "Invoicewire")
+	cc := parseCacheControl(got)
+	if cc.maxAge != 10*time.Second || cc.noStore || cc.staleIfError != 5*time.Second {
+		t.Errorf("targeted = %q → %+v", got, cc)
+	}
 }

@@ -110,10 +110,11 @@ type Handler struct {
 	// RefreshTimeout bounds a background refresh. Default 30s.
 	RefreshTimeout caddy.Duration `json:"refresh_timeout,omitempty"`
 
-	shared  *shared
-	poolKey string
-	logger  *zap.Logger
-	now     func() time.Time
+	shared     *shared
+	poolKey    string
+	capability string
+	logger     *zap.Logger
+	now        func() time.Time
 }
 
 // CaddyModule returns the Caddy module information.
@@ -131,6 +132,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if h.Name == "" {
 		h.Name = "Invoicewire"
 	}
+	h.capability = strings.ToLower(h.Name) + `="Surrogate/1.0"`
 	if h.MaxBytes == 0 {
 		h.MaxBytes = 256 << 20
 	}
@@ -258,22 +260,53 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	return h.fetch(w, r, next, string(key), string(key[:primaryLen]), nil, fwd, reqCC)
 }
 
-// bypass passes r through without touching the cache.
+// bypass passes r through without using the cache. A successful unsafe
+// request invalidates what the cache holds for its target and for the
+// Location and Content-Location it names (RFC 9111 §4.4).
 func (h *Handler) bypass(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, fwd string) error {
 	requests.WithLabelValues("bypass").Inc()
 	w.Header()["Cache-Status"] = []string{h.Name + "; fwd=" + fwd}
-	return next.ServeHTTP(&stripWriter{ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: w}}, r)
+	sw := &stripWriter{ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: w}}
+	err := next.ServeHTTP(sw, r)
+	if err == nil && !safeMethod(r.Method) && sw.status >= 200 && sw.status < 400 {
+		tags := []string{uriTag(r.Host, requestURI(r))}
+		for _, f := range []string{"Location", "Content-Location"} {
+			if u, uerr := r.URL.Parse(w.Header().Get(f)); uerr == nil && w.Header().Get(f) != "" && (u.Host == "" || u.Host == r.Host) {
+				tags = append(tags, uriTag(r.Host, u.RequestURI()))
+			}
+		}
+		h.shared.drop(tags)
+		purges.WithLabelValues("unsafe_method").Inc()
+	}
+	return err
+}
+
+// safeMethod reports whether m is safe (RFC 9110 §9.2.1); any other method,
+// unknown ones included, may change the target.
+func safeMethod(m string) bool {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:
+		return true
+	}
+	return false
+}
+
+// uriTag is the index tag of a request target.
+func uriTag(host, uri string) string { return "\x00uri " + host + " " + uri }
+
+// requestURI is r's target as the client sent it (after rewrites).
+func requestURI(r *http.Request) string {
+	if r.RequestURI != "" && r.RequestURI[0] == '/' {
+		return r.RequestURI
+	}
+	return r.URL.RequestURI()
 }
 
 // primaryKey is "host uri ae": GET and HEAD share entries.
 func (h *Handler) primaryKey(b []byte, r *http.Request, ae string) []byte {
 	b = append(b, r.Host...)
 	b = append(b, ' ')
-	uri := r.RequestURI
-	if uri == "" || uri[0] != '/' {
-		uri = r.URL.RequestURI()
-	}
-	b = append(b, uri...)
+	b = append(b, requestURI(r)...)
 	b = append(b, ' ')
 	b = append(b, ae...)
 	return b
@@ -427,6 +460,7 @@ func (h *Handler) fetch(w http.ResponseWriter, r *http.Request, next caddyhttp.H
 	if rec.storableResponse && !rec.overflow {
 		e := h.newEntry(key, rec.status, rec.header, bytes.Clone(rec.buf.Bytes()), reqTime, now)
 		if e != nil {
+			e.uriTag = uriTag(r.Host, requestURI(r))
 			stored := h.storeWithVary(e, primary, gen, r)
 			missCounter.Inc()
 			fs := 0
@@ -486,6 +520,9 @@ func (h *Handler) forwardRequest(r *http.Request, ctx context.Context, stale *en
 	for _, k := range []string{"If-None-Match", "If-Modified-Since", "If-Match", "If-Unmodified-Since", "If-Range", "Range"} {
 		delete(fr.Header, k)
 	}
+	// Announce this cache to the origin (Edge Architecture 1.0), so that
+	// Surrogate-Control can target it.
+	fr.Header.Add("Surrogate-Capability", h.capability)
 	if stale != nil && stale.status == http.StatusOK {
 		if stale.etag != "" {
 			fr.Header["If-None-Match"] = []string{stale.etag}
@@ -494,6 +531,46 @@ func (h *Handler) forwardRequest(r *http.Request, ctx context.Context, stale *en
 		}
 	}
 	return fr
+}
+
+// responseCC is the response's caching policy for this cache: its
+// Surrogate-Control, when present, instead of Cache-Control (a directive
+// aimed at surrogates, as in the Edge Architecture specification and RFC
+// 9213's targeted fields), else Cache-Control.
+func (h *Handler) responseCC(hdr http.Header) cacheControl {
+	if sc := hdr["Surrogate-Control"]; sc != nil {
+		return parseCacheControl(targeted(sc, h.Name))
+	}
+	return parseCacheControl(hdr["Cache-Control"])
+}
+
+// targeted keeps the Surrogate-Control directives meant for every
+// surrogate or for target (`max-age=60;invoicewire`), without the target.
+func targeted(values []string, target string) []string {
+	var out []string
+	for _, v := range values {
+		for v != "" {
+			var d string
+			d, v = nextDirective(v)
+			d = strings.TrimSpace(d)
+			body, t, hasTarget := strings.Cut(d, ";")
+			if hasTarget && !strings.EqualFold(strings.TrimSpace(t), target) {
+				continue
+			}
+			out = append(out, strings.TrimSpace(body))
+		}
+	}
+	return []string{strings.Join(out, ",")}
+}
+
+// understood are the status codes whose caching rules the cache knows
+// (RFC 9111 §5.2.2.3, must-understand).
+func understood(status int) bool {
+	switch status {
+	case 200, 203, 204, 300, 301, 302, 303, 307, 308, 404, 405, 410, 414, 501:
+		return true
+	}
+	return false
 }
 
 // storable decides, when the response header arrives, whether the cache
@@ -515,7 +592,14 @@ func (h *Handler) storable(status int, hdr http.Header, reqCC cacheControl) bool
 	if _, star := varyFields(hdr); star {
 		return false
 	}
-	cc := parseCacheControl(hdr["Cache-Control"])
+	cc := h.responseCC(hdr)
+	if cc.mustUnderstand {
+		// Store only what is understood, and then despite no-store.
+		if !understood(status) {
+			return false
+		}
+		cc.noStore = false
+	}
 	if cc.noStore || cc.private || cc.noCache {
 		return false
 	}
@@ -525,7 +609,7 @@ func (h *Handler) storable(status int, hdr http.Header, reqCC cacheControl) bool
 // newEntry builds the entry for a stored response, or nil when it turns out
 // not to be storable.
 func (h *Handler) newEntry(key string, status int, hdr http.Header, body []byte, reqTime, respTime time.Time) *entry {
-	cc := parseCacheControl(hdr["Cache-Control"])
+	cc := h.responseCC(hdr)
 	e := &entry{
 		key:            key,
 		status:         status,
@@ -567,29 +651,27 @@ func (h *Handler) revalidated(stale *entry, notModified http.Header, reqTime, re
 	for k, v := range stale.header {
 		hdr[k] = v
 	}
-	_, encoded := stale.header["Content-Encoding"]
 	for k, v := range notModified {
 		switch k {
-		case "Content-Length", "Content-Encoding", "Content-Type", "Content-Range", "Transfer-Encoding":
+		// Fields that describe the stored body itself are kept (RFC 9111
+		// §3.2 and the cache-tests header list): its length, range,
+		// digest, coding and validator. (The encode handler also suffixes
+		// the ETag of encoded bodies, "-zstd", but not of bodiless 304s.)
+		case "Content-Length", "Content-Encoding", "Content-Range", "Content-Md5", "Etag", "Transfer-Encoding":
 			continue
-		case "Etag":
-			// The encode handler suffixes the ETag of encoded bodies
-			// ("-zstd") but not of bodiless 304s: keep the stored one.
-			if encoded {
-				continue
-			}
 		}
 		hdr[k] = v
 	}
-	if hdr["Surrogate-Key"] == nil && len(stale.tags) > 0 {
-		hdr["Surrogate-Key"] = []string{strings.Join(stale.tags, " ")}
-	}
-	cc := parseCacheControl(hdr["Cache-Control"])
+	cc := h.responseCC(hdr)
 	if cc.noStore || cc.private || cc.noCache {
 		return nil
 	}
 	e := h.newEntry(stale.key, stale.status, hdr, stale.body, reqTime, respTime)
 	e.vary = stale.vary
+	e.uriTag = stale.uriTag
+	if notModified["Surrogate-Key"] == nil {
+		e.tags = stale.tags
+	}
 	return e
 }
 
@@ -617,9 +699,14 @@ func freshness(cc cacheControl, hdr http.Header, reqTime, respTime time.Time) (l
 		}
 	}
 	var ageValue time.Duration
-	if a := hdr.Get("Age"); a != "" {
-		if d := delta(strings.TrimSpace(a), -1); d >= 0 {
+	if ages := hdr["Age"]; len(ages) > 0 {
+		// One delta-seconds value (RFC 9111 §5.1). Anything else — a list,
+		// a sign, a fraction, a parameter — cannot be trusted to say the
+		// response is young, so it is taken as stale.
+		if d := delta(strings.TrimSpace(ages[0]), -1); len(ages) == 1 && d >= 0 {
 			ageValue = d
+		} else {
+			ageValue = maxDelta * time.Second
 		}
 	}
 	apparent := time.Duration(0)
@@ -681,6 +768,7 @@ func (h *Handler) refresh(r *http.Request, next caddyhttp.Handler, key string, e
 		case rec.storableResponse && !rec.overflow:
 			if ne := h.newEntry(key, rec.status, rec.header, bytes.Clone(rec.buf.Bytes()), reqTime, now); ne != nil {
 				ne.vary = e.vary
+				ne.uriTag = e.uriTag
 				h.shared.put(ne, gen)
 			}
 			refreshes.WithLabelValues("stored").Inc()
@@ -744,6 +832,7 @@ func (rc *recorder) passThrough() {
 	hdr := rc.client.Header()
 	copyHeader(hdr, rc.header)
 	delete(hdr, "Surrogate-Key")
+	delete(hdr, "Surrogate-Control")
 	if rc.statusFor != nil {
 		hdr["Cache-Status"] = rc.statusFor(false)
 	}
@@ -798,6 +887,7 @@ func (rc *recorder) flushBuffered(cacheStatus string) {
 	hdr := rc.client.Header()
 	copyHeader(hdr, rc.header)
 	delete(hdr, "Surrogate-Key")
+	delete(hdr, "Surrogate-Control")
 	hdr["Cache-Status"] = []string{cacheStatus}
 	status := rc.status
 	if status == 0 {
@@ -817,20 +907,30 @@ func copyHeader(dst, src http.Header) {
 }
 
 // stripWriter removes Surrogate-Key from responses that bypass the cache.
+// It records the final status for invalidation.
 type stripWriter struct {
 	*caddyhttp.ResponseWriterWrapper
-	once sync.Once
+	once   sync.Once
+	status int
 }
 
 func (sw *stripWriter) WriteHeader(status int) {
 	if status >= 200 {
-		sw.once.Do(func() { delete(sw.Header(), "Surrogate-Key") })
+		sw.once.Do(func() {
+			sw.status = status
+			delete(sw.Header(), "Surrogate-Key")
+			delete(sw.Header(), "Surrogate-Control")
+		})
 	}
 	sw.ResponseWriterWrapper.WriteHeader(status)
 }
 
 func (sw *stripWriter) Write(b []byte) (int, error) {
-	sw.once.Do(func() { delete(sw.Header(), "Surrogate-Key") })
+	sw.once.Do(func() {
+		sw.status = http.StatusOK
+		delete(sw.Header(), "Surrogate-Key")
+		delete(sw.Header(), "Surrogate-Control")
+	})
 	return sw.ResponseWriterWrapper.Write(b)
 }
 

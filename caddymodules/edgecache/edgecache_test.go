@@ -526,3 +526,43 @@ func TestEventStreamPassesThrough(t *testing.T) {
 		t.Errorf("stream: %d %q", resp.StatusCode, body)
 	}
 }
+
+func TestUnsafeMethodInvalidates(t *testing.T) {
+	edge, o := startEdge(t, "")
+	p := unique("/api/v1/webhooks/subscriptions")
+	o.handle(p, func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			w.Header().Set("Location", p+"/sub_1")
+			w.WriteHeader(201)
+			return
+		}
+		static("list", `"l"`, readCC, "")(w, r)
+	})
+	o.handle(p+"/sub_1", static("one", `"1"`, readCC, ""))
+	for _, u := range []string{p, p + "/sub_1"} {
+		edge.Do(t, "GET", u, "")
+		edge.Do(t, "GET", u, "", "Accept-Encoding: gzip")
+	}
+	edge.Do(t, "POST", p, "")
+	for _, u := range []string{p, p + "/sub_1"} {
+		resp, _ := edge.Do(t, "GET", u, "", "Accept-Encoding: gzip")
+		if !strings.Contains(resp.Header.Get("Cache-Status"), "fwd=uri-miss") {
+			t.Errorf("%s after POST: Cache-Status %q; want a miss", u, resp.Header.Get("Cache-Status"))
+		}
+	}
+}
+
+func TestSurrogateControl(t *testing.T) {
+	edge, o := startEdge(t, "")
+	p := unique("/sc")
+	o.handle(p, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-store")
+		w.Header().Set("Surrogate-Control", "max-age=60")
+		w.Write([]byte("edge only"))
+	})
+	edge.Do(t, "GET", p, "")
+	resp, _ := edge.Do(t, "GET", p, "")
+	if !strings.Contains(resp.Header.Get("Cache-Status"), "hit") || resp.Header.Get("Surrogate-Control") != "" || resp.Header.Get("Cache-Control") != "no-store" {
+		t.Errorf("Cache-Status %q Surrogate-Control %q Cache-Control %q", resp.Header.Get("Cache-Status"), resp.Header.Get("Surrogate-Control"), resp.Header.Get("Cache-Control"))
+	}
+}

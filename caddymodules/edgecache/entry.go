@@ -24,7 +24,10 @@ type entry struct {
 	etag      string
 	lastMod   time.Time
 	tags      []string
-	cost      int64
+	// uriTag names the request target the entry answers, so that an
+	// unsafe request to it invalidates every variant (RFC 9111 §4.4).
+	uriTag string
+	cost   int64
 
 	// vary lists the request fields, other than Accept-Encoding (always in
 	// the key), that select this response. On a marker entry it tells how
@@ -125,12 +128,14 @@ func etagMatch(values []string, etag string) bool {
 
 // dropOnStore are response fields never replayed from the cache: hop-by-hop
 // fields (RFC 9110 §7.6.1), what the cache computes itself (Age, Date),
-// what it strips (Surrogate-Key, DESIGN D12) and per-request fields.
+// what it strips (Surrogate-Key, DESIGN D12; Surrogate-Control, which
+// targets this cache only) and per-request fields. Date is kept: it is the
+// origin's, and Age says how old it is (RFC 9110 §6.6.1).
 var dropOnStore = map[string]bool{
 	"Connection": true, "Keep-Alive": true, "Proxy-Connection": true, "Te": true,
 	"Trailer": true, "Transfer-Encoding": true, "Upgrade": true,
 	"Proxy-Authenticate": true, "Proxy-Authorization": true,
-	"Age": true, "Date": true, "Surrogate-Key": true, "Surrogate-Control": true,
+	"Age": true, "Surrogate-Key": true, "Surrogate-Control": true,
 	"Set-Cookie": true, "X-Request-Id": true, "Cache-Status": true,
 }
 

@@ -119,7 +119,11 @@ func (s *shared) put(e *entry, gen uint64) bool {
 		return false
 	}
 	s.mu.Lock()
-	for _, t := range e.tags {
+	tags := e.tags
+	if e.uriTag != "" {
+		tags = append(tags[:len(tags):len(tags)], e.uriTag)
+	}
+	for _, t := range tags {
 		keys := s.tags[t]
 		if keys == nil {
 			keys = make(map[string]struct{})
@@ -166,6 +170,15 @@ func (s *shared) compact() {
 // purge drops every entry tagged with one of keys.
 func (s *shared) purge(tags []string) int {
 	s.gen.Add(1)
+	n := s.drop(tags)
+	purges.WithLabelValues("keys").Inc()
+	return n
+}
+
+// drop removes the entries tagged with one of tags. Unlike purge it does
+// not stop fetches in flight from storing: unsafe requests are frequent and
+// unrelated to most of them, and RFC 9111 §4.4 asks for no more.
+func (s *shared) drop(tags []string) int {
 	var doomed []string
 	s.mu.Lock()
 	for _, t := range tags {
@@ -182,7 +195,6 @@ func (s *shared) purge(tags []string) int {
 		s.cache.Del([]byte(k))
 	}
 	s.cache.Wait()
-	purges.WithLabelValues("keys").Inc()
 	return len(doomed)
 }
 
