@@ -443,6 +443,10 @@ func (h *Handler) fetch(w http.ResponseWriter, r *http.Request, next caddyhttp.H
 		missCounter.Inc()
 		return nil
 	}
+	// The origin echoes the request id it was given; keep it on the answer.
+	if id := rec.header["X-Request-Id"]; id != nil {
+		w.Header()["X-Request-Id"] = id
+	}
 
 	if rec.status == http.StatusNotModified && stale != nil {
 		// Our validator matched: the stored body is current (RFC 9111
