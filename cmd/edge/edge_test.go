@@ -116,10 +116,19 @@ func TestEndToEnd(t *testing.T) {
 		if !strings.HasPrefix(resp2.Header.Get("Cache-Status"), "Invoicewire; hit") {
 			t.Errorf("second read Cache-Status %q", resp2.Header.Get("Cache-Status"))
 		}
-		for _, h := range []string{"RateLimit", "RateLimit-Policy", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "Age", "ETag", "X-Request-Id", "Access-Control-Allow-Origin"} {
+		if resp.Header.Get("X-Request-Id") == "" {
+			t.Errorf("the miss lacks the X-Request-Id the origin was given")
+		}
+		for _, h := range []string{"RateLimit", "RateLimit-Policy", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "Age", "ETag", "Access-Control-Allow-Origin"} {
 			if resp2.Header.Get(h) == "" {
 				t.Errorf("hit lacks %s", h)
 			}
+		}
+		// A hit names no new request id (nothing reached the origin) but
+		// echoes the client's.
+		resp3, _ := do(t, "GET", edge+"/api/v1/articles", "Accept-Encoding: gzip", "X-Request-Id: client-42")
+		if resp3.Header.Get("X-Request-Id") != "client-42" {
+			t.Errorf("hit X-Request-Id %q; want the client's", resp3.Header.Get("X-Request-Id"))
 		}
 		if resp2.Header.Get("Surrogate-Key") != "" {
 			t.Errorf("Surrogate-Key leaked")
