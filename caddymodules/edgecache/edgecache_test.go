@@ -566,3 +566,26 @@ func TestSurrogateControl(t *testing.T) {
 		t.Errorf("Cache-Status %q Surrogate-Control %q Cache-Control %q", resp.Header.Get("Cache-Status"), resp.Header.Get("Surrogate-Control"), resp.Header.Get("Cache-Control"))
 	}
 }
+
+func TestEntriesSurviveReload(t *testing.T) {
+	o := newFakeOrigin()
+	up := httptest.NewServer(o)
+	defer up.Close()
+	p := unique("/api/v1/countries")
+	o.handle(p, static("kept", `"k"`, readCC, "countries"))
+	cfg := func(extra string) string {
+		return fmt.Sprintf(`
+	edge_cache {
+		name ReloadTest
+	}
+	header X-Config %s
+	reverse_proxy %s`, extra, strings.TrimPrefix(up.URL, "http://"))
+	}
+	edge := edgetest.Start(t, cfg("one"))
+	edge.Do(t, "GET", p, "")
+	edge = edgetest.Start(t, cfg("two")) // a reload: the old config is cleaned up
+	resp, body := edge.Do(t, "GET", p, "")
+	if resp.Header.Get("X-Config") != "two" || body != "kept" || !strings.Contains(resp.Header.Get("Cache-Status"), "hit") || o.count(p) != 1 {
+		t.Errorf("after reload: X-Config %q body %q Cache-Status %q origin %d; want the stored entry", resp.Header.Get("X-Config"), body, resp.Header.Get("Cache-Status"), o.count(p))
+	}
+}

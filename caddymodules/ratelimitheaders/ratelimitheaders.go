@@ -51,6 +51,14 @@ var (
 	}, []string{"result"})
 )
 
+// The label combinations, resolved once: the hot path only increments.
+var (
+	allowedIP    = decisions.WithLabelValues("allowed", "ip")
+	allowedToken = decisions.WithLabelValues("allowed", "token")
+	limitedIP    = decisions.WithLabelValues("limited", "ip")
+	limitedToken = decisions.WithLabelValues("limited", "token")
+)
+
 var limiters = caddy.NewUsagePool()
 
 // Handler counts requests and writes the rate-limit fields on every response.
@@ -227,7 +235,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	hdr["Ratelimit-Reset"] = vals[2:3:3]
 
 	if !d.allowed {
-		decisions.WithLabelValues("limited", kind).Inc()
+		if kind == "token" {
+			limitedToken.Inc()
+		} else {
+			limitedIP.Inc()
+		}
 		e := apierror.New(http.StatusTooManyRequests,
 			"Rate limit exceeded: "+h.limitValue[0]+" requests per "+strconv.FormatInt(int64(time.Duration(h.Window)/time.Second), 10)+" seconds.",
 			"Wait for Retry-After seconds; the RateLimit headers tell how much budget is left.")
@@ -236,7 +248,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		e.Header = http.Header{"Retry-After": {vals[2]}}
 		return caddyhttp.Error(http.StatusTooManyRequests, e)
 	}
-	decisions.WithLabelValues("allowed", kind).Inc()
+	if kind == "token" {
+		allowedToken.Inc()
+	} else {
+		allowedIP.Inc()
+	}
 	return next.ServeHTTP(w, r)
 }
 
