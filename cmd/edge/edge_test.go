@@ -190,17 +190,20 @@ func TestEndToEnd(t *testing.T) {
 		if _, err := inst.Publisher.Retract(context.Background(), slug, "test retraction"); err != nil {
 			t.Fatal(err)
 		}
-		deadline := time.Now().Add(time.Second)
+		// The purge travels by pub/sub and takes milliseconds; the deadline
+		// is generous for a busy CI machine, and the time is logged.
+		start := time.Now()
 		for {
 			resp, body := do(t, "GET", url)
 			if resp.StatusCode == 410 && isJSONError(body, "gone") {
 				break
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("retracted article still served after 1 s: %d", resp.StatusCode)
+			if time.Since(start) > 5*time.Second {
+				t.Fatalf("retracted article still served after 5 s: %d", resp.StatusCode)
 			}
-			time.Sleep(10 * time.Millisecond)
+			time.Sleep(5 * time.Millisecond)
 		}
+		t.Logf("retraction visible at the edge after %s", time.Since(start).Round(time.Millisecond))
 	})
 
 	t.Run("oversized and garbage input", func(t *testing.T) {
