@@ -12,13 +12,14 @@
 #   (e) varnish Varnish in front of the same origin
 #
 # Prints requests/s, p50/p99 latency, peak RSS and each one's ratio to (a).
-# Environment: BENCH_DURATION (10s), BENCH_CONNECTIONS (32),
+# Environment: BENCH_DURATION (10s), BENCH_ROUNDS (3), BENCH_CONNECTIONS (32),
 # BENCH_SERVER_CPU (0), BENCH_LOAD_CPU (1).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
 EDGE_LOADTEST=$ROOT/loadtest/edge
 DURATION=${BENCH_DURATION:-10s}
+ROUNDS=${BENCH_ROUNDS:-3}
 CONNS=${BENCH_CONNECTIONS:-32}
 SCPU=${BENCH_SERVER_CPU:-0}
 LCPU=${BENCH_LOAD_CPU:-1}
@@ -109,19 +110,27 @@ done
 curl -fsS -D - -o /dev/null "http://127.0.0.1:$EDGE_PORT$PATH_Q" | grep -qi '^cache-status: Invoicewire; hit' ||
 	{ echo "bench-edge: the edge does not answer from its cache" >&2; exit 1; }
 
+# Rounds interleave the servers, so that a change in the machine's
+# background load hits all of them alike; each server's median round (by
+# requests/s) is reported.
 declare -A RPS P50 P99 RSS
+for round in $(seq 1 "$ROUNDS"); do
+	for i in "${!names[@]}"; do
+		out=$(taskset -c "$LCPU" wrk -t1 -c"$CONNS" -d"$DURATION" --latency "http://127.0.0.1:${ports[$i]}$PATH_Q")
+		non2xx=$(awk '/Non-2xx/ {print $NF}' <<<"$out")
+		[ -z "$non2xx" ] || { echo "bench-edge: ${names[$i]} answered $non2xx non-2xx responses" >&2; exit 1; }
+		echo "$(awk '/^Requests\/sec/ {print $2}' <<<"$out") $(awk '$1 == "50%" {print $2}' <<<"$out") $(awk '$1 == "99%" {print $2}' <<<"$out")" \
+			>>"$WORK/rounds-${names[$i]}"
+		echo "round $round ${names[$i]}: $(tail -1 "$WORK/rounds-${names[$i]}")" >&2
+	done
+done
 for i in "${!names[@]}"; do
-	out=$(taskset -c "$LCPU" wrk -t1 -c"$CONNS" -d"$DURATION" --latency "http://127.0.0.1:${ports[$i]}$PATH_Q")
-	RPS[${names[$i]}]=$(awk '/^Requests\/sec/ {print $2}' <<<"$out")
-	P50[${names[$i]}]=$(awk '$1 == "50%" {print $2}' <<<"$out")
-	P99[${names[$i]}]=$(awk '$1 == "99%" {print $2}' <<<"$out")
-	non2xx=$(awk '/Non-2xx/ {print $NF}' <<<"$out")
-	[ -z "$non2xx" ] || { echo "bench-edge: ${names[$i]} answered $non2xx non-2xx responses" >&2; exit 1; }
+	read -r RPS[${names[$i]}] P50[${names[$i]}] P99[${names[$i]}] < <(sort -n "$WORK/rounds-${names[$i]}" | awk -v n="$ROUNDS" 'NR == int((n + 1) / 2)')
 	RSS[${names[$i]}]=$(($(peak_rss_kb "${pids[$i]}") / 1024))
 done
 
 echo
-echo "bench-edge: GET $PATH_Q ($BYTES bytes), wrk -t1 -c$CONNS -d$DURATION, server on CPU $SCPU, wrk on CPU $LCPU"
+echo "bench-edge: GET $PATH_Q ($BYTES bytes), wrk -t1 -c$CONNS -d$DURATION, median of $ROUNDS interleaved rounds, server on CPU $SCPU, wrk on CPU $LCPU"
 echo
 printf '| %-14s | %10s | %9s | %9s | %13s | %10s |\n' server "req/s" p50 p99 "peak RSS MiB" "edge ÷ it"
 printf '|%s|%s|%s|%s|%s|%s|\n' "----------------" "------------" "-----------" "-----------" "---------------" "------------"
