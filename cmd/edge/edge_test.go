@@ -116,7 +116,7 @@ func TestEndToEnd(t *testing.T) {
 		if !strings.HasPrefix(resp2.Header.Get("Cache-Status"), "Invoicewire; hit") {
 			t.Errorf("second read Cache-Status %q", resp2.Header.Get("Cache-Status"))
 		}
-		if resp.Header.Get("X-Request-Id") == "" {
+		if id := resp.Header.Get("X-Request-Id"); id == "" || strings.ContainsAny(id, "{}") {
 			t.Errorf("the miss lacks the X-Request-Id the origin was given")
 		}
 		for _, h := range []string{"RateLimit", "RateLimit-Policy", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "Age", "ETag", "Access-Control-Allow-Origin"} {
