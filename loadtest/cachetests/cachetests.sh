@@ -8,14 +8,13 @@
 # The suite runs offline once installed: its origin and client use only
 # Node built-ins and node-fetch. Results are kept in loadtest/cachetests/
 # results/ (JSON per cache) for a closer look, e.g. with
-#   npm_config_base=http://127.0.0.1:18180 npm_package_config_id=<test-id> \
+#   npm_config_base=http://127.0.0.1:<edge port> npm_package_config_id=<test-id> \
 #     node --no-warnings <suite>/cli.mjs
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
 EDGE_LOADTEST=$ROOT/loadtest/edge
 VERSION=0.4.5
-ORIGIN_PORT=18000 REDIS_PORT=16398 EDGE_PORT=18180 EDGE_ADMIN=12219 NGINX_PORT=18182 VARNISH_PORT=18183
 
 for tool in node npm nginx varnishd redis-server curl; do
 	command -v "$tool" >/dev/null || { echo "cachetests: $tool is missing (make cachetests installs it)" >&2; exit 1; }
@@ -24,6 +23,11 @@ done
 WORK=$(mktemp -d)
 . "$EDGE_LOADTEST/lib.sh"
 trap 'stop_all; rm -rf "$WORK"' EXIT
+for v in ORIGIN_PORT REDIS_PORT EDGE_PORT EDGE_ADMIN NGINX_PORT VARNISH_PORT; do
+	free_port >"$WORK/port"
+	printf -v "$v" '%s' "$(cat "$WORK/port")"
+	USED_PORTS="${USED_PORTS:-} ${!v}"
+done
 
 npm install --silent --no-audit --no-fund --prefix "$WORK/suite" "http-cache-tests@$VERSION" >/dev/null
 SUITE=$WORK/suite/node_modules/http-cache-tests

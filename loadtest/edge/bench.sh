@@ -23,12 +23,16 @@ ROUNDS=${BENCH_ROUNDS:-3}
 CONNS=${BENCH_CONNECTIONS:-32}
 SCPU=${BENCH_SERVER_CPU:-0}
 LCPU=${BENCH_LOAD_CPU:-1}
-REDIS_PORT=16399 ORIGIN_PORT=18081 ORIGIN_METRICS=18089 EDGE_PORT=18080 EDGE_ADMIN=12119
-BARE_PORT=18090 CADDY_PORT=18091 CADDY_ADMIN=12120 NGINX_PORT=18092 VARNISH_PORT=18093
-
 WORK=$(mktemp -d)
 . "$EDGE_LOADTEST/lib.sh"
 trap 'stop_all; rm -rf "$WORK"' EXIT
+# $(free_port) runs in a subshell, so the list of ports handed out is kept
+# by calling it in this shell through a variable.
+for v in REDIS_PORT ORIGIN_PORT ORIGIN_METRICS EDGE_PORT EDGE_ADMIN BARE_PORT CADDY_PORT CADDY_ADMIN NGINX_PORT VARNISH_PORT; do
+	free_port >"$WORK/port"
+	printf -v "$v" '%s' "$(cat "$WORK/port")"
+	USED_PORTS="${USED_PORTS:-} ${!v}"
+done
 
 for tool in wrk nginx varnishd redis-server taskset curl; do
 	command -v "$tool" >/dev/null || { echo "bench-edge: $tool is missing (make bench-edge installs it)" >&2; exit 1; }

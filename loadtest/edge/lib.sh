@@ -12,6 +12,21 @@ stop_all() {
 	wait 2>/dev/null || true
 }
 
+# free_port prints a loopback port nothing listens on (another benchmark may
+# be running on this machine, so fixed ports are not used).
+free_port() {
+	local p
+	while :; do
+		p=$((20000 + RANDOM % 20000))
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+			case " ${USED_PORTS:-} " in *" $p "*) continue ;; esac
+			USED_PORTS="${USED_PORTS:-} $p"
+			echo "$p"
+			return
+		fi
+	done
+}
+
 # wait_port HOST:PORT waits until something accepts connections there.
 wait_port() {
 	local hp=$1 i
