@@ -46,6 +46,14 @@ func startEdge(t *testing.T, inst *origintest.Instance, quota int) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if !testing.Short() {
+		// caddytest skips when Caddy does not start; that must fail here.
+		t.Cleanup(func() {
+			if t.Skipped() {
+				t.Errorf("caddytest skipped the test: Caddy did not start")
+			}
+		})
+	}
 	tester := caddytest.NewTester(t).WithDefaultOverrides(caddytest.Config{AdminPort: admin, LoadRequestTimeout: 20 * time.Second})
 	tester.InitServer(string(cfg), "caddyfile")
 	if t.Failed() {

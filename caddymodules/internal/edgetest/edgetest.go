@@ -69,6 +69,16 @@ func Start(t *testing.T, site string, opts ...Options) *Edge {
 	%s
 }
 `, adminPort, httpPort, freePortOnce(t), global, httpPort, site)
+	// caddytest skips, rather than fails, a test whose Caddy did not start
+	// (admin port taken, certificates missing); a skipped edge test would
+	// hide a broken edge, so it fails instead. (Under -short, skip.)
+	if !testing.Short() {
+		t.Cleanup(func() {
+			if t.Skipped() {
+				t.Errorf("edgetest: caddytest skipped the test: Caddy did not start")
+			}
+		})
+	}
 	tester := caddytest.NewTester(t).WithDefaultOverrides(caddytest.Config{
 		AdminPort:          adminPort,
 		LoadRequestTimeout: 20 * time.Second,
