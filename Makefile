@@ -32,3 +32,5 @@ bench-webhooks:
 
 clean:
 	rm -rf $(BIN) .run
+
+include loadtest/edge.mk
