@@ -24,7 +24,9 @@ export IW_WEBHOOK_ALLOW_CIDRS="${IW_WEBHOOK_ALLOW_CIDRS:-127.0.0.0/8,::1/128}"
 redis_port=6399
 
 pids=()
+stopping=no
 stop() {
+  stopping=yes
   trap - INT TERM EXIT
   echo
   echo "run: stopping"
@@ -83,6 +85,6 @@ Invoicewire is running:
 Ctrl-C stops everything.
 MSG
 
-# Stop everything as soon as any process ends.
+# Stop everything as soon as any process ends (the EXIT trap does it).
 wait -n "${pids[@]}" || true
-echo "run: a process exited" >&2
+[ "$stopping" = yes ] || echo "run: a process exited; stopping the others" >&2
