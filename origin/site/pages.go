@@ -302,18 +302,18 @@ func (s *Site) ArticlePage(r *http.Request) (*respond.Response, error) {
 	}
 
 	ld := map[string]any{
-		"@context":         "https://schema.org",
-		"@type":            "NewsArticle",
-		"headline":         rec.Title,
-		"url":              pub.URL,
-		"mainEntityOfPage": map[string]any{"@type": "WebPage", "@id": pub.URL},
-		"datePublished":    rec.PublishedAt.UTC().Format(isoLayout),
-		"dateModified":     rec.LastModified().UTC().Format(isoLayout),
-		"articleSection":   label(rec.Section),
-		"inLanguage":       "en",
+		"@context":            "https://schema.org",
+		"@type":               "NewsArticle",
+		"headline":            rec.Title,
+		"url":                 pub.URL,
+		"mainEntityOfPage":    map[string]any{"@type": "WebPage", "@id": pub.URL},
+		"datePublished":       rec.PublishedAt.UTC().Format(isoLayout),
+		"dateModified":        rec.LastModified().UTC().Format(isoLayout),
+		"articleSection":      label(rec.Section),
+		"inLanguage":          "en",
 		"isAccessibleForFree": true,
-		"author":    map[string]any{"@type": "Organization", "name": "Invoicewire", "url": s.SiteRoot + "/"},
-		"publisher": map[string]any{"@type": "Organization", "name": "Invoicewire", "url": s.SiteRoot + "/"},
+		"author":              map[string]any{"@type": "Organization", "name": "Invoicewire", "url": s.SiteRoot + "/"},
+		"publisher":           map[string]any{"@type": "Organization", "name": "Invoicewire", "url": s.SiteRoot + "/"},
 	}
 	if rec.Dek != "" {
 		ld["description"] = rec.Dek

@@ -68,14 +68,14 @@ func (s *Site) ProtectedResourceMetadata(r *http.Request) (*respond.Response, er
 func (s *Site) AuthorizationServerMetadata(r *http.Request) (*respond.Response, error) {
 	b := s.baseURL()
 	return jsonDoc(map[string]any{
-		"issuer":                                s.SiteRoot,
-		"registration_endpoint":                 b + "/agent-auth/register",
-		"token_endpoint":                        b + "/agent-auth/claim",
-		"revocation_endpoint":                   b + "/agent-auth/revoke",
-		"grant_types_supported":                 []string{GrantIdentityAssertion, GrantJWTBearer},
-		"scopes_supported":                      Scopes,
-		"response_types_supported":              []string{},
-		"token_endpoint_auth_methods_supported": []string{"none"},
+		"issuer":                                     s.SiteRoot,
+		"registration_endpoint":                      b + "/agent-auth/register",
+		"token_endpoint":                             b + "/agent-auth/claim",
+		"revocation_endpoint":                        b + "/agent-auth/revoke",
+		"grant_types_supported":                      []string{GrantIdentityAssertion, GrantJWTBearer},
+		"scopes_supported":                           Scopes,
+		"response_types_supported":                   []string{},
+		"token_endpoint_auth_methods_supported":      []string{"none"},
 		"revocation_endpoint_auth_methods_supported": []string{"none"},
 		"service_documentation":                      s.SiteRoot + "/auth.md",
 	}, "application/json")
