@@ -18,6 +18,10 @@ func Handler(s *Server) http.Handler {
 	srv := s.New()
 	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, &sdk.StreamableHTTPOptions{
 		Stateless: true,
+		// Every tool answers at once without progress notifications, so
+		// one JSON answer per POST is simpler for clients and proxies than
+		// a one-event stream.
+		JSONResponse: true,
 		// The origin listens on loopback behind the edge, which forwards
 		// the public Host; the SDK's DNS-rebinding guard would refuse every
 		// proxied request. The guard protects servers on a user's machine;
@@ -60,13 +64,21 @@ func Handler(s *Server) http.Handler {
 }
 
 // jsonErrors rewrites the SDK's http.Error answers (status ≥ 400 with a
-// text/plain body) into D6 JSON errors with the same status.
+// text/plain body) into D6 JSON errors with the same status, and keeps every
+// answer out of caches (the SDK sets "no-cache" on its own answers; D12
+// wants no-store for anything that is not a cacheable read).
 type jsonErrors struct {
 	http.ResponseWriter
-	rewritten bool
+	wroteHeader bool
+	rewritten   bool
 }
 
 func (j *jsonErrors) WriteHeader(status int) {
+	if j.wroteHeader {
+		return
+	}
+	j.wroteHeader = true
+	j.Header().Set("Cache-Control", respond.NoStore)
 	ct := j.Header().Get("Content-Type")
 	if status >= 400 && (ct == "" || strings.HasPrefix(ct, "text/plain")) {
 		j.rewritten = true
@@ -78,6 +90,9 @@ func (j *jsonErrors) WriteHeader(status int) {
 }
 
 func (j *jsonErrors) Write(b []byte) (int, error) {
+	if !j.wroteHeader {
+		j.WriteHeader(http.StatusOK)
+	}
 	if j.rewritten {
 		// The plain-text body is replaced by the JSON already written.
 		return len(b), nil
@@ -87,6 +102,9 @@ func (j *jsonErrors) Write(b []byte) (int, error) {
 
 // Flush lets the SDK stream server-sent events through the wrapper.
 func (j *jsonErrors) Flush() {
+	if !j.wroteHeader {
+		j.WriteHeader(http.StatusOK)
+	}
 	if f, ok := j.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
 	}
