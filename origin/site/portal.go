@@ -188,7 +188,7 @@ func (s *Site) buildPortal() (*portal, error) {
 			if h.Example != nil {
 				var ex any
 				if h.Example.Decode(&ex) == nil {
-					hd.Example = fmt.Sprint(ex)
+					hd.Example = g.expand(fmt.Sprint(ex))
 				}
 			}
 			if strings.HasPrefix(n, "CacheControl") {
