@@ -30,9 +30,10 @@ const (
 	GrantJWTBearer         = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 )
 
-// MCPProtocolVersions are the MCP revisions the /mcp endpoint speaks (the
-// Go SDK's Streamable HTTP revisions this service is tested with).
-var MCPProtocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26"}
+// MCPProtocolVersions are the MCP revisions the /mcp endpoint speaks over
+// Streamable HTTP, newest first (origin/mcp's tests check the SDK supports
+// each; its own client negotiates the first).
+var MCPProtocolVersions = []string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"}
 
 func (s *Site) baseURL() string { return s.SiteRoot + "/api/v1" }
 
