@@ -47,7 +47,7 @@ func run() error {
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	srv, err := origin.New(origin.Config{SiteRoot: cfg.PublicURL, CacheBytes: cfg.OriginCacheBytes, Log: log, Registry: reg}, st)
+	srv, err := origin.New(origin.Config{SiteRoot: cfg.PublicURL, CacheBytes: cfg.OriginCacheBytes, Log: log, Registry: reg, SigningKey: cfg.SigningKey}, st)
 	if err != nil {
 		return err
 	}

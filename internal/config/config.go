@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/invoicewire/invoicewire/internal/signing"
 )
 
 // Config is the configuration shared by the binaries. Each binary uses the
@@ -30,6 +32,10 @@ type Config struct {
 	LogLevel string
 	// ShutdownGrace is how long a stopping process waits for in-flight work (IW_SHUTDOWN_GRACE).
 	ShutdownGrace time.Duration
+	// SigningKey is the base64url seed of the service's Ed25519 key
+	// (IW_SIGNING_KEY); empty means one generated at first start and shared
+	// through Redis (package internal/signing).
+	SigningKey string
 }
 
 // Defaults are the values used when a variable is unset.
@@ -63,6 +69,7 @@ func FromLookup(lookup func(string) (string, bool)) (Config, error) {
 	str("IW_ORIGIN_ADDR", &c.OriginAddr)
 	str("IW_ORIGIN_METRICS_ADDR", &c.OriginMetricsAddr)
 	str("IW_LOG_LEVEL", &c.LogLevel)
+	str("IW_SIGNING_KEY", &c.SigningKey)
 	if v, ok := lookup("IW_ORIGIN_CACHE_BYTES"); ok && v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 1<<20 {
@@ -81,6 +88,12 @@ func FromLookup(lookup func(string) (string, bool)) (Config, error) {
 	u, err := url.Parse(c.PublicURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
 		return c, fmt.Errorf("config: IW_PUBLIC_URL must be an absolute http(s) URL without path or query, got %q", c.PublicURL)
+	}
+	if c.SigningKey != "" {
+		if _, err := signing.ParseSeed(c.SigningKey); err != nil {
+			// Never echo the value: it is a private key.
+			return c, fmt.Errorf("config: IW_SIGNING_KEY must be base64url of a 32-byte Ed25519 seed")
+		}
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
