@@ -125,18 +125,26 @@ func (s *Site) buildPortal() (*portal, error) {
 		Site: s.SiteRoot, Base: s.baseURL(), MCPTools: MCPTools}
 	v.Overview = g.md(d.Info.Description)
 
-	exampleSlug := "belgium-b2b-mandate-live"
+	// Every command works as it is against this instance: identifiers are
+	// read from the API rather than assumed.
+	first := func(field string) string {
+		return "curl -s '" + g.base + "/articles?limit=1' | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"items\"][0][\"" + field + "\"])'"
+	}
 	v.QuickStart = []example{
 		{Title: "The service index: every collection and where it is", Lang: "sh", Code: "curl -s '" + g.base + "/'"},
 		{Title: "The two newest articles", Lang: "sh", Code: "curl -s '" + g.base + "/articles?limit=2'"},
 		{Title: "Filter: mandate news about Germany, 10 at a time", Lang: "sh", Code: "curl -s '" + g.base + "/articles?section=mandates&country=de&limit=10'"},
-		{Title: "Follow next until it is null to page through everything", Lang: "sh",
-			Code: "curl -s '" + g.base + "/articles?limit=100' | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"next\"])'"},
-		{Title: "One article (take a slug from the list)", Lang: "sh", Code: "curl -s '" + g.base + "/articles/" + exampleSlug + "'"},
-		{Title: "The same article as markdown, for an agent", Lang: "sh", Code: "curl -s -H 'Accept: text/markdown' '" + g.site + "/2026/01/" + exampleSlug + "/'"},
+		{Title: "Page through everything: follow next until it is null", Lang: "sh",
+			Code: "url='" + g.base + "/articles?limit=100'\nwhile [ \"$url\" != None ]; do\n  page=$(curl -s \"$url\")\n" +
+				"  echo \"$page\" | python3 -c 'import json,sys; [print(a[\"slug\"]) for a in json.load(sys.stdin)[\"items\"]]'\n" +
+				"  url=$(echo \"$page\" | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"next\"])')\ndone"},
+		{Title: "One article, by the slug of the newest", Lang: "sh", Code: "slug=$(" + first("slug") + ")\ncurl -s \"" + g.base + "/articles/$slug\""},
+		{Title: "The same article as markdown, for an agent (its markdown_url; through the edge, Accept: text/markdown on the page address answers the same)", Lang: "sh",
+			Code: "md=$(" + first("markdown_url") + ")\ncurl -s \"$md\""},
 		{Title: "A country's mandate status", Lang: "sh", Code: "curl -s '" + g.base + "/countries/de'"},
 		{Title: "Revalidate: send the ETag back, get 304 Not Modified", Lang: "sh",
 			Code: "etag=$(curl -sI '" + g.base + "/countries' | tr -d '\\r' | sed -n 's/^[Ee][Tt]ag: //p')\ncurl -si -H \"If-None-Match: $etag\" '" + g.base + "/countries' | head -1"},
+		{Title: "Subscribe to a feed", Lang: "sh", Code: "curl -s '" + g.base + "/feeds'   # then point a feed reader at " + g.site + "/feeds/all.xml"},
 		{Title: "Ask a question", Lang: "sh", Code: "curl -s -X POST '" + g.site + "/ask' -H 'Content-Type: application/json' -d '{\"query\": \"When does e-invoicing become mandatory in Belgium?\"}'"},
 	}
 

@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
+	"html"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os/exec"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -839,5 +842,58 @@ func TestTextDocuments(t *testing.T) {
 	}
 	if strings.Contains(string(body), "http://localhost:8080") {
 		t.Error("the developer portal shows the document's example server instead of this instance")
+	}
+}
+
+// TestQuickStartCommandsWork runs the developer portal's quick start as a
+// reader would: each command copied from the page, run with bash and curl
+// against this instance, must succeed and show what its title promises.
+func TestQuickStartCommandsWork(t *testing.T) {
+	for _, bin := range []string{"bash", "curl", "python3"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			t.Fatalf("%s is not installed; make test installs it (deploy/local/deps.sh test)", bin)
+		}
+	}
+	inst := origintest.Start(t)
+	_, body := get(t, inst, "/developers")
+	page := string(body)
+	start := strings.Index(page, `<section id="quick-start">`)
+	end := strings.Index(page[start:], "</section>")
+	if start < 0 || end < 0 {
+		t.Fatal("no quick start section")
+	}
+	blocks := regexp.MustCompile(`(?s)<h3>(.*?)</h3>\s*<pre><code[^>]*>(.*?)</code></pre>`).FindAllStringSubmatch(page[start:start+end], -1)
+	if len(blocks) < 8 {
+		t.Fatalf("only %d commands", len(blocks))
+	}
+	// What each command's output must show, by a word of its title.
+	expect := map[string]string{
+		"service index": `"base_url"`, "two newest": `"items"`, "Germany": `"count"`, "Page through": "article-00029",
+		"slug of the newest": `"slug"`, "markdown": "\ntitle: ", "mandate status": `"mandate_status"`,
+		"Revalidate": "304", "feed": `"items"`,
+	}
+	for _, b := range blocks {
+		title, cmd := html.UnescapeString(b[1]), html.UnescapeString(b[2])
+		t.Run(title, func(t *testing.T) {
+			if strings.Contains(cmd, "/ask") {
+				t.Skip("/ask is built on another branch")
+			}
+			out, err := exec.Command("bash", "-o", "pipefail", "-c", cmd).CombinedOutput()
+			if err != nil {
+				t.Fatalf("%s\n%v\n%s", cmd, err, out)
+			}
+			matched := false
+			for word, want := range expect {
+				if strings.Contains(title, word) {
+					matched = true
+					if !strings.Contains(string(out), want) {
+						t.Errorf("%s\noutput lacks %q:\n%.500s", cmd, want, out)
+					}
+				}
+			}
+			if !matched {
+				t.Errorf("no expectation for %q", title)
+			}
+		})
 	}
 }
