@@ -139,8 +139,9 @@ func (s *Site) buildPortal() (*portal, error) {
 				"  echo \"$page\" | python3 -c 'import json,sys; [print(a[\"slug\"]) for a in json.load(sys.stdin)[\"items\"]]'\n" +
 				"  url=$(echo \"$page\" | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"next\"])')\ndone"},
 		{Title: "One article, by the slug of the newest", Lang: "sh", Code: "slug=$(" + first("slug") + ")\ncurl -s \"" + g.base + "/articles/$slug\""},
-		{Title: "The same article as markdown, for an agent (its markdown_url; through the edge, Accept: text/markdown on the page address answers the same)", Lang: "sh",
-			Code: "md=$(" + first("markdown_url") + ")\ncurl -s \"$md\""},
+		{Title: "The same article as markdown, for an agent", Lang: "sh",
+			Code: "md=$(" + first("markdown_url") + ")\ncurl -s \"$md\"",
+			Note: "The article's <code>markdown_url</code>. The page address itself answers the same markdown to <code>Accept: text/markdown</code>."},
 		{Title: "A country's mandate status", Lang: "sh", Code: "curl -s '" + g.base + "/countries/de'"},
 		{Title: "Revalidate: send the ETag back, get 304 Not Modified", Lang: "sh",
 			Code: "etag=$(curl -sI '" + g.base + "/countries' | tr -d '\\r' | sed -n 's/^[Ee][Tt]ag: //p')\ncurl -si -H \"If-None-Match: $etag\" '" + g.base + "/countries' | head -1"},
