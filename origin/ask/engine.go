@@ -404,26 +404,51 @@ func (e *Engine) rebuild(ctx context.Context) (*Index, error) {
 }
 
 // LoadCorpus reads every published article and the country and spec
-// registries from the store.
+// registries from the store. Pages are read by offset, several at once: an
+// article published or retracted meanwhile may be missed or read twice (the
+// index keeps one copy), and the change that moved it triggers the next
+// rebuild anyway.
 func LoadCorpus(ctx context.Context, st *store.Store) (Corpus, error) {
 	var c Corpus
-	const page = 500
-	var after *store.Cursor
-	for {
-		p, err := st.Articles(ctx, store.ArticleFilter{}, 0, page, after)
-		if err != nil {
-			return c, fmt.Errorf("ask: reading articles: %w", err)
-		}
-		for _, rec := range p.Articles {
+	const page, readers = 500, 4
+	first, err := st.Articles(ctx, store.ArticleFilter{}, 0, page, nil)
+	if err != nil {
+		return c, fmt.Errorf("ask: reading articles: %w", err)
+	}
+	pages := make([][]*store.ArticleRecord, max(1, (first.Total+page-1)/page))
+	pages[0] = first.Articles
+	var (
+		wg      sync.WaitGroup
+		errOnce sync.Once
+		readErr error
+		next    atomic.Int64
+	)
+	next.Store(1)
+	for range min(readers, len(pages)-1) {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(pages) || ctx.Err() != nil {
+					return
+				}
+				p, err := st.Articles(ctx, store.ArticleFilter{}, i*page, page, nil)
+				if err != nil {
+					errOnce.Do(func() { readErr = err })
+					return
+				}
+				pages[i] = p.Articles
+			}
+		})
+	}
+	wg.Wait()
+	if readErr != nil {
+		return c, fmt.Errorf("ask: reading articles: %w", readErr)
+	}
+	for _, p := range pages {
+		for _, rec := range p {
 			c.Articles = append(c.Articles, &rec.Article)
 		}
-		if len(p.Articles) == 0 || p.Start+page >= p.Total {
-			break
-		}
-		last := p.Articles[len(p.Articles)-1]
-		after = &store.Cursor{PublishedAt: last.PublishedAt, Slug: last.Slug}
 	}
-	var err error
 	if c.Countries, err = st.Countries(ctx); err != nil {
 		return c, fmt.Errorf("ask: reading countries: %w", err)
 	}
