@@ -5,7 +5,7 @@ GO ?= go
 BIN := bin
 GOFLAGS_TEST ?=
 
-.PHONY: run test build vet bench eval-ask bench-ask clean
+.PHONY: run test build vet bench bench-webhooks eval-ask bench-ask clean
 
 build:
 	$(GO) build -o $(BIN)/ ./cmd/...
@@ -23,6 +23,12 @@ test:
 bench:
 	@deploy/local/deps.sh run
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./origin/
+
+# Webhook delivery (DESIGN §8): a burst of 1,000 events x 10 subscribers, then
+# 200 events/s to 10 subscribers for 30 s, against the real worker binary.
+bench-webhooks:
+	@deploy/local/deps.sh run
+	$(GO) test -run '^$$' -bench 'Webhook' -benchtime 1x -timeout 20m ./worker/
 
 # Ranking quality of POST /ask on the real corpus (origin/ask/testdata/eval.json):
 # nDCG@5, MRR and recall@10. IW_EVAL_VERBOSE=1 adds one line per question.

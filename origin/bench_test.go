@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/invoicewire/invoicewire/internal/content/contenttest"
+	"github.com/invoicewire/invoicewire/origin/origintest"
 )
 
 // The origin's speed goal (issue 2, DESIGN §8): a response served from the
@@ -27,9 +28,9 @@ var benchPaths = []struct{ name, path string }{
 }
 
 func BenchmarkCacheHit(b *testing.B) {
-	st := newStack(b, 100)
+	st := origintest.New(b, 100)
 	for _, bp := range benchPaths {
-		body := do(b, st.http.URL, "GET", bp.path, nil).body // fills the cache
+		body := do(b, st.Server.URL, "GET", bp.path, nil).body // fills the cache
 		bare := httptest.NewServer(bareHandler(body))
 		b.Cleanup(bare.Close)
 
@@ -38,7 +39,7 @@ func BenchmarkCacheHit(b *testing.B) {
 		// ns/op and a third sub-benchmark reports the ratio.
 		// With -count N each side runs N times; the ratio is of the medians.
 		var originNs, bareNs []float64
-		b.Run(bp.name+"/origin", func(b *testing.B) { originNs = append(originNs, loopback(b, st.http.URL+bp.path)) })
+		b.Run(bp.name+"/origin", func(b *testing.B) { originNs = append(originNs, loopback(b, st.Server.URL+bp.path)) })
 		b.Run(bp.name+"/bare", func(b *testing.B) { bareNs = append(bareNs, loopback(b, bare.URL+bp.path)) })
 		b.Run(bp.name+"/ratio", func(b *testing.B) {
 			b.ReportMetric(median(bareNs)/median(originNs), "origin-rate/bare-rate")
@@ -50,7 +51,7 @@ func BenchmarkCacheHit(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				clear(w.h)
-				st.srv.ServeHTTP(w, req)
+				st.Origin.ServeHTTP(w, req)
 			}
 			if w.status != 200 {
 				b.Fatalf("status %d", w.status)

@@ -168,50 +168,30 @@ func (p *Publisher) Retract(ctx context.Context, slug, reason string) (Outcome, 
 	if reason == "" {
 		return Outcome{}, errors.New("store: a retraction needs a reason")
 	}
-	return retry(func() (Outcome, error) {
-		cur, raw, err := p.Store.articleRaw(ctx, slug)
-		if err != nil {
-			return Outcome{}, err
-		}
-		if cur.Retracted() {
-			return Outcome{}, nil
-		}
-		now := p.Now().UTC().Truncate(time.Second)
-		next := *cur
-		next.State, next.RetractedAt, next.RetractionReason = StateRetracted, &now, reason
-		doc, err := json.Marshal(&next)
-		if err != nil {
-			return Outcome{}, fmt.Errorf("store: encoding article %q: %w", slug, err)
-		}
-		c := NewChange()
-		c.expectValue(keyArticle(slug), raw)
-		c.set(keyArticle(slug), doc)
-		unindex(c, &cur.Article)
-		c.Invalidate(articleTags(&cur.Article)...)
-		ev, err := p.articleEvent(events.ArticleRetracted, &next)
-		if err != nil {
-			return Outcome{}, err
-		}
-		c.Emit(ev)
-		v, err := p.Store.Apply(ctx, c)
-		return Outcome{Changed: true, Event: events.ArticleRetracted, Version: v}, err
-	})
+	now := p.Now().UTC().Truncate(time.Second)
+	return p.setState(ctx, slug, StateRetracted, &now, reason, events.ArticleRetracted)
 }
 
 // Restore undoes a retraction: the article is listed again and
 // article.published is emitted, since it is published anew (see
 // docs/decisions.md). Restoring a published article changes nothing.
 func (p *Publisher) Restore(ctx context.Context, slug string) (Outcome, error) {
+	return p.setState(ctx, slug, StatePublished, nil, "", events.ArticlePublished)
+}
+
+// setState moves an article to state, (un)listing it and emitting kind, unless
+// it is in that state already.
+func (p *Publisher) setState(ctx context.Context, slug, state string, at *time.Time, reason, kind string) (Outcome, error) {
 	return retry(func() (Outcome, error) {
 		cur, raw, err := p.Store.articleRaw(ctx, slug)
 		if err != nil {
 			return Outcome{}, err
 		}
-		if !cur.Retracted() {
+		if cur.State == state {
 			return Outcome{}, nil
 		}
 		next := *cur
-		next.State, next.RetractedAt, next.RetractionReason = StatePublished, nil, ""
+		next.State, next.RetractedAt, next.RetractionReason = state, at, reason
 		doc, err := json.Marshal(&next)
 		if err != nil {
 			return Outcome{}, fmt.Errorf("store: encoding article %q: %w", slug, err)
@@ -219,15 +199,19 @@ func (p *Publisher) Restore(ctx context.Context, slug string) (Outcome, error) {
 		c := NewChange()
 		c.expectValue(keyArticle(slug), raw)
 		c.set(keyArticle(slug), doc)
-		index(c, &next.Article)
-		c.Invalidate(articleTags(&next.Article)...)
-		ev, err := p.articleEvent(events.ArticlePublished, &next)
+		if next.Retracted() {
+			unindex(c, &cur.Article)
+		} else {
+			index(c, &next.Article)
+		}
+		c.Invalidate(articleTags(&cur.Article)...)
+		ev, err := p.articleEvent(kind, &next)
 		if err != nil {
 			return Outcome{}, err
 		}
 		c.Emit(ev)
 		v, err := p.Store.Apply(ctx, c)
-		return Outcome{Changed: true, Event: events.ArticlePublished, Version: v}, err
+		return Outcome{Changed: true, Event: kind, Version: v}, err
 	})
 }
 

@@ -23,11 +23,17 @@ import (
 
 const siteRoot = "https://iw.test"
 
-func newPublisher(t *testing.T, srv *redistest.Server) (*store.Publisher, *redis.Client) {
-	t.Helper()
-	rdb := srv.Client()
+func newPublisher(rdb redis.UniversalClient) *store.Publisher {
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
-	return &store.Publisher{Store: store.New(rdb), SiteRoot: siteRoot, Now: func() time.Time { return now }}, rdb
+	return &store.Publisher{Store: store.New(rdb), SiteRoot: siteRoot, Now: func() time.Time { return now }}
+}
+
+// onBackends runs test against a single redis-server and against a local
+// three-master Redis Cluster (DESIGN §5, §9): every multi-key operation must
+// work unchanged on both.
+func onBackends(t *testing.T, test func(t *testing.T, rdb redis.UniversalClient)) {
+	t.Run("single", func(t *testing.T) { test(t, redistest.Start(t).Client()) })
+	t.Run("cluster", func(t *testing.T) { test(t, redistest.StartCluster(t).Client()) })
 }
 
 func syncCorpus(t *testing.T, p *store.Publisher, c *content.Corpus) (events []string) {
@@ -44,7 +50,7 @@ func syncCorpus(t *testing.T, p *store.Publisher, c *content.Corpus) (events []s
 }
 
 // streamTypes reads the whole events stream.
-func streamTypes(t *testing.T, rdb *redis.Client) []events.Event {
+func streamTypes(t *testing.T, rdb redis.UniversalClient) []events.Event {
 	t.Helper()
 	msgs, err := rdb.XRange(context.Background(), events.Stream, "-", "+").Result()
 	if err != nil {
@@ -62,8 +68,11 @@ func streamTypes(t *testing.T, rdb *redis.Client) []events.Event {
 }
 
 func TestSyncIsIdempotentAndEmitsOneEventPerChange(t *testing.T) {
-	srv := redistest.Start(t)
-	p, rdb := newPublisher(t, srv)
+	onBackends(t, testSyncIsIdempotentAndEmitsOneEventPerChange)
+}
+
+func testSyncIsIdempotentAndEmitsOneEventPerChange(t *testing.T, rdb redis.UniversalClient) {
+	p := newPublisher(rdb)
 	ctx := context.Background()
 	c := contenttest.Corpus(5)
 
@@ -125,9 +134,10 @@ func TestSyncIsIdempotentAndEmitsOneEventPerChange(t *testing.T) {
 	}
 }
 
-func TestRetractRestore(t *testing.T) {
-	srv := redistest.Start(t)
-	p, rdb := newPublisher(t, srv)
+func TestRetractRestore(t *testing.T) { onBackends(t, testRetractRestore) }
+
+func testRetractRestore(t *testing.T, rdb redis.UniversalClient) {
+	p := newPublisher(rdb)
 	ctx := context.Background()
 	c := contenttest.Corpus(3)
 	syncCorpus(t, p, c)
@@ -180,9 +190,10 @@ func TestRetractRestore(t *testing.T) {
 	}
 }
 
-func TestNewsletterSendOnce(t *testing.T) {
-	srv := redistest.Start(t)
-	p, rdb := newPublisher(t, srv)
+func TestNewsletterSendOnce(t *testing.T) { onBackends(t, testNewsletterSendOnce) }
+
+func testNewsletterSendOnce(t *testing.T, rdb redis.UniversalClient) {
+	p := newPublisher(rdb)
 	ctx := context.Background()
 	syncCorpus(t, p, contenttest.Corpus(10))
 	week := store.ISOWeek(contenttest.Base)
@@ -223,8 +234,11 @@ func TestNewsletterSendOnce(t *testing.T) {
 // cursor while another goroutine publishes newer articles and retracts
 // others: every article published throughout is seen exactly once.
 func TestPaginationUnderConcurrentPublishing(t *testing.T) {
-	srv := redistest.Start(t)
-	p, _ := newPublisher(t, srv)
+	onBackends(t, testPaginationUnderConcurrentPublishing)
+}
+
+func testPaginationUnderConcurrentPublishing(t *testing.T, rdb redis.UniversalClient) {
+	p := newPublisher(rdb)
 	ctx := context.Background()
 	c := contenttest.Corpus(120)
 	syncCorpus(t, p, c)
@@ -316,9 +330,10 @@ func matches(a *content.Article, f store.ArticleFilter) bool {
 		(f.Country == "" || slices.Contains(a.Countries, f.Country))
 }
 
-func TestListingOrderAndOffset(t *testing.T) {
-	srv := redistest.Start(t)
-	p, _ := newPublisher(t, srv)
+func TestListingOrderAndOffset(t *testing.T) { onBackends(t, testListingOrderAndOffset) }
+
+func testListingOrderAndOffset(t *testing.T, rdb redis.UniversalClient) {
+	p := newPublisher(rdb)
 	ctx := context.Background()
 	c := contenttest.Corpus(4)
 	// Two articles at the same instant are ordered by slug ascending (D3).
@@ -350,7 +365,8 @@ func TestListingOrderAndOffset(t *testing.T) {
 // allows.
 func TestRedisRestartLosesNothing(t *testing.T) {
 	srv := redistest.Start(t)
-	p, rdb := newPublisher(t, srv)
+	rdb := srv.Client()
+	p := newPublisher(rdb)
 	ctx := context.Background()
 	syncCorpus(t, p, contenttest.Corpus(20))
 	if _, err := p.Retract(ctx, contenttest.Article(3).Slug, "test"); err != nil {
@@ -388,7 +404,7 @@ func (r *recordingPurger) Clear() { r.mu.Lock(); r.cleared++; r.mu.Unlock() }
 
 func TestFollowInvalidationsPurgesAndResyncs(t *testing.T) {
 	srv := redistest.Start(t)
-	p, _ := newPublisher(t, srv)
+	p := newPublisher(srv.Client())
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	syncCorpus(t, p, contenttest.Corpus(2))

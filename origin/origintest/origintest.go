@@ -36,40 +36,85 @@ type Instance struct {
 	Store   *store.Store
 	// Publisher writes to the same Redis, for tests that change content.
 	Publisher *store.Publisher
-	// Corpus is what was published (before the retraction).
+	// Corpus is what was published (before any retraction).
 	Corpus *content.Corpus
 	// Server is the HTTP test server; use Server.Client().
 	Server *httptest.Server
+	// Origin is the handler behind Server, for benchmarks that call it
+	// without the network.
+	Origin *origin.Server
+	// Redis is the redis-server behind Store, for tests that stop or
+	// restart it.
+	Redis *redistest.Server
 }
 
 // Start brings up an origin with the synthetic corpus of contenttest
 // (Articles articles) and RetractedSlug retracted. Everything stops when the
 // test ends.
-func Start(t testing.TB) *Instance {
+//
+// Options adjust the origin's configuration before it is built (trusted
+// ID-JAG issuers, the webhook address policy).
+func Start(t testing.TB, options ...func(*origin.Config)) *Instance {
 	t.Helper()
-	rdb := redistest.Start(t).Client()
-	st := store.New(rdb)
+	return start(t, Articles, true, options)
+}
 
+// New brings up an origin over a new Redis holding n synthetic articles.
+func New(t testing.TB, n int, options ...func(*origin.Config)) *Instance {
+	t.Helper()
+	return start(t, n, false, options)
+}
+
+// start publishes n articles, retracts RetractedSlug when asked (before the
+// origin starts, so no cache or index ever held it), then serves.
+func start(t testing.TB, n int, retract bool, options []func(*origin.Config)) *Instance {
+	t.Helper()
+	rs := redistest.Start(t)
+	st := store.New(rs.Client())
 	ts := httptest.NewUnstartedServer(nil)
 	siteRoot := "http://" + ts.Listener.Addr().String()
 	now := contenttest.Base.Add(24 * time.Hour)
 	pub := &store.Publisher{Store: st, SiteRoot: siteRoot, Now: func() time.Time { return now }}
-	corpus := contenttest.Corpus(Articles)
+	corpus := contenttest.Corpus(n)
 	ctx := context.Background()
 	if err := pub.SyncCorpus(ctx, corpus, nil); err != nil {
 		t.Fatalf("origintest: publishing the corpus: %v", err)
 	}
-	if _, err := pub.Retract(ctx, RetractedSlug, "The synthetic source did not support the headline."); err != nil {
-		t.Fatalf("origintest: retracting %s: %v", RetractedSlug, err)
+	if retract {
+		if _, err := pub.Retract(ctx, RetractedSlug, "The synthetic source did not support the headline."); err != nil {
+			t.Fatalf("origintest: retracting %s: %v", RetractedSlug, err)
+		}
 	}
+	inst := &Instance{SiteRoot: siteRoot, BaseURL: siteRoot + "/api/v1", Store: st, Publisher: pub, Corpus: corpus, Redis: rs}
+	inst.Origin = serve(t, ts, st, siteRoot, options...)
+	inst.Server = ts
+	return inst
+}
 
-	srv, err := origin.New(origin.Config{SiteRoot: siteRoot, CacheBytes: 16 << 20, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}, st)
+// Another starts a second origin, with its own response cache, over the same
+// Redis, as a second origin process would be.
+func (inst *Instance) Another(t testing.TB) *httptest.Server {
+	t.Helper()
+	ts := httptest.NewUnstartedServer(nil)
+	serve(t, ts, store.New(inst.Redis.Client()), inst.SiteRoot)
+	return ts
+}
+
+// serve starts ts with an origin over st once the origin follows
+// invalidations.
+func serve(t testing.TB, ts *httptest.Server, st *store.Store, siteRoot string, options ...func(*origin.Config)) *origin.Server {
+	t.Helper()
+	cfg := origin.Config{SiteRoot: siteRoot, CacheBytes: 16 << 20, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	for _, o := range options {
+		o(&cfg)
+	}
+	srv, err := origin.New(cfg, st)
 	if err != nil {
 		t.Fatalf("origintest: creating the origin: %v", err)
 	}
-	followCtx, cancel := context.WithCancel(ctx)
+	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan struct{})
-	go srv.Follow(followCtx, ready)
+	go srv.Follow(ctx, ready)
 	select {
 	case <-ready:
 	case <-time.After(10 * time.Second):
@@ -82,5 +127,5 @@ func Start(t testing.TB) *Instance {
 		cancel()
 		srv.Close()
 	})
-	return &Instance{SiteRoot: siteRoot, BaseURL: siteRoot + "/api/v1", Store: st, Publisher: pub, Corpus: corpus, Server: ts}
+	return srv
 }

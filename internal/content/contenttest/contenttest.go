@@ -30,6 +30,15 @@ var (
 
 func ptr[T any](v T) *T { return &v }
 
+func clone[T any](list []*T) []*T {
+	out := make([]*T, len(list))
+	for i, v := range list {
+		c := *v
+		out[i] = &c
+	}
+	return out
+}
+
 // Base is the publication time of the newest generated article.
 var Base = time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
 
@@ -56,9 +65,10 @@ func Article(i int) *content.Article {
 	}
 }
 
-// Corpus returns a corpus of n synthetic articles with the registries above.
+// Corpus returns a corpus of n synthetic articles with copies of the
+// registries above, so a test may edit it freely.
 func Corpus(n int) *content.Corpus {
-	c := &content.Corpus{Sources: Sources, Countries: Countries, Specs: Specs, Newsletters: map[string]*content.NewsletterIntro{}}
+	c := &content.Corpus{Sources: clone(Sources), Countries: clone(Countries), Specs: clone(Specs), Newsletters: map[string]*content.NewsletterIntro{}}
 	for i := range n {
 		c.Articles = append(c.Articles, Article(i))
 	}

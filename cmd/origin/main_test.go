@@ -1,0 +1,131 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/invoicewire/invoicewire/internal/content/contenttest"
+	"github.com/invoicewire/invoicewire/internal/redistest"
+	"github.com/invoicewire/invoicewire/internal/store"
+)
+
+// TestTwoOriginProcesses runs the real origin binary twice over one Redis: a
+// retraction and a new article become visible on both within a second, the
+// metrics listener answers, and SIGTERM stops each cleanly.
+func TestTwoOriginProcesses(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "origin")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("building the origin: %v\n%s", err, out)
+	}
+	rs := redistest.Start(t)
+	ctx := context.Background()
+	pub := &store.Publisher{Store: store.New(rs.Client()), SiteRoot: "http://localhost:8080", Now: time.Now}
+	if err := pub.SyncCorpus(ctx, contenttest.Corpus(10), nil); err != nil {
+		t.Fatal(err)
+	}
+
+	type proc struct {
+		cmd           *exec.Cmd
+		base, metrics string
+	}
+	var procs []proc
+	for range 2 {
+		addr, maddr := freeAddr(t), freeAddr(t)
+		cmd := exec.Command(bin)
+		cmd.Env = append(os.Environ(), "IW_REDIS_URL="+rs.URL(), "IW_ORIGIN_ADDR="+addr, "IW_ORIGIN_METRICS_ADDR="+maddr, "IW_LOG_LEVEL=warn")
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		procs = append(procs, proc{cmd, "http://" + addr, "http://" + maddr})
+	}
+	for _, p := range procs {
+		waitStatus(t, p.base+"/api/v1/", 200, 10*time.Second)
+		waitStatus(t, p.metrics+"/healthz", 200, time.Second)
+	}
+
+	slug := contenttest.Article(2).Slug
+	fresh := contenttest.Article(77)
+	fresh.PublishedAt = contenttest.Base.Add(time.Hour)
+	for _, p := range procs {
+		waitStatus(t, p.base+"/api/v1/articles/"+slug, 200, time.Second)
+		waitStatus(t, p.base+"/api/v1/articles/"+fresh.Slug, 404, time.Second)
+	}
+	if _, err := pub.Retract(ctx, slug, "test"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pub.SyncArticle(ctx, fresh); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range procs {
+		waitStatus(t, p.base+"/api/v1/articles/"+slug, 410, time.Second)
+		waitStatus(t, p.base+"/api/v1/articles/"+fresh.Slug, 200, time.Second)
+	}
+
+	for _, p := range procs {
+		body := get(t, p.metrics+"/metrics")
+		if !strings.Contains(body, "invoicewire_origin_requests_total") || !strings.Contains(body, "invoicewire_origin_cache_hits_total") {
+			t.Fatalf("metrics lack the origin's series:\n%.500s", body)
+		}
+		p.cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan error, 1)
+		go func() { done <- p.cmd.Wait() }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("origin exited with %v after SIGTERM", err)
+			}
+		case <-time.After(15 * time.Second):
+			t.Fatal("origin did not stop after SIGTERM")
+		}
+	}
+}
+
+func waitStatus(t *testing.T, url string, want int, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	last := 0
+	for time.Now().Before(deadline) {
+		if resp, err := http.Get(url); err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if last = resp.StatusCode; last == want {
+				return
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("GET %s: status %d, want %d within %s", url, last, want, within)
+}
+
+func get(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return fmt.Sprintf("127.0.0.1:%d", l.Addr().(*net.TCPAddr).Port)
+}

@@ -1,0 +1,52 @@
+package config
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestFromLookup(t *testing.T) {
+	cases := []struct {
+		desc    string
+		env     map[string]string
+		wantErr string
+		check   func(t *testing.T, c Config)
+	}{
+		{desc: "defaults", env: nil, check: func(t *testing.T, c Config) {
+			if c.PublicURL != Defaults.PublicURL || c.RedisURL != Defaults.RedisURL || c.OriginAddr != Defaults.OriginAddr || c.BaseURL() != "http://localhost:8080/api/v1" {
+				t.Fatalf("got %+v", c)
+			}
+		}},
+		{desc: "trailing slash trimmed", env: map[string]string{"IW_PUBLIC_URL": "https://news.example/"}, check: func(t *testing.T, c Config) {
+			if c.PublicURL != "https://news.example" {
+				t.Fatalf("PublicURL = %q", c.PublicURL)
+			}
+		}},
+		{desc: "blank values keep defaults", env: map[string]string{"IW_REDIS_URL": "  "}, check: func(t *testing.T, c Config) {
+			if c.RedisURL != Defaults.RedisURL {
+				t.Fatalf("RedisURL = %q", c.RedisURL)
+			}
+		}},
+		{desc: "public URL with a path", env: map[string]string{"IW_PUBLIC_URL": "https://x.example/news"}, wantErr: "IW_PUBLIC_URL"},
+		{desc: "public URL without scheme", env: map[string]string{"IW_PUBLIC_URL": "x.example"}, wantErr: "IW_PUBLIC_URL"},
+		{desc: "cache too small", env: map[string]string{"IW_ORIGIN_CACHE_BYTES": "10"}, wantErr: "IW_ORIGIN_CACHE_BYTES"},
+		{desc: "cache not a number", env: map[string]string{"IW_ORIGIN_CACHE_BYTES": "lots"}, wantErr: "IW_ORIGIN_CACHE_BYTES"},
+		{desc: "bad log level", env: map[string]string{"IW_LOG_LEVEL": "loud"}, wantErr: "IW_LOG_LEVEL"},
+		{desc: "bad grace", env: map[string]string{"IW_SHUTDOWN_GRACE": "soon"}, wantErr: "IW_SHUTDOWN_GRACE"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.desc, func(t *testing.T) {
+			c, err := FromLookup(func(k string) (string, bool) { v, ok := tc.env[k]; return v, ok })
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want one naming %s", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.check(t, c)
+		})
+	}
+}
