@@ -216,8 +216,10 @@ type Engine struct {
 	buildMu sync.Mutex
 
 	// wake has room for one signal: requests to rebuild while a build runs
-	// collapse into one more build.
-	wake chan struct{}
+	// collapse into one more build. named signals that changes named
+	// articles to check.
+	wake  chan struct{}
+	named chan struct{}
 	// seq counts announced changes; an index remembers the count when its
 	// build began.
 	seq atomic.Uint64
@@ -246,7 +248,7 @@ func New(cfg Config) *Engine {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 10 * time.Second
 	}
-	e := &Engine{cfg: cfg, log: cfg.Log, wake: make(chan struct{}, 1), pending: map[string]uint64{}}
+	e := &Engine{cfg: cfg, log: cfg.Log, wake: make(chan struct{}, 1), named: make(chan struct{}, 1), pending: map[string]uint64{}}
 	empty := map[string]uint64{}
 	e.hidden.Store(&empty)
 	return e
@@ -256,13 +258,21 @@ func New(cfg Config) *Engine {
 // never blocks: the worker started by Run does the work.
 func (e *Engine) Purge(tags []string) {
 	seq := e.seq.Add(1)
+	named := false
 	e.mu.Lock()
 	for _, t := range tags {
 		if slug, ok := strings.CutPrefix(t, "article:"); ok {
 			e.pending[slug] = seq
+			named = true
 		}
 	}
 	e.mu.Unlock()
+	if named {
+		select {
+		case e.named <- struct{}{}:
+		default:
+		}
+	}
 	e.signal()
 }
 
@@ -281,18 +291,36 @@ func (e *Engine) signal() {
 
 // Run builds the index and rebuilds it after every announced change until
 // ctx ends. A failed build is retried with backoff; the previous index keeps
-// answering meanwhile.
+// answering meanwhile. Beside the rebuilds, a second loop checks the
+// articles that changes name, so a retraction is not kept waiting by a
+// rebuild under way.
 func (e *Engine) Run(ctx context.Context) {
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-e.named:
+				e.hideRetracted(ctx)
+			}
+		}
+	}()
 	e.signal()
 	var backoff time.Duration
+	first := true
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-e.wake:
 		}
-		e.hideRetracted(ctx)
-		if _, err := e.rebuild(ctx); err != nil {
+		start := time.Now()
+		ix, err := e.rebuild(ctx)
+		if err == nil && first {
+			first = false
+			e.log.Info("ask: index built", "articles", ix.Len(), "terms", len(ix.idf), "took", time.Since(start).Round(time.Millisecond))
+		}
+		if err != nil {
 			if ctx.Err() != nil {
 				return
 			}
@@ -310,8 +338,8 @@ func (e *Engine) Run(ctx context.Context) {
 	}
 }
 
-// maxQuickChecks bounds the articles checked one by one before a rebuild; a
-// larger batch (a whole-corpus sync) waits for the rebuild.
+// maxQuickChecks bounds the articles checked one by one; a larger batch (a
+// whole-corpus sync) waits for the rebuild.
 const maxQuickChecks = 64
 
 // hideRetracted checks the articles named by recent changes that the

@@ -240,3 +240,31 @@ func TestLoadCorpusPages(t *testing.T) {
 		t.Errorf("registries: %d countries, %d specs", len(c.Countries), len(c.Specs))
 	}
 }
+
+// TestRetractionDuringRebuild: while a rebuild is under way (here: held),
+// a retraction still leaves the answers, through the quick check.
+func TestRetractionDuringRebuild(t *testing.T) {
+	st, pub, a := published(t)
+	e := New(Config{Store: st, SiteRoot: testSiteRoot, Log: quiet})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := e.Rebuild(ctx); err != nil {
+		t.Fatal(err)
+	}
+	go e.Run(ctx)
+	ready := make(chan struct{})
+	go st.FollowInvalidations(ctx, e, quiet, ready)
+	<-ready
+
+	const q = "Zanzibar procurement"
+	e.buildMu.Lock() // a rebuild that takes as long as this test needs
+	defer e.buildMu.Unlock()
+	before := e.idx.Load()
+	if _, err := pub.Retract(ctx, a.Slug, "The agency denied the report."); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "a retracted article disappears while a rebuild is held", func() bool { return !slices.Contains(slugs(t, e, q), a.Slug) })
+	if e.idx.Load() != before {
+		t.Fatal("the index was replaced although the rebuild was held")
+	}
+}
