@@ -44,5 +44,8 @@
 // Ask returns *apierror.Error values for a question outside D22's limits
 // (400) or when no index can be built (503), and the context's error when
 // ctx ends first. The origin creates one Engine in origin.New; share that
-// one rather than building a second index.
+// one rather than building a second index. Engine.Tool adapts it to the
+// MCP server's Asker interface (Ask(ctx, query, locale) (any, error)):
+//
+//	mcp.Server{…, Ask: s.ask.Tool()}
 package ask

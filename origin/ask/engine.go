@@ -647,3 +647,21 @@ func (p *prepared) meta(start time.Time) Meta {
 		SummaryMethod:  "extractive",
 	}
 }
+
+// Tool adapts the engine to callers that pass a question and a locale and
+// take any JSON-encodable answer, such as the MCP server's ask tool
+// (origin/mcp's Asker): mcp.Server{Ask: engine.Tool()}.
+func (e *Engine) Tool() Tool { return Tool{e} }
+
+// Tool is an Engine seen as a question-and-locale tool.
+type Tool struct{ e *Engine }
+
+// Ask answers query in locale ("" for en) with the default number of
+// results. The answer marshals to the JSON answer of POST /ask.
+func (t Tool) Ask(ctx context.Context, query, locale string) (any, error) {
+	ans, err := t.e.Ask(ctx, Request{Query: query, Locale: locale})
+	if err != nil {
+		return nil, err
+	}
+	return ans, nil
+}
