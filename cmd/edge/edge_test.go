@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"strings"
 	"testing"
@@ -16,6 +17,8 @@ import (
 
 	"github.com/caddyserver/caddy/v2/caddytest"
 
+	"github.com/invoicewire/invoicewire/internal/netguard"
+	"github.com/invoicewire/invoicewire/origin"
 	"github.com/invoicewire/invoicewire/origin/origintest"
 )
 
@@ -239,4 +242,96 @@ func TestEndToEnd(t *testing.T) {
 			t.Errorf("cached read with origin down: %d", resp.StatusCode)
 		}
 	})
+}
+
+// post sends a JSON body through the edge.
+func post(t *testing.T, url, body string, header ...string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest("POST", url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for _, h := range header {
+		k, v, _ := strings.Cut(h, ":")
+		req.Header.Add(strings.TrimSpace(k), strings.TrimSpace(v))
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, b
+}
+
+// TestAgentFlowThroughEdge runs the agent flow of issue 7 through the edge
+// of `make run`: register → claim → subscribe → list → revoke → subscribe
+// again is refused with error="invalid_token", because the revocation
+// reaches the edge's token cache at once (D17).
+func TestAgentFlowThroughEdge(t *testing.T) {
+	inst := origintest.Start(t, func(c *origin.Config) {
+		c.WebhookPolicy = netguard.Policy{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}
+	})
+	base := startEdge(t, inst, 1000) + "/api/v1"
+
+	resp, body := post(t, base+"/agent-auth/register", `{"client_name":"edge agent"}`)
+	var reg struct {
+		ClientID string `json:"client_id"`
+	}
+	if resp.StatusCode != 201 || json.Unmarshal(body, &reg) != nil || reg.ClientID == "" {
+		t.Fatalf("register: %d %s", resp.StatusCode, body)
+	}
+	resp, body = post(t, base+"/agent-auth/claim", `{"client_id":"`+reg.ClientID+`"}`)
+	var tok struct {
+		AccessToken string `json:"access_token"`
+		TokenType   string `json:"token_type"`
+	}
+	if resp.StatusCode != 200 || json.Unmarshal(body, &tok) != nil || tok.AccessToken == "" || tok.TokenType != "Bearer" {
+		t.Fatalf("claim: %d %s", resp.StatusCode, body)
+	}
+	if cc := resp.Header.Get("Cache-Control"); cc != "no-store" {
+		t.Fatalf("a token answer has Cache-Control %q, want no-store", cc)
+	}
+	bearer := "Authorization: Bearer " + tok.AccessToken
+	subscribe := `{"url":"http://127.0.0.1:9/hook","events":["article.published"]}`
+	resp, body = post(t, base+"/webhooks", subscribe, bearer)
+	if resp.StatusCode != 201 {
+		t.Fatalf("subscribe: %d %s", resp.StatusCode, body)
+	}
+	for range 2 {
+		// Twice: an owner route carries a token, so the edge never serves
+		// it from its cache (D13).
+		resp, body = do(t, "GET", base+"/webhooks/subscriptions", bearer)
+		if resp.StatusCode != 200 || !strings.Contains(string(body), `"http://127.0.0.1:9/hook"`) {
+			t.Fatalf("list: %d %s", resp.StatusCode, body)
+		}
+		if strings.Contains(resp.Header.Get("Cache-Status"), "hit") {
+			t.Fatalf("an owner route was served from the cache: %s", resp.Header.Get("Cache-Status"))
+		}
+	}
+	resp, body = post(t, base+"/agent-auth/revoke", `{"token":"`+tok.AccessToken+`"}`)
+	if resp.StatusCode != 200 || len(body) != 0 {
+		t.Fatalf("revoke: %d %q", resp.StatusCode, body)
+	}
+	deadline := time.Now().Add(time.Second)
+	for {
+		resp, body = post(t, base+"/webhooks", subscribe, bearer)
+		if resp.StatusCode == 401 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("subscribe after revoke: %d %s, want 401 within a second", resp.StatusCode, body)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if ch := resp.Header.Get("WWW-Authenticate"); !strings.Contains(ch, `error="invalid_token"`) || !strings.Contains(ch, `resource_metadata="`+inst.SiteRoot+`/.well-known/oauth-protected-resource"`) {
+		t.Fatalf("WWW-Authenticate = %q", ch)
+	}
+	var e struct {
+		Error struct{ Code string } `json:"error"`
+	}
+	if json.Unmarshal(body, &e) != nil || e.Error.Code != "unauthorized" {
+		t.Fatalf("401 body %s", body)
+	}
 }
