@@ -501,7 +501,7 @@ func TestOriginDownWithoutEntry(t *testing.T) {
 		json_errors
 	}`)
 	resp, body = dead.Do(t, "GET", unique("/api/v1/articles"), "")
-	if resp.StatusCode != 502 || !strings.Contains(body, `"unavailable"`) || resp.Header.Get("Content-Type") != "application/json" {
+	if resp.StatusCode != 503 || !strings.Contains(body, `"unavailable"`) || resp.Header.Get("Content-Type") != "application/json" {
 		t.Errorf("dead origin: %d %q", resp.StatusCode, body)
 	}
 	resp, body = dead.Do(t, "GET", unique("/api/v1/articles"), "", "Cache-Control: only-if-cached")

@@ -25,6 +25,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	    allow_origin      <origin>
 //	    expose_headers    <header list>
 //	    request_id_header <field name>
+//	    request_id_member
 //	}
 //
 // All subdirectives are optional; the block may be omitted.
@@ -34,6 +35,13 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		return d.ArgErr()
 	}
 	for d.NextBlock(0) {
+		if d.Val() == "request_id_member" {
+			if d.NextArg() {
+				return d.ArgErr()
+			}
+			h.RequestIDMember = true
+			continue
+		}
 		var dst *string
 		switch d.Val() {
 		case "allow_origin":

@@ -39,13 +39,16 @@ var responses = prometheus.NewCounterVec(prometheus.CounterOpts{
 }, []string{"code"})
 
 // Handler writes the error in the request context as
-// {"error":{"code","message","hint","request_id"}} with the matching status.
+// {"error":{"code","message","hint"}} with the matching status and the
+// request id in X-Request-Id.
 //
 // When the error wraps an *apierror.Error (what Invoicewire's modules
 // return), its code, message, hint and headers are used as they are. Any
 // other error (a failed dial to the origin, a timeout, Caddy's own errors)
 // gets the code for its status and a fixed message: internal error text,
-// which can name upstream addresses, is logged by Caddy and never sent.
+// which can name upstream addresses, is logged by Caddy and never sent. A
+// failed or timed-out origin (502, 504 from reverse_proxy) is answered 503
+// unavailable with Retry-After.
 type Handler struct {
 	// AllowOrigin is the Access-Control-Allow-Origin value. Default "*".
 	AllowOrigin string `json:"allow_origin,omitempty"`
@@ -57,6 +60,11 @@ type Handler struct {
 	// (set by the Caddyfile, passed to the origin and echoed in errors).
 	// Default X-Request-Id.
 	RequestIDHeader string `json:"request_id_header,omitempty"`
+	// RequestIDMember adds the request id to the body as error.request_id.
+	// Off by default: openapi.json's Error allows no members beyond code,
+	// message and hint, so the id travels in the X-Request-Id header and,
+	// for server-side failures, in the hint.
+	RequestIDMember bool `json:"request_id_member,omitempty"`
 }
 
 // CaddyModule returns the Caddy module information.
@@ -130,19 +138,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.
 
 	var b body
 	b.Error.Code, b.Error.Message, b.Error.Hint = ae.Code, ae.Message, ae.Hint
-	id := r.Header.Get(h.RequestIDHeader)
-	if id == "" || !validRequestID(id) {
-		// The error came before the Caddyfile's request_header set the id
-		// (a 401 or 429 of an outer module): use the request's UUID, which
-		// Caddy keeps per request, so {http.request.uuid} later in the
-		// access log names the same id.
-		if repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok {
-			id, _ = repl.GetString("http.request.uuid")
-		}
-	}
+	// The fixed hints of server-side failures name the request id, so a
+	// report can quote it; it is in the X-Request-Id header too.
+	id := h.requestID(r)
+	b.Error.Hint = strings.ReplaceAll(b.Error.Hint, "{request_id}", id)
 	if id != "" {
-		b.Error.RequestID = id
 		hdr.Set(h.RequestIDHeader, id)
+		if h.RequestIDMember {
+			b.Error.RequestID = id
+		}
 	}
 	// No HTML escaping: the body is JSON, never embedded in a page, and
 	// hints keep their "<token>" and "&" readable (as the origin's do).
@@ -162,6 +166,20 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.
 	return nil
 }
 
+// requestID is the client's request id when it is safe to echo, else the
+// request's UUID, which Caddy keeps per request: the Caddyfile sends the
+// same {http.request.uuid} to the origin, and the access log names it too.
+func (h *Handler) requestID(r *http.Request) string {
+	if id := r.Header.Get(h.RequestIDHeader); id != "" && validRequestID(id) {
+		return id
+	}
+	if repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok {
+		id, _ := repl.GetString("http.request.uuid")
+		return id
+	}
+	return ""
+}
+
 // toAPIError finds the client-facing error in err.
 func toAPIError(err error) *apierror.Error {
 	var ae *apierror.Error
@@ -173,15 +191,23 @@ func toAPIError(err error) *apierror.Error {
 	if errors.As(err, &he) && he.StatusCode >= 400 && he.StatusCode <= 599 {
 		status = he.StatusCode
 	}
+	var header http.Header
+	if status == http.StatusBadGateway || status == http.StatusGatewayTimeout {
+		// The origin is down or slow. D6 pairs the code unavailable with
+		// 503, and 503 (with Retry-After, RFC 9110 §15.6.4) is what the
+		// contract documents for every operation; 502 and 504 are not.
+		status = http.StatusServiceUnavailable
+		header = http.Header{"Retry-After": {"5"}}
+	}
 	msg, hint := messageFor(status)
-	return &apierror.Error{Status: status, Code: apierror.CodeFor(status), Message: msg, Hint: hint}
+	return &apierror.Error{Status: status, Code: apierror.CodeFor(status), Message: msg, Hint: hint, Header: header}
 }
 
 // messageFor is the fixed text for errors that carry none of their own.
 func messageFor(status int) (message, hint string) {
 	switch status {
 	case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
-		return "The service is temporarily unavailable.", "Try again in a few seconds; if it persists, report it with the request_id of this response."
+		return "The service is temporarily unavailable.", "Try again in a few seconds; if it persists, report it with request id {request_id}."
 	case http.StatusNotFound:
 		return "Nothing is published at this address.", "The API starts at /api/v1/ and is described at /openapi.json."
 	case http.StatusMethodNotAllowed:
@@ -192,7 +218,7 @@ func messageFor(status int) (message, hint string) {
 		return "The request body is too large.", ""
 	}
 	if status >= 500 {
-		return "The server failed to answer this request.", "Try again later; if it persists, report it with the request_id of this response."
+		return "The server failed to answer this request.", "Try again later; if it persists, report it with request id {request_id}."
 	}
 	return "The request was not understood.", "See /openapi.json for what each endpoint accepts."
 }

@@ -232,7 +232,7 @@ func TestEndToEnd(t *testing.T) {
 		do(t, "GET", edge+"/api/v1/specs")
 		inst.Server.Close()
 		resp, body := do(t, "GET", edge+"/api/v1/countries/zz")
-		if resp.StatusCode != 502 || !isJSONError(body, "unavailable") || resp.Header.Get("Content-Type") != "application/json" {
+		if resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" || !isJSONError(body, "unavailable") || resp.Header.Get("Content-Type") != "application/json" {
 			t.Errorf("%d %q %s", resp.StatusCode, resp.Header.Get("Content-Type"), body)
 		}
 		// A stored response stands in (stale-if-error) only once stale;
