@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -252,7 +253,13 @@ func (s *Site) SignaturesDirectory(w http.ResponseWriter, r *http.Request) {
 		apierror.Write(w, e)
 		return
 	}
-	key, err := s.Keys.Key(r.Context())
+	var (
+		key *signing.Key
+		err = errors.New("site: no signing key source configured")
+	)
+	if s.Keys != nil {
+		key, err = s.Keys.Key(r.Context())
+	}
 	if err != nil {
 		if s.Log != nil {
 			s.Log.ErrorContext(r.Context(), "site: loading the signing key", "err", err)
