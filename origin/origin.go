@@ -14,13 +14,20 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/invoicewire/invoicewire/internal/netguard"
 	"github.com/invoicewire/invoicewire/internal/signing"
 	"github.com/invoicewire/invoicewire/internal/store"
+	"github.com/invoicewire/invoicewire/internal/token"
+	"github.com/invoicewire/invoicewire/internal/webhook"
+	"github.com/invoicewire/invoicewire/origin/agentauth"
 	"github.com/invoicewire/invoicewire/origin/api"
+	"github.com/invoicewire/invoicewire/origin/ask"
+	"github.com/invoicewire/invoicewire/origin/idempotency"
 	"github.com/invoicewire/invoicewire/origin/mcp"
 	"github.com/invoicewire/invoicewire/origin/openapi"
 	"github.com/invoicewire/invoicewire/origin/respond"
 	"github.com/invoicewire/invoicewire/origin/site"
+	"github.com/invoicewire/invoicewire/origin/webhooks"
 )
 
 // Config is what the origin needs beyond its store.
@@ -36,6 +43,11 @@ type Config struct {
 	// service key; empty means the key shared through Redis (package
 	// internal/signing).
 	SigningKey string
+	// IDJAGIssuers are the identity providers agent-auth trusts (IW_IDJAG_ISSUERS).
+	IDJAGIssuers []agentauth.Issuer
+	// WebhookPolicy decides which receiver addresses subscriptions may
+	// name (IW_WEBHOOK_ALLOW_CIDRS).
+	WebhookPolicy netguard.Policy
 }
 
 // Server is the origin's HTTP handler.
@@ -46,6 +58,8 @@ type Server struct {
 	router  router
 	metrics *metrics
 	log     *slog.Logger
+	// ask answers POST /ask from its own index, kept current by Follow.
+	ask *ask.Engine
 }
 
 // New builds the origin. Call Follow to keep its cache in step with Redis,
@@ -92,15 +106,58 @@ func New(cfg Config, st *store.Store) (*Server, error) {
 	for _, m := range st2.Mounts() {
 		rt.mount(m.Pattern, m.Handler)
 	}
-	rt.mount("/mcp", mcp.Handler(&mcp.Server{Store: st, SiteRoot: cfg.SiteRoot, Log: cfg.Log}))
 	rt.get("/{year}/{month}/{file}", st2.ArticleMarkdown)
+	// POST /ask streams (D22), so it is mounted raw and answers its own
+	// methods, errors and headers.
+	s.ask = ask.New(ask.Config{Store: st, SiteRoot: cfg.SiteRoot, Log: cfg.Log})
+	rt.mount("/ask", s.ask)
+	// The MCP server's tools read the store; its ask tool is the /ask engine.
+	rt.mount("/mcp", mcp.Handler(&mcp.Server{Store: st, SiteRoot: cfg.SiteRoot, Log: cfg.Log,
+		Ask: mcp.AskFunc(func(ctx context.Context, query, locale string) (any, error) {
+			return s.ask.Ask(ctx, ask.Request{Query: query, Locale: locale})
+		})}))
+
+	// Agent auth and webhook subscriptions (D17–D20). Every POST takes an
+	// Idempotency-Key (D19); register and claim answers hold secrets, so
+	// they are kept no longer than the secrets live.
+	rdb := st.Client()
+	idem := idempotency.NewStore(rdb, cfg.Log)
+	aa := agentauth.New(agentauth.Config{SiteRoot: cfg.SiteRoot, Issuers: cfg.IDJAGIssuers, Log: cfg.Log}, rdb)
+	wh := webhooks.New(webhooks.Config{SiteRoot: cfg.SiteRoot, Policy: cfg.WebhookPolicy}, webhook.NewStore(rdb))
+	rt.get("/api/v1/agent-auth/register", aa.Metadata)
+	rt.handle(http.MethodPost, "/api/v1/agent-auth/register", idem.Wrap(idempotency.Options{Route: "register"}, aa.Register))
+	rt.handle(http.MethodGet, "/api/v1/agent-auth/register/{client_id}", aa.ReadClient)
+	rt.handle(http.MethodDelete, "/api/v1/agent-auth/register/{client_id}", aa.DeleteClient)
+	rt.handle(http.MethodPost, "/api/v1/agent-auth/claim", idem.Wrap(idempotency.Options{Route: "claim", TTL: token.Lifetime}, aa.Claim))
+	rt.handle(http.MethodPost, "/api/v1/agent-auth/revoke", idem.Wrap(idempotency.Options{Route: "revoke"}, aa.Revoke))
+	rt.handle(http.MethodPost, "/api/v1/webhooks", wh.Authenticated("webhooks:write", idem.Wrap(idempotency.Options{Route: "webhooks", Client: webhooks.ClientOf}, wh.Create)))
+	rt.handle(http.MethodGet, "/api/v1/webhooks/subscriptions", wh.Authenticated("webhooks:read", wh.List))
+	rt.handle(http.MethodGet, "/api/v1/webhooks/subscriptions/{id}", wh.Authenticated("webhooks:read", wh.Get))
+	rt.handle(http.MethodDelete, "/api/v1/webhooks/subscriptions/{id}", wh.Authenticated("webhooks:write", wh.Delete))
 	return s, nil
 }
 
-// Follow keeps the response cache in step with content changes until ctx
-// ends; ready is closed once the first subscription is live.
+// Follow keeps the response cache and the ask index in step with content
+// changes until ctx ends; ready is closed once the first subscription is
+// live.
 func (s *Server) Follow(ctx context.Context, ready chan<- struct{}) {
-	s.store.FollowInvalidations(ctx, s.cache, s.log, ready)
+	go s.ask.Run(ctx)
+	s.store.FollowInvalidations(ctx, purgers{s.cache, s.ask}, s.log, ready)
+}
+
+// purgers hands every invalidation to each in-process consumer in turn.
+type purgers []store.Purger
+
+func (p purgers) Purge(tags []string) {
+	for _, x := range p {
+		x.Purge(tags)
+	}
+}
+
+func (p purgers) Clear() {
+	for _, x := range p {
+		x.Clear()
+	}
 }
 
 // Close releases the cache.

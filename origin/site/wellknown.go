@@ -113,6 +113,7 @@ var MCPTools = []struct{ Name, Description string }{
 	{"list_specs", "List the tracked specifications of the e-invoicing network."},
 	{"get_spec", "Read one tracked specification."},
 	{"list_sources", "List the registry of publishers the articles cite."},
+	{"ask", "Answer a question about e-invoicing with sentences quoted verbatim from the articles, with citations (the /ask engine)."},
 }
 
 // MCPServerCard answers GET /.well-known/mcp/server-card.json and GET
