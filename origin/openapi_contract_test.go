@@ -386,6 +386,8 @@ func TestContractSite(t *testing.T) {
 		{desc: "AI catalog", method: "GET", path: "/.well-known/ai-catalog.json", want: 200},
 		{desc: "agent card", method: "GET", path: "/.well-known/agent-card.json", want: 200},
 		{desc: "discovery document, POST", method: "POST", path: "/.well-known/agent-card.json", want: 405},
+		{desc: "GET of a POST-only endpoint the discovery documents name (D23)", method: "GET", path: "/api/v1/agent-auth/claim", want: 405},
+		{desc: "HEAD of a POST-only endpoint", method: "HEAD", path: "/api/v1/agent-auth/revoke", want: 405},
 		{desc: "MCP initialize", method: "POST", path: "/mcp", header: mcpHeader, body: initialize, want: 200},
 		{desc: "MCP tools/list", method: "POST", path: "/mcp", header: mcpHeader, body: `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}`, want: 200},
 		{desc: "MCP notification", method: "POST", path: "/mcp", header: mcpHeader, body: `{"jsonrpc":"2.0","method":"notifications/initialized"}`, want: 202},

@@ -39,15 +39,15 @@ type Config struct {
 	Log        *slog.Logger
 	// Registry receives the origin's metrics; nil means a private registry.
 	Registry prometheus.Registerer
+	// SigningKey is IW_SIGNING_KEY, the base64url Ed25519 seed of the
+	// service key; empty means the key shared through Redis (package
+	// internal/signing).
+	SigningKey string
 	// IDJAGIssuers are the identity providers agent-auth trusts (IW_IDJAG_ISSUERS).
 	IDJAGIssuers []agentauth.Issuer
 	// WebhookPolicy decides which receiver addresses subscriptions may
 	// name (IW_WEBHOOK_ALLOW_CIDRS).
 	WebhookPolicy netguard.Policy
-	// SigningKey is IW_SIGNING_KEY, the base64url Ed25519 seed of the
-	// service key; empty means the key shared through Redis (package
-	// internal/signing).
-	SigningKey string
 }
 
 // Server is the origin's HTTP handler.
@@ -106,12 +106,16 @@ func New(cfg Config, st *store.Store) (*Server, error) {
 	for _, m := range st2.Mounts() {
 		rt.mount(m.Pattern, m.Handler)
 	}
-	rt.mount("/mcp", mcp.Handler(&mcp.Server{Store: st, SiteRoot: cfg.SiteRoot, Log: cfg.Log}))
 	rt.get("/{year}/{month}/{file}", st2.ArticleMarkdown)
 	// POST /ask streams (D22), so it is mounted raw and answers its own
 	// methods, errors and headers.
 	s.ask = ask.New(ask.Config{Store: st, SiteRoot: cfg.SiteRoot, Log: cfg.Log})
 	rt.mount("/ask", s.ask)
+	// The MCP server's tools read the store; its ask tool is the /ask engine.
+	rt.mount("/mcp", mcp.Handler(&mcp.Server{Store: st, SiteRoot: cfg.SiteRoot, Log: cfg.Log,
+		Ask: mcp.AskFunc(func(ctx context.Context, query, locale string) (any, error) {
+			return s.ask.Ask(ctx, ask.Request{Query: query, Locale: locale})
+		})}))
 
 	// Agent auth and webhook subscriptions (D17–D20). Every POST takes an
 	// Idempotency-Key (D19); register and claim answers hold secrets, so

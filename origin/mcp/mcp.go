@@ -11,7 +11,8 @@
 // (isError: true) with a message that says what is allowed, never a
 // protocol failure.
 //
-// The ask tool comes from the /ask engine: set Server.Ask to register it.
+// The ask tool comes from the /ask engine: Server.Ask registers it (the
+// origin passes its engine through AskFunc).
 package mcp
 
 import (
@@ -25,6 +26,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/invoicewire/invoicewire/internal/apierror"
 	"github.com/invoicewire/invoicewire/internal/content"
 	"github.com/invoicewire/invoicewire/internal/store"
 	"github.com/invoicewire/invoicewire/origin/api"
@@ -36,6 +38,14 @@ import (
 // offers an "ask" tool that returns the engine's answer as JSON.
 type Asker interface {
 	Ask(ctx context.Context, query, locale string) (any, error)
+}
+
+// AskFunc adapts a function to Asker.
+type AskFunc func(ctx context.Context, query, locale string) (any, error)
+
+// Ask calls f.
+func (f AskFunc) Ask(ctx context.Context, query, locale string) (any, error) {
+	return f(ctx, query, locale)
 }
 
 // Server holds what the tools read.
@@ -184,7 +194,7 @@ func (s *Server) New() *sdk.Server {
 	sdk.AddTool(srv, &sdk.Tool{Name: "list_sources", Description: toolDescription("list_sources"), Annotations: readOnly}, s.listSources)
 
 	if s.Ask != nil {
-		sdk.AddTool(srv, &sdk.Tool{Name: "ask", Description: "Answer a question about e-invoicing with passages quoted from the articles, with citations.", Annotations: readOnly,
+		sdk.AddTool(srv, &sdk.Tool{Name: "ask", Description: toolDescription("ask"), Annotations: readOnly,
 			InputSchema: schema[AskInput](func(p map[string]*jsonschema.Schema) {
 				p["query"].MinLength, p["query"].MaxLength = ptr(1), ptr(500)
 			})}, s.ask)
@@ -363,5 +373,14 @@ func (s *Server) ask(ctx context.Context, _ *sdk.CallToolRequest, in AskInput) (
 		locale = "en"
 	}
 	ans, err := s.Ask.Ask(ctx, q, locale)
-	return nil, ans, err
+	if err != nil {
+		// The engine's refusals (too long, a bad locale, not ready yet)
+		// are the caller's to act on; say what they are.
+		var ae *apierror.Error
+		if errors.As(err, &ae) && ae.Status < 500 {
+			return nil, nil, toolError("%s %s", ae.Message, ae.Hint)
+		}
+		return nil, nil, s.unavailable(ctx, "ask", err)
+	}
+	return nil, ans, nil
 }

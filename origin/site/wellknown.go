@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -112,6 +113,7 @@ var MCPTools = []struct{ Name, Description string }{
 	{"list_specs", "List the tracked specifications of the e-invoicing network."},
 	{"get_spec", "Read one tracked specification."},
 	{"list_sources", "List the registry of publishers the articles cite."},
+	{"ask", "Answer a question about e-invoicing with sentences quoted verbatim from the articles, with citations (the /ask engine)."},
 }
 
 // MCPServerCard answers GET /.well-known/mcp/server-card.json and GET
@@ -252,7 +254,13 @@ func (s *Site) SignaturesDirectory(w http.ResponseWriter, r *http.Request) {
 		apierror.Write(w, e)
 		return
 	}
-	key, err := s.Keys.Key(r.Context())
+	var (
+		key *signing.Key
+		err = errors.New("site: no signing key source configured")
+	)
+	if s.Keys != nil {
+		key, err = s.Keys.Key(r.Context())
+	}
 	if err != nil {
 		if s.Log != nil {
 			s.Log.ErrorContext(r.Context(), "site: loading the signing key", "err", err)
