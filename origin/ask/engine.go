@@ -261,7 +261,9 @@ func (e *Engine) Purge(tags []string) {
 	named := false
 	e.mu.Lock()
 	for _, t := range tags {
-		if slug, ok := strings.CutPrefix(t, "article:"); ok {
+		// Past maxQuickChecks (a whole-corpus sync) the rebuild settles
+		// everything; the map stays small meanwhile.
+		if slug, ok := strings.CutPrefix(t, "article:"); ok && len(e.pending) <= maxQuickChecks {
 			e.pending[slug] = seq
 			named = true
 		}
@@ -342,8 +344,8 @@ func (e *Engine) Run(ctx context.Context) {
 // whole-corpus sync) waits for the rebuild.
 const maxQuickChecks = 64
 
-// hideRetracted checks the articles named by recent changes that the
-// current index holds, and hides at once those that are no longer published.
+// hideRetracted checks the articles named by recent changes and hides at
+// once those that are no longer published.
 // A rebuild of a large corpus takes a while; a retraction must not wait for
 // it (D10: a retracted article disappears from every search answer).
 func (e *Engine) hideRetracted(ctx context.Context) {
@@ -351,15 +353,13 @@ func (e *Engine) hideRetracted(ctx context.Context) {
 	named := e.pending
 	e.pending = map[string]uint64{}
 	e.mu.Unlock()
-	ix := e.idx.Load()
-	if ix == nil || len(named) == 0 || len(named) > maxQuickChecks {
+	if len(named) == 0 || len(named) > maxQuickChecks {
 		return
 	}
+	// Every named article is checked, not only those the current index
+	// holds: a rebuild under way may have read one before its retraction.
 	var gone map[string]uint64
 	for slug, seq := range named {
-		if _, ok := ix.bySlug[slug]; !ok {
-			continue
-		}
 		rec, err := e.cfg.Store.Article(ctx, slug)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			continue // the rebuild that follows will settle it
