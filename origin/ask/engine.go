@@ -494,6 +494,14 @@ func (e *Engine) Index(ctx context.Context) (*Index, error) {
 	if ix := e.idx.Load(); ix != nil {
 		return ix, nil
 	}
+	// Requests that arrive together before the first build wait for one
+	// build, not one each.
+	e.buildMu.Lock()
+	ix := e.idx.Load()
+	e.buildMu.Unlock()
+	if ix != nil {
+		return ix, nil
+	}
 	ix, err := e.rebuild(ctx)
 	if err != nil {
 		if ix := e.idx.Load(); ix != nil {
