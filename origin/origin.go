@@ -94,7 +94,10 @@ func New(cfg Config, st *store.Store) (*Server, error) {
 	rt.get("/{year}/{month}/{file}", st2.ArticleMarkdown)
 	// POST /ask streams (D22), so it is mounted raw and answers its own
 	// methods, errors and headers.
-	s.ask = ask.New(ask.Config{Store: st, SiteRoot: cfg.SiteRoot, Log: cfg.Log})
+	if s.ask, err = ask.New(ask.Config{Store: st, SiteRoot: cfg.SiteRoot, Log: cfg.Log, Registry: cfg.Registry}); err != nil {
+		cache.Close()
+		return nil, err
+	}
 	rt.mount("/ask", s.ask)
 
 	// Agent auth and webhook subscriptions (D17–D20). Every POST takes an

@@ -16,6 +16,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/invoicewire/invoicewire/internal/apierror"
 	"github.com/invoicewire/invoicewire/internal/events"
 	"github.com/invoicewire/invoicewire/internal/store"
@@ -199,6 +201,8 @@ type Config struct {
 	// Timeout bounds the work of one answer once the index is ready
 	// (default 10s).
 	Timeout time.Duration
+	// Registry receives the engine's metrics; nil means a private one.
+	Registry prometheus.Registerer
 }
 
 // Engine answers questions from an in-memory index of the published
@@ -209,8 +213,9 @@ type Config struct {
 // store.FollowInvalidations next to the response cache. Ask answers a
 // question in Go (the MCP ask tool uses it); ServeHTTP answers POST /ask.
 type Engine struct {
-	cfg Config
-	log *slog.Logger
+	cfg     Config
+	log     *slog.Logger
+	metrics *metrics
 
 	idx     atomic.Pointer[Index]
 	buildMu sync.Mutex
@@ -240,18 +245,26 @@ type Engine struct {
 }
 
 // New returns an Engine. Call Run to build and maintain its index; until the
-// first build completes, Ask builds it on demand.
-func New(cfg Config) *Engine {
+// first build completes, Ask builds it on demand. It fails only when its
+// metrics cannot be registered.
+func New(cfg Config) (*Engine, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 10 * time.Second
 	}
-	e := &Engine{cfg: cfg, log: cfg.Log, wake: make(chan struct{}, 1), named: make(chan struct{}, 1), pending: map[string]uint64{}}
+	if cfg.Registry == nil {
+		cfg.Registry = prometheus.NewRegistry()
+	}
+	m, err := newMetrics(cfg.Registry)
+	if err != nil {
+		return nil, err
+	}
+	e := &Engine{cfg: cfg, log: cfg.Log, metrics: m, wake: make(chan struct{}, 1), named: make(chan struct{}, 1), pending: map[string]uint64{}}
 	empty := map[string]uint64{}
 	e.hidden.Store(&empty)
-	return e
+	return e, nil
 }
 
 // Purge is told the surrogate keys of a content change (store.Purger). It
@@ -393,9 +406,11 @@ func (e *Engine) hideRetracted(ctx context.Context) {
 func (e *Engine) Use(c Corpus) {
 	e.buildMu.Lock()
 	defer e.buildMu.Unlock()
+	start := time.Now()
 	ix := buildIndex(c, e.cfg.SiteRoot)
 	ix.seq = e.seq.Load()
 	e.idx.Store(ix)
+	e.metrics.built(ix, time.Since(start), nil)
 }
 
 // Rebuild builds a new index from the store now and swaps it in.
@@ -411,11 +426,13 @@ func (e *Engine) rebuild(ctx context.Context) (*Index, error) {
 	start := time.Now()
 	c, err := LoadCorpus(ctx, e.cfg.Store)
 	if err != nil {
+		e.metrics.built(nil, 0, err)
 		return nil, err
 	}
 	ix := buildIndex(c, e.cfg.SiteRoot)
 	ix.seq = seq
 	e.idx.Store(ix)
+	e.metrics.built(ix, time.Since(start), nil)
 	e.mu.Lock()
 	if h := *e.hidden.Load(); len(h) > 0 {
 		next := map[string]uint64{}
