@@ -109,7 +109,10 @@ func New(cfg Config, st *store.Store) (*Server, error) {
 	rt.get("/{year}/{month}/{file}", st2.ArticleMarkdown)
 	// POST /ask streams (D22), so it is mounted raw and answers its own
 	// methods, errors and headers.
-	s.ask = ask.New(ask.Config{Store: st, SiteRoot: cfg.SiteRoot, Log: cfg.Log})
+	if s.ask, err = ask.New(ask.Config{Store: st, SiteRoot: cfg.SiteRoot, Log: cfg.Log, Registry: cfg.Registry}); err != nil {
+		cache.Close()
+		return nil, err
+	}
 	rt.mount("/ask", s.ask)
 	// The MCP server's tools read the store; its ask tool is the /ask engine.
 	rt.mount("/mcp", mcp.Handler(&mcp.Server{Store: st, SiteRoot: cfg.SiteRoot, Log: cfg.Log,

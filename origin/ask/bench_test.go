@@ -101,7 +101,7 @@ func reportLatencies(b *testing.B, d []time.Duration) {
 // BenchmarkAsk measures whole answers through the Go API (Engine.Ask):
 // parsing, ranking, snippets and the summary.
 func BenchmarkAsk(b *testing.B) {
-	e := New(Config{SiteRoot: testSiteRoot})
+	e := mustNew(b, Config{SiteRoot: testSiteRoot})
 	e.Use(benchCorpus())
 	ctx := context.Background()
 	var lat []time.Duration
@@ -121,7 +121,7 @@ func BenchmarkAsk(b *testing.B) {
 // BenchmarkAskHTTP measures POST /ask over loopback HTTP, JSON and stream
 // alternately, as a client sees it (request to last byte).
 func BenchmarkAskHTTP(b *testing.B) {
-	e := New(Config{SiteRoot: testSiteRoot})
+	e := mustNew(b, Config{SiteRoot: testSiteRoot})
 	e.Use(benchCorpus())
 	srv := httptest.NewServer(e)
 	defer srv.Close()
@@ -167,7 +167,7 @@ func BenchmarkRebuildFromStore(b *testing.B) {
 	if err := pub.SyncCorpus(ctx, contenttest.RichCorpus(benchArticles), nil); err != nil {
 		b.Fatal(err)
 	}
-	e := New(Config{Store: st, SiteRoot: testSiteRoot, Log: quiet})
+	e := mustNew(b, Config{Store: st, SiteRoot: testSiteRoot, Log: quiet})
 	cpu := cpuTime()
 	for b.Loop() {
 		if err := e.Rebuild(ctx); err != nil {

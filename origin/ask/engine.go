@@ -16,6 +16,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/invoicewire/invoicewire/internal/apierror"
 	"github.com/invoicewire/invoicewire/internal/events"
 	"github.com/invoicewire/invoicewire/internal/store"
@@ -199,6 +201,8 @@ type Config struct {
 	// Timeout bounds the work of one answer once the index is ready
 	// (default 10s).
 	Timeout time.Duration
+	// Registry receives the engine's metrics; nil means a private one.
+	Registry prometheus.Registerer
 }
 
 // Engine answers questions from an in-memory index of the published
@@ -209,8 +213,9 @@ type Config struct {
 // store.FollowInvalidations next to the response cache. Ask answers a
 // question in Go (the MCP ask tool uses it); ServeHTTP answers POST /ask.
 type Engine struct {
-	cfg Config
-	log *slog.Logger
+	cfg     Config
+	log     *slog.Logger
+	metrics *metrics
 
 	idx     atomic.Pointer[Index]
 	buildMu sync.Mutex
@@ -240,18 +245,26 @@ type Engine struct {
 }
 
 // New returns an Engine. Call Run to build and maintain its index; until the
-// first build completes, Ask builds it on demand.
-func New(cfg Config) *Engine {
+// first build completes, Ask builds it on demand. It fails only when its
+// metrics cannot be registered.
+func New(cfg Config) (*Engine, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 10 * time.Second
 	}
-	e := &Engine{cfg: cfg, log: cfg.Log, wake: make(chan struct{}, 1), named: make(chan struct{}, 1), pending: map[string]uint64{}}
+	if cfg.Registry == nil {
+		cfg.Registry = prometheus.NewRegistry()
+	}
+	m, err := newMetrics(cfg.Registry)
+	if err != nil {
+		return nil, err
+	}
+	e := &Engine{cfg: cfg, log: cfg.Log, metrics: m, wake: make(chan struct{}, 1), named: make(chan struct{}, 1), pending: map[string]uint64{}}
 	empty := map[string]uint64{}
 	e.hidden.Store(&empty)
-	return e
+	return e, nil
 }
 
 // Purge is told the surrogate keys of a content change (store.Purger). It
@@ -261,7 +274,9 @@ func (e *Engine) Purge(tags []string) {
 	named := false
 	e.mu.Lock()
 	for _, t := range tags {
-		if slug, ok := strings.CutPrefix(t, "article:"); ok {
+		// Past maxQuickChecks (a whole-corpus sync) the rebuild settles
+		// everything; the map stays small meanwhile.
+		if slug, ok := strings.CutPrefix(t, "article:"); ok && len(e.pending) <= maxQuickChecks {
 			e.pending[slug] = seq
 			named = true
 		}
@@ -342,8 +357,8 @@ func (e *Engine) Run(ctx context.Context) {
 // whole-corpus sync) waits for the rebuild.
 const maxQuickChecks = 64
 
-// hideRetracted checks the articles named by recent changes that the
-// current index holds, and hides at once those that are no longer published.
+// hideRetracted checks the articles named by recent changes and hides at
+// once those that are no longer published.
 // A rebuild of a large corpus takes a while; a retraction must not wait for
 // it (D10: a retracted article disappears from every search answer).
 func (e *Engine) hideRetracted(ctx context.Context) {
@@ -351,15 +366,13 @@ func (e *Engine) hideRetracted(ctx context.Context) {
 	named := e.pending
 	e.pending = map[string]uint64{}
 	e.mu.Unlock()
-	ix := e.idx.Load()
-	if ix == nil || len(named) == 0 || len(named) > maxQuickChecks {
+	if len(named) == 0 || len(named) > maxQuickChecks {
 		return
 	}
+	// Every named article is checked, not only those the current index
+	// holds: a rebuild under way may have read one before its retraction.
 	var gone map[string]uint64
 	for slug, seq := range named {
-		if _, ok := ix.bySlug[slug]; !ok {
-			continue
-		}
 		rec, err := e.cfg.Store.Article(ctx, slug)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			continue // the rebuild that follows will settle it
@@ -393,9 +406,11 @@ func (e *Engine) hideRetracted(ctx context.Context) {
 func (e *Engine) Use(c Corpus) {
 	e.buildMu.Lock()
 	defer e.buildMu.Unlock()
+	start := time.Now()
 	ix := buildIndex(c, e.cfg.SiteRoot)
 	ix.seq = e.seq.Load()
 	e.idx.Store(ix)
+	e.metrics.built(ix, time.Since(start), nil)
 }
 
 // Rebuild builds a new index from the store now and swaps it in.
@@ -411,11 +426,13 @@ func (e *Engine) rebuild(ctx context.Context) (*Index, error) {
 	start := time.Now()
 	c, err := LoadCorpus(ctx, e.cfg.Store)
 	if err != nil {
+		e.metrics.built(nil, 0, err)
 		return nil, err
 	}
 	ix := buildIndex(c, e.cfg.SiteRoot)
 	ix.seq = seq
 	e.idx.Store(ix)
+	e.metrics.built(ix, time.Since(start), nil)
 	e.mu.Lock()
 	if h := *e.hidden.Load(); len(h) > 0 {
 		next := map[string]uint64{}
@@ -492,6 +509,14 @@ var errUnavailable = apierror.New(http.StatusServiceUnavailable, "The search ind
 // Index returns the current index, building it first if there is none yet.
 func (e *Engine) Index(ctx context.Context) (*Index, error) {
 	if ix := e.idx.Load(); ix != nil {
+		return ix, nil
+	}
+	// Requests that arrive together before the first build wait for one
+	// build, not one each.
+	e.buildMu.Lock()
+	ix := e.idx.Load()
+	e.buildMu.Unlock()
+	if ix != nil {
 		return ix, nil
 	}
 	ix, err := e.rebuild(ctx)

@@ -78,7 +78,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 // article appears, a retracted one disappears, a restored one comes back.
 func TestFollowsContent(t *testing.T) {
 	st, pub, a := published(t)
-	e := New(Config{Store: st, SiteRoot: testSiteRoot, Log: quiet})
+	e := mustNew(t, Config{Store: st, SiteRoot: testSiteRoot, Log: quiet})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go e.Run(ctx)
@@ -115,7 +115,7 @@ func TestFollowsContent(t *testing.T) {
 func TestRetractionBeforeRebuild(t *testing.T) {
 	st, pub, a := published(t)
 	ctx := context.Background()
-	e := New(Config{Store: st, SiteRoot: testSiteRoot, Log: quiet})
+	e := mustNew(t, Config{Store: st, SiteRoot: testSiteRoot, Log: quiet})
 	if err := e.Rebuild(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func TestStoreDown(t *testing.T) {
 	srv := redistest.Start(t)
 	st := store.New(srv.Client())
 	srv.Stop()
-	e := New(Config{Store: st, SiteRoot: testSiteRoot, Log: quiet})
+	e := mustNew(t, Config{Store: st, SiteRoot: testSiteRoot, Log: quiet})
 	_, err := e.Ask(context.Background(), Request{Query: "Peppol"})
 	if ae := (*apierror.Error)(nil); !errors.As(err, &ae) || ae.Status != http.StatusServiceUnavailable {
 		t.Fatalf("Ask: %v, want a 503", err)
@@ -176,7 +176,7 @@ func TestStoreDown(t *testing.T) {
 func TestSwapUnderLoad(t *testing.T) {
 	small := contenttest.Corpus(30)
 	bigger := contenttest.Corpus(60)
-	e := New(Config{SiteRoot: testSiteRoot})
+	e := mustNew(t, Config{SiteRoot: testSiteRoot})
 	e.Use(Corpus{Articles: small.Articles, Countries: small.Countries, Specs: small.Specs})
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -245,7 +245,7 @@ func TestLoadCorpusPages(t *testing.T) {
 // a retraction still leaves the answers, through the quick check.
 func TestRetractionDuringRebuild(t *testing.T) {
 	st, pub, a := published(t)
-	e := New(Config{Store: st, SiteRoot: testSiteRoot, Log: quiet})
+	e := mustNew(t, Config{Store: st, SiteRoot: testSiteRoot, Log: quiet})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	if err := e.Rebuild(ctx); err != nil {

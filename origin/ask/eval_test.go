@@ -153,7 +153,7 @@ func TestEval(t *testing.T) {
 			}
 		}
 	}
-	e := New(Config{SiteRoot: "http://localhost:8080"})
+	e := mustNew(t, Config{SiteRoot: "http://localhost:8080"})
 	e.Use(c)
 	s := runEval(t, e, set, os.Getenv("IW_EVAL_VERBOSE") != "")
 	fmt.Printf("ask eval: %d questions, %d articles: nDCG@5 %.3f  MRR %.3f  recall@10 %.3f\n", len(set.Questions), len(c.Articles), s.NDCG5, s.MRR, s.Recall10)

@@ -43,10 +43,17 @@ type wireRequest struct {
 // stream when the request has Accept: text/event-stream or
 // prefer.streaming: true (D22). Every error before the stream begins is the
 // JSON of D6; after it began, an error event and then complete.
-func (e *Engine) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (e *Engine) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	e.inflight.Add(1)
 	defer e.inflight.Add(-1)
+	w := &statusWriter{ResponseWriter: rw}
+	mode := "json"
+	defer func() {
+		if r.Method == http.MethodPost {
+			e.metrics.answered(mode, w.code, time.Since(start))
+		}
+	}()
 
 	h := w.Header()
 	h.Set("Access-Control-Allow-Origin", "*")
@@ -91,6 +98,7 @@ func (e *Engine) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p := e.begin(r.Context(), ix, req, start)
 	defer p.cancel()
 	if stream {
+		mode = "stream"
 		e.stream(w, r, p, start)
 		return
 	}

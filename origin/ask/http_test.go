@@ -19,6 +19,9 @@ import (
 	"testing/iotest"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/invoicewire/invoicewire/internal/sse"
 )
 
@@ -29,7 +32,10 @@ const testSiteRoot = "http://localhost:8080"
 // realEngine is an Engine over the real corpus, shared by the tests that only
 // read it.
 var realEngine = sync.OnceValues(func() (*Engine, error) {
-	e := New(Config{SiteRoot: testSiteRoot})
+	e, err := New(Config{SiteRoot: testSiteRoot})
+	if err != nil {
+		return nil, err
+	}
 	c, err := loadRealCorpus()
 	if err != nil {
 		return nil, err
@@ -47,6 +53,15 @@ func serveReal(t *testing.T) (*Engine, *httptest.Server) {
 	srv := httptest.NewServer(e)
 	t.Cleanup(srv.Close)
 	return e, srv
+}
+
+func mustNew(t testing.TB, cfg Config) *Engine {
+	t.Helper()
+	e, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
 }
 
 // post sends body to /ask with the given Content-Type and extra headers.
@@ -213,7 +228,7 @@ func TestStreamFlushesEachEvent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := New(Config{SiteRoot: testSiteRoot})
+	e := mustNew(t, Config{SiteRoot: testSiteRoot})
 	e.Use(c)
 	received := make(chan int, 64)
 	e.beforeResult = func(ctx context.Context, index int) {
@@ -445,7 +460,7 @@ func TestClientDisconnectFreesWork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := New(Config{SiteRoot: testSiteRoot})
+	e := mustNew(t, Config{SiteRoot: testSiteRoot})
 	e.Use(c)
 	reached := make(chan struct{})
 	released := make(chan error, 1)
@@ -507,7 +522,7 @@ func TestLateFailure(t *testing.T) {
 	}
 	// A timeout so short that the answer cannot finish: the stream has
 	// begun by the time the ranking notices.
-	e := New(Config{SiteRoot: testSiteRoot, Timeout: time.Nanosecond})
+	e := mustNew(t, Config{SiteRoot: testSiteRoot, Timeout: time.Nanosecond})
 	e.Use(c)
 	srv := httptest.NewServer(e)
 	defer srv.Close()
@@ -569,5 +584,39 @@ func TestTool(t *testing.T) {
 	}
 	if _, err := asker.Ask(context.Background(), "  ", ""); err == nil {
 		t.Error("an empty question was answered")
+	}
+}
+
+// TestMetrics: requests are counted by mode and status, and builds by
+// outcome, in the registry the engine was given.
+func TestMetrics(t *testing.T) {
+	c, err := loadRealCorpus()
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	e := mustNew(t, Config{SiteRoot: testSiteRoot, Registry: reg})
+	e.Use(c)
+	srv := httptest.NewServer(e)
+	defer srv.Close()
+	readBody(t, post(t, srv, "application/json", `{"query":"Peppol"}`, nil))
+	readBody(t, post(t, srv, "application/json", `{"query":"Peppol"}`, http.Header{"Accept": {"text/event-stream"}}))
+	readBody(t, post(t, srv, "application/json", `{"query":""}`, nil))
+	for _, tc := range []struct {
+		c    prometheus.Collector
+		want float64
+	}{
+		{e.metrics.requests.WithLabelValues("json", "200"), 1},
+		{e.metrics.requests.WithLabelValues("stream", "200"), 1},
+		{e.metrics.requests.WithLabelValues("json", "400"), 1},
+		{e.metrics.builds.WithLabelValues("ok"), 1},
+		{e.metrics.articles, float64(len(c.Articles))},
+	} {
+		if got := testutil.ToFloat64(tc.c); got != tc.want {
+			t.Errorf("%v = %v, want %v", tc.c.(prometheus.Metric).Desc(), got, tc.want)
+		}
+	}
+	if n, err := testutil.GatherAndCount(reg, "invoicewire_ask_request_duration_seconds"); err != nil || n != 2 {
+		t.Errorf("duration series: %d, %v", n, err)
 	}
 }

@@ -123,11 +123,6 @@ type Corpus struct {
 	Specs     []*content.Spec
 }
 
-type rawPosting struct {
-	doc uint32
-	tf  [numFields]uint16
-}
-
 // Building runs in two phases. Analysis (splitting, normalising, stemming)
 // is most of the work and needs no shared state, so the articles are cut
 // into one contiguous share per CPU and each share is analysed on its own,
@@ -151,6 +146,8 @@ type share struct {
 	ids      map[string]int32   // term → local id
 	terms    []string           // local id → term
 	docs     []analysed
+	// lo and hi delimit the share's articles.
+	lo, hi int
 	// seq and raw collect a sentence's words for entity matching.
 	seq, raw []string
 }
@@ -216,6 +213,8 @@ func (sh *share) analyse(a *content.Article, d *doc) {
 		ent = append(ent, sh.id(specTerm(sp)))
 	}
 	out.entities, _ = sh.text(ent, sectionWords[a.Section], false)
+	// About one term in six bytes of English prose.
+	d.ids = make([]int32, 0, (len(a.Dek)+len(a.Body))/6+8)
 	for i := range d.sentences {
 		s := &d.sentences[i]
 		s.start = uint32(len(d.ids))
@@ -228,15 +227,16 @@ func (sh *share) analyse(a *content.Article, d *doc) {
 			}
 		}
 	}
+	if cap(d.ids) > len(d.ids)+len(d.ids)/4 {
+		d.ids = append([]int32(nil), d.ids...) // the estimate was generous
+	}
 	sh.docs = append(sh.docs, out)
 }
 
+// builder counts term frequencies one article at a time.
 type builder struct {
-	ix      *Index
-	counts  [][numFields]uint16
-	touched []int32
-	raw     [][]rawPosting
-	lens    [][numFields]uint32
+	counts  [][numFields]uint16 // by term id, zero between articles
+	touched []int32             // the terms counted for this article
 }
 
 // buildIndex indexes c. siteRoot makes the articles' absolute URLs.
@@ -269,11 +269,11 @@ func buildIndex(c Corpus, siteRoot string) *Index {
 	for k := range shares {
 		// Sized for an archive's vocabulary, so the maps rarely grow.
 		guess := 1024 + 8*len(articles)/n
-		sh := &share{st: newStemmer(), entities: ix.entities, surface: make(map[string]surface, guess), ids: make(map[string]int32, guess)}
+		sh := &share{st: newStemmer(), entities: ix.entities, surface: make(map[string]surface, guess), ids: make(map[string]int32, guess),
+			lo: k * len(articles) / n, hi: (k + 1) * len(articles) / n}
 		shares[k] = sh
-		lo, hi := k*len(articles)/n, (k+1)*len(articles)/n
 		wg.Go(func() {
-			for i := lo; i < hi; i++ {
+			for i := sh.lo; i < sh.hi; i++ {
 				a := articles[i]
 				d := &ix.docs[i]
 				*d = doc{
@@ -292,7 +292,7 @@ func buildIndex(c Corpus, siteRoot string) *Index {
 	}
 	wg.Wait()
 
-	// Merge, in share order.
+	// Merge, in share order: one vocabulary, global term ids everywhere.
 	words, terms := 0, 0
 	for _, sh := range shares {
 		words += len(sh.surface)
@@ -300,12 +300,17 @@ func buildIndex(c Corpus, siteRoot string) *Index {
 	}
 	ix.surface = make(map[string]int32, words)
 	ix.terms = make(map[string]int32, terms)
-	b := &builder{ix: ix, lens: make([][numFields]uint32, 0, len(articles))}
-	docID := uint32(0)
+	var all []*analysed
 	for _, sh := range shares {
 		global := make([]int32, len(sh.terms))
 		for lid, t := range sh.terms {
-			global[lid] = b.termID(t)
+			id, ok := ix.terms[t]
+			if !ok {
+				id = int32(len(ix.names))
+				ix.terms[t] = id
+				ix.names = append(ix.names, t)
+			}
+			global[lid] = id
 		}
 		for w, sf := range sh.surface {
 			if _, ok := ix.surface[w]; !ok {
@@ -316,58 +321,122 @@ func buildIndex(c Corpus, siteRoot string) *Index {
 				}
 			}
 		}
-		for _, ad := range sh.docs {
-			var lens [numFields]uint32
-			for f, ids := range [...][]int32{fieldTitle: ad.title, fieldTags: ad.tags, fieldEntities: ad.entities} {
-				for _, lid := range ids {
-					b.count(global[lid], f, &lens)
+		for k := range sh.docs {
+			ad := &sh.docs[k]
+			for _, ids := range [][]int32{ad.title, ad.tags, ad.entities} {
+				for i, lid := range ids {
+					ids[i] = global[lid]
 				}
 			}
-			d := &ix.docs[docID]
-			for _, st := range d.sentences {
-				f := fieldBody
-				if st.kind == kindDek {
-					f = fieldDek
-				}
-				for k := st.start; k < st.end; k++ {
-					d.ids[k] = global[d.ids[k]]
-					b.count(d.ids[k], f, &lens)
-				}
+			all = append(all, ad)
+		}
+		for i := sh.lo; i < sh.hi; i++ {
+			d := &ix.docs[i]
+			for k, lid := range d.ids {
+				d.ids[k] = global[lid]
 			}
 			for k := range d.ents {
 				d.ents[k].id = global[d.ents[k].id]
 			}
-			b.lens = append(b.lens, lens)
-			for _, t := range b.touched {
-				b.raw[t] = append(b.raw[t], rawPosting{doc: docID, tf: b.counts[t]})
-				b.counts[t] = [numFields]uint16{}
-			}
-			b.touched = b.touched[:0]
-			docID++
 		}
-		sh.docs = nil
 	}
 	for i := range ix.docs {
 		ix.langs[ix.docs[i].lang] = true
 	}
-	b.finish()
+	finish(ix, all)
 	nd := len(ix.docs)
 	ix.scratch.New = func() any { return &scratch{scores: make([]float32, nd)} }
 	return ix
 }
 
-func (b *builder) termID(t string) int32 {
-	id, ok := b.ix.terms[t]
-	if !ok {
-		id = int32(len(b.raw))
-		b.ix.terms[t] = id
-		b.raw = append(b.raw, nil)
-		b.counts = append(b.counts, [numFields]uint16{})
+// finish counts the postings of every article, all term ids now global,
+// and stores them with their BM25F pseudo-frequencies. The first pass
+// finds each term's document frequency and the fields' average lengths; the
+// second writes each posting once, into one array sized by the first.
+func finish(ix *Index, all []*analysed) {
+	nt := len(ix.names)
+	b := &builder{counts: make([][numFields]uint16, nt)}
+	df := make([]int32, nt)
+	lens := make([][numFields]uint32, len(ix.docs))
+	var avg [numFields]float64
+	for i := range ix.docs {
+		lens[i] = b.countDoc(all[i], &ix.docs[i])
+		for _, t := range b.touched {
+			if b.weighted(t) {
+				df[t]++
+			}
+			b.counts[t] = [numFields]uint16{}
+		}
+		for f := range numFields {
+			avg[f] += float64(lens[i][f])
+		}
 	}
-	return id
+	n := float64(len(ix.docs))
+	for f := range numFields {
+		avg[f] /= max(n, 1)
+		if avg[f] == 0 {
+			avg[f] = 1
+		}
+	}
+	total := 0
+	for _, c := range df {
+		total += int(c)
+	}
+	store := make([]posting, total)
+	ix.postings = make([][]posting, nt)
+	ix.idf = make([]float64, nt)
+	for t, c := range df {
+		ix.postings[t] = store[:0:c]
+		store = store[c:]
+		ix.idf[t] = math.Log(1 + (n-float64(c)+0.5)/(float64(c)+0.5))
+	}
+	// The length normalisation of each field of each article.
+	var norm [numFields]float64
+	for i := range ix.docs {
+		b.countDoc(all[i], &ix.docs[i])
+		for f := range numFields {
+			norm[f] = 1 - fieldB[f] + fieldB[f]*float64(lens[i][f])/avg[f]
+		}
+		for _, t := range b.touched {
+			if b.weighted(t) {
+				w := 0.0
+				for f, tf := range b.counts[t] {
+					w += fieldWeight[f] * float64(tf) / norm[f]
+				}
+				ix.postings[t] = append(ix.postings[t], posting{doc: uint32(i), w: float32(w)})
+			}
+			b.counts[t] = [numFields]uint16{}
+		}
+	}
+	ix.maxIDF = math.Log(1 + (n+0.5)/0.5)
 }
 
-func (b *builder) count(id int32, field int, lens *[numFields]uint32) {
+// countDoc counts the terms of one article into b.counts, listing them in
+// b.touched, and returns its field lengths.
+func (b *builder) countDoc(ad *analysed, d *doc) (lens [numFields]uint32) {
+	b.touched = b.touched[:0]
+	for _, id := range ad.title {
+		b.add(id, fieldTitle, &lens)
+	}
+	for _, id := range ad.tags {
+		b.add(id, fieldTags, &lens)
+	}
+	for _, id := range ad.entities {
+		b.add(id, fieldEntities, &lens)
+	}
+	for _, s := range d.sentences {
+		f := fieldBody
+		if s.kind == kindDek {
+			f = fieldDek
+		}
+		for _, id := range d.ids[s.start:s.end] {
+			b.add(id, f, &lens)
+		}
+	}
+	return lens
+}
+
+func (b *builder) add(id int32, field int, lens *[numFields]uint32) {
 	c := &b.counts[id]
 	if *c == ([numFields]uint16{}) {
 		b.touched = append(b.touched, id)
@@ -378,70 +447,16 @@ func (b *builder) count(id int32, field int, lens *[numFields]uint32) {
 	lens[field]++
 }
 
-// finish turns the raw counts into BM25F pseudo-frequencies, now that the
-// average field lengths are known, and computes each term's idf.
-func (b *builder) finish() {
-	ix := b.ix
-	n := float64(len(ix.docs))
-	var avg [numFields]float64
-	for _, l := range b.lens {
-		for f := range numFields {
-			avg[f] += float64(l[f])
+// weighted reports whether term t, as counted, occurs in a field of weight
+// above zero: a posting that adds nothing is not stored, so every stored
+// weight is above zero.
+func (b *builder) weighted(t int32) bool {
+	for f, tf := range b.counts[t] {
+		if tf > 0 && fieldWeight[f] > 0 {
+			return true
 		}
 	}
-	for f := range numFields {
-		avg[f] /= max(n, 1)
-		if avg[f] == 0 {
-			avg[f] = 1
-		}
-	}
-	// A term that occurs only in fields of weight zero adds nothing;
-	// dropping such postings keeps every stored weight above zero.
-	weighted := func(rp rawPosting) bool {
-		for f := range numFields {
-			if rp.tf[f] > 0 && fieldWeight[f] > 0 {
-				return true
-			}
-		}
-		return false
-	}
-	total := 0
-	for t, list := range b.raw {
-		kept := list[:0]
-		for _, rp := range list {
-			if weighted(rp) {
-				kept = append(kept, rp)
-			}
-		}
-		b.raw[t] = kept
-		total += len(kept)
-	}
-	all := make([]posting, total)
-	ix.postings = make([][]posting, len(b.raw))
-	ix.idf = make([]float64, len(b.raw))
-	for t, list := range b.raw {
-		df := float64(len(list))
-		ix.idf[t] = math.Log(1 + (n-df+0.5)/(df+0.5))
-		ps := all[:len(list):len(list)]
-		all = all[len(list):]
-		for i, rp := range list {
-			l := &b.lens[rp.doc]
-			w := 0.0
-			for f := range numFields {
-				if rp.tf[f] > 0 {
-					w += fieldWeight[f] * float64(rp.tf[f]) / (1 - fieldB[f] + fieldB[f]*float64(l[f])/avg[f])
-				}
-			}
-			ps[i] = posting{doc: rp.doc, w: float32(w)}
-		}
-		ix.postings[t] = ps
-		b.raw[t] = nil
-	}
-	ix.names = make([]string, len(b.raw))
-	for t, id := range ix.terms {
-		ix.names[id] = t
-	}
-	ix.maxIDF = math.Log(1 + (n+0.5)/0.5)
+	return false
 }
 
 // primaryLanguage returns the lowercase primary subtag of a BCP 47 tag
