@@ -3,6 +3,7 @@ module github.com/invoicewire/invoicewire/deploy/check
 go 1.26.7
 
 require (
+	github.com/coreos/go-systemd/v22 v22.7.0
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
 	sigs.k8s.io/kustomize/api v0.21.2
