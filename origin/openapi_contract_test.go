@@ -57,6 +57,7 @@ func TestContract(t *testing.T) {
 	first := contenttest.Article(0)
 	firstPath := first.Path()
 	retracted := contenttest.Article(3)
+	jsonBody := http.Header{"Content-Type": {"application/json"}}
 
 	testCases := []struct {
 		desc   string
@@ -120,6 +121,27 @@ func TestContract(t *testing.T) {
 		{desc: "preflight", method: "OPTIONS", path: "/api/v1/articles",
 			header: http.Header{"Origin": {"https://reader.example"}, "Access-Control-Request-Method": {"GET"}}, want: 204},
 		{desc: "HEAD of a read", method: "HEAD", path: "/api/v1/countries", want: 200},
+		{desc: "ask, JSON", method: "POST", path: "/ask", header: jsonBody, body: `{"query":"Peppol BIS Billing in Germany"}`, want: 200},
+		{desc: "ask, NLWeb query object and max_results", method: "POST", path: "/ask", header: jsonBody, body: `{"query":{"text":"e-invoicing in Belgium"},"locale":"en-GB","prefer":{"max_results":2}}`, want: 200},
+		{desc: "ask, stream by Accept", method: "POST", path: "/ask",
+			header: http.Header{"Content-Type": {"application/json"}, "Accept": {"text/event-stream"}}, body: `{"query":"Peppol BIS Billing in Germany"}`, want: 200},
+		{desc: "ask, stream by prefer.streaming", method: "POST", path: "/ask", header: jsonBody, body: `{"query":"synthetic article in Poland","prefer":{"streaming":true}}`, want: 200},
+		{desc: "ask, zero results", method: "POST", path: "/ask", header: jsonBody, body: `{"query":"quantum chromodynamics"}`, want: 200},
+		{desc: "ask, zero results streamed", method: "POST", path: "/ask", header: jsonBody, body: `{"query":"quantum chromodynamics","prefer":{"streaming":true}}`, want: 200},
+		{desc: "ask, locale without content", method: "POST", path: "/ask", header: jsonBody, body: `{"query":"Peppol","locale":"de"}`, want: 200},
+		{desc: "ask, missing query", method: "POST", path: "/ask", header: jsonBody, body: `{}`, want: 400},
+		{desc: "ask, whitespace-only query", method: "POST", path: "/ask", header: jsonBody, body: `{"query":"   "}`, want: 400},
+		{desc: "ask, non-string query", method: "POST", path: "/ask", header: jsonBody, body: `{"query":42}`, want: 400},
+		{desc: "ask, overlong query", method: "POST", path: "/ask", header: jsonBody, body: `{"query":"` + strings.Repeat("x", 501) + `"}`, want: 400},
+		{desc: "ask, invalid JSON", method: "POST", path: "/ask", header: jsonBody, body: `{"query":`, want: 400},
+		{desc: "ask, max_results out of range", method: "POST", path: "/ask", header: jsonBody, body: `{"query":"Peppol","prefer":{"max_results":51}}`, want: 400},
+		{desc: "ask, bad input with Accept: text/event-stream is still JSON", method: "POST", path: "/ask",
+			header: http.Header{"Content-Type": {"application/json"}, "Accept": {"text/event-stream"}}, body: `{"query":""}`, want: 400},
+		{desc: "ask, not JSON", method: "POST", path: "/ask", header: http.Header{"Content-Type": {"text/plain"}}, body: `query`, want: 415},
+		{desc: "ask, body over 16 KiB", method: "POST", path: "/ask", header: jsonBody, body: `{"query":"Peppol","pad":"` + strings.Repeat("x", 16<<10) + `"}`, want: 413},
+		{desc: "ask, GET", method: "GET", path: "/ask", want: 405},
+		{desc: "ask, preflight", method: "OPTIONS", path: "/ask",
+			header: http.Header{"Origin": {"https://reader.example"}, "Access-Control-Request-Method": {"POST"}, "Access-Control-Request-Headers": {"content-type"}}, want: 204},
 	}
 	for _, tc := range testCases {
 		t.Run(tc.desc, func(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/invoicewire/invoicewire/internal/store"
 	"github.com/invoicewire/invoicewire/origin/api"
+	"github.com/invoicewire/invoicewire/origin/ask"
 	"github.com/invoicewire/invoicewire/origin/openapi"
 	"github.com/invoicewire/invoicewire/origin/respond"
 	"github.com/invoicewire/invoicewire/origin/site"
@@ -40,6 +41,8 @@ type Server struct {
 	router  router
 	metrics *metrics
 	log     *slog.Logger
+	// ask answers POST /ask from its own index, kept current by Follow.
+	ask *ask.Engine
 }
 
 // New builds the origin. Call Follow to keep its cache in step with Redis,
@@ -78,13 +81,34 @@ func New(cfg Config, st *store.Store) (*Server, error) {
 		return respond.Bytes("application/json", openapi.Document, "openapi"), nil
 	})
 	rt.get("/{year}/{month}/{file}", st2.ArticleMarkdown)
+	// POST /ask streams (D22), so it is mounted raw and answers its own
+	// methods, errors and headers.
+	s.ask = ask.New(ask.Config{Store: st, SiteRoot: cfg.SiteRoot, Log: cfg.Log})
+	rt.mount("/ask", s.ask)
 	return s, nil
 }
 
-// Follow keeps the response cache in step with content changes until ctx
-// ends; ready is closed once the first subscription is live.
+// Follow keeps the response cache and the ask index in step with content
+// changes until ctx ends; ready is closed once the first subscription is
+// live.
 func (s *Server) Follow(ctx context.Context, ready chan<- struct{}) {
-	s.store.FollowInvalidations(ctx, s.cache, s.log, ready)
+	go s.ask.Run(ctx)
+	s.store.FollowInvalidations(ctx, purgers{s.cache, s.ask}, s.log, ready)
+}
+
+// purgers hands every invalidation to each in-process consumer in turn.
+type purgers []store.Purger
+
+func (p purgers) Purge(tags []string) {
+	for _, x := range p {
+		x.Purge(tags)
+	}
+}
+
+func (p purgers) Clear() {
+	for _, x := range p {
+		x.Clear()
+	}
 }
 
 // Close releases the cache.

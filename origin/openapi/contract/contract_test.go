@@ -93,7 +93,7 @@ func fake() http.Handler {
 		w.Header().Set("Cache-Control", "no-store")
 		meta := `{"response_type":"answer","version":"0.55","request_id":"r1","locale":"en","took_ms":1,"summary_method":"extractive"}`
 		io.WriteString(w, "event: start\ndata: {\"_meta\":"+meta+"}\n\n"+
-			"event: result\ndata: {\"index\":0,\"item\":{\"@type\":\"SearchSummary\",\"text\":\"Quoted.\",\"citations\":[\"http://localhost:8080/2025/12/a/\"]}}\n\n"+
+			"event: result\ndata: {\"index\":0,\"item\":{\"@type\":\"SearchSummary\",\"text\":\"Quoted. Again.\",\"citations\":[\"http://localhost:8080/2025/12/a/\"],\"sentences\":[{\"text\":\"Quoted.\",\"url\":\"http://localhost:8080/2025/12/a/\"},{\"text\":\"Again.\",\"url\":\"http://localhost:8080/2025/12/a/\"}]}}\n\n"+
 			"event: complete\ndata: {\"_meta\":"+meta+",\"total_items\":1}\n\n")
 	})
 	mux.HandleFunc("POST /bad-stream/ask", func(w http.ResponseWriter, r *http.Request) {

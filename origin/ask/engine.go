@@ -1,0 +1,596 @@
+package ask
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/invoicewire/invoicewire/internal/apierror"
+	"github.com/invoicewire/invoicewire/internal/events"
+	"github.com/invoicewire/invoicewire/internal/store"
+)
+
+// Limits of DESIGN D22.
+const (
+	// MaxQueryChars bounds a question, in characters after trimming.
+	MaxQueryChars = 500
+	// DefaultResults and MaxResults bound the number of articles in an
+	// answer (prefer.max_results).
+	DefaultResults = 10
+	MaxResults     = 50
+	// maxLocaleBytes bounds a locale tag (RFC 5646 §4.4.1 recommends
+	// supporting at least 35 characters).
+	maxLocaleBytes = 35
+)
+
+// Protocol constants of the answer (NLWeb v0.55, D22).
+const (
+	protocolVersion = "0.55"
+	siteName        = "Invoicewire"
+)
+
+// minResultScore is the normalised score below which an article is not
+// returned, unless it scores at least half as well as the best one: it shares
+// only a word or two of the question's commonest vocabulary, which is noise
+// beside better answers. (A vague question scores low throughout and keeps
+// its results.)
+const minResultScore = 8
+
+// Request is one question.
+type Request struct {
+	// Query is the question, 1 to MaxQueryChars characters after trimming.
+	Query string
+	// Locale is a BCP 47 language tag; "" means "en".
+	Locale string
+	// MaxResults bounds the number of articles, 1 to MaxResults; 0 means
+	// DefaultResults.
+	MaxResults int
+	// RequestID names the request in _meta; "" generates one.
+	RequestID string
+}
+
+// localeTag is the shape of a BCP 47 tag, loosely: a language subtag and
+// alphanumeric subtags (RFC 5646 §2.1), "-" or "_" separated.
+var localeTag = regexp.MustCompile(`^[A-Za-z]{2,8}([-_][A-Za-z0-9]{1,8})*$`)
+
+// normalize checks r against D22's limits and fills in defaults. Errors are
+// *apierror.Error values with status 400.
+func (r Request) normalize() (Request, error) {
+	r.Query = strings.TrimSpace(r.Query)
+	switch n := utf8.RuneCountInString(r.Query); {
+	case n == 0:
+		return r, apierror.BadRequest("query is empty.", "Send a question of 1 to 500 characters in query.")
+	case n > MaxQueryChars:
+		return r, apierror.BadRequest(fmt.Sprintf("query has %d characters; at most %d are allowed.", n, MaxQueryChars), "Shorten the question to 500 characters or fewer.")
+	}
+	r.Locale = strings.TrimSpace(r.Locale)
+	if r.Locale == "" {
+		r.Locale = "en"
+	}
+	if len(r.Locale) > maxLocaleBytes || !localeTag.MatchString(r.Locale) {
+		return r, apierror.BadRequest("locale is not a language tag.", "Send a BCP 47 language tag such as en or en-GB, or leave locale out.")
+	}
+	switch {
+	case r.MaxResults == 0:
+		r.MaxResults = DefaultResults
+	case r.MaxResults < 1 || r.MaxResults > MaxResults:
+		return r, apierror.BadRequest(fmt.Sprintf("prefer.max_results %d is out of range.", r.MaxResults), "prefer.max_results must be an integer from 1 to 50.")
+	}
+	if r.RequestID == "" {
+		r.RequestID = newRequestID()
+	}
+	return r, nil
+}
+
+func newRequestID() string { return events.NewID("req_", time.Now()) }
+
+// Meta is the _meta block of an answer and of every stream event (D22).
+type Meta struct {
+	ResponseType string `json:"response_type"`
+	Version      string `json:"version"`
+	RequestID    string `json:"request_id"`
+	Locale       string `json:"locale"`
+	// LocaleFallback is "en" when the requested locale has no articles and
+	// the answer is in English instead.
+	LocaleFallback string `json:"locale_fallback,omitempty"`
+	// TookMS is the time spent on the answer so far, in milliseconds.
+	TookMS float64 `json:"took_ms"`
+	// SummaryMethod says how a SearchSummary is made: always by quoting.
+	SummaryMethod string `json:"summary_method"`
+}
+
+// Result is one article of an answer.
+type Result struct {
+	Type string `json:"@type"`
+	URL  string `json:"url"`
+	Name string `json:"name"`
+	Site string `json:"site"`
+	// Score is the relevance on a 0–100 scale: the share of the best score
+	// the question allows.
+	Score int `json:"score"`
+	// Description is the article's sentence that covers most of the
+	// question (its dek when none does), at most 300 bytes.
+	Description   string    `json:"description"`
+	DatePublished time.Time `json:"datePublished"`
+	Slug          string    `json:"slug"`
+}
+
+// Summary is an extractive summary: sentences quoted verbatim from the
+// cited articles, never generated.
+type Summary struct {
+	Type string `json:"@type"`
+	// Text is the quoted sentences joined by spaces.
+	Text string `json:"text"`
+	// Citations are the URLs of the quoted articles, in order of first use.
+	Citations []string `json:"citations"`
+	// Sentences are the quotes one by one, each with its article's URL.
+	Sentences []Quote `json:"sentences"`
+}
+
+// Quote is one sentence of a Summary and the article it comes from.
+type Quote struct {
+	Text string `json:"text"`
+	URL  string `json:"url"`
+}
+
+// Answer is the answer to a Request.
+type Answer struct {
+	Meta  Meta
+	Query string
+	// Summary is nil when the results are not strong enough to quote.
+	Summary *Summary
+	// Results are the articles, best first; empty when nothing matches.
+	Results []Result
+}
+
+// Items returns the items of the JSON "results" array and of the stream's
+// result events: the summary first when there is one, then the articles.
+func (a *Answer) Items() []any {
+	items := make([]any, 0, len(a.Results)+1)
+	if a.Summary != nil {
+		items = append(items, a.Summary)
+	}
+	for i := range a.Results {
+		items = append(items, &a.Results[i])
+	}
+	return items
+}
+
+// MarshalJSON renders the JSON answer of D22:
+// {"_meta":…,"query":…,"results":[…]}.
+func (a *Answer) MarshalJSON() ([]byte, error) {
+	return marshal(struct {
+		Meta    Meta   `json:"_meta"`
+		Query   string `json:"query"`
+		Results []any  `json:"results"`
+	}{a.Meta, a.Query, a.Items()})
+}
+
+// marshal encodes v without HTML escaping: answers are JSON, never embedded
+// in HTML, and URLs keep their "&".
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
+}
+
+// Config configures an Engine.
+type Config struct {
+	// Store is where the index is built from.
+	Store *store.Store
+	// SiteRoot is {site_root}, the base of the articles' URLs.
+	SiteRoot string
+	Log      *slog.Logger
+	// Timeout bounds the work of one answer once the index is ready
+	// (default 10s).
+	Timeout time.Duration
+}
+
+// Engine answers questions from an in-memory index of the published
+// articles, which it rebuilds in the background when content changes.
+//
+// Run keeps the index current; Purge and Clear (the store.Purger interface)
+// tell it that content changed, so an Engine can be driven by
+// store.FollowInvalidations next to the response cache. Ask answers a
+// question in Go (the MCP ask tool uses it); ServeHTTP answers POST /ask.
+type Engine struct {
+	cfg Config
+	log *slog.Logger
+
+	idx     atomic.Pointer[Index]
+	buildMu sync.Mutex
+
+	// wake has room for one signal: requests to rebuild while a build runs
+	// collapse into one more build.
+	wake chan struct{}
+	// seq counts announced changes; an index remembers the count when its
+	// build began.
+	seq atomic.Uint64
+
+	mu sync.Mutex
+	// pending are the articles named by changes since the worker last ran,
+	// with the change count when they were named.
+	pending map[string]uint64
+	// hidden are articles found retracted (or deleted) that the current
+	// index may still hold, with the change count that named them; an
+	// index whose build began later no longer needs them.
+	hidden atomic.Pointer[map[string]uint64]
+
+	// inflight counts requests being answered over HTTP.
+	inflight atomic.Int64
+	// beforeResult, when set by a test, runs before each result event.
+	beforeResult func(ctx context.Context, index int)
+}
+
+// New returns an Engine. Call Run to build and maintain its index; until the
+// first build completes, Ask builds it on demand.
+func New(cfg Config) *Engine {
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 10 * time.Second
+	}
+	e := &Engine{cfg: cfg, log: cfg.Log, wake: make(chan struct{}, 1), pending: map[string]uint64{}}
+	empty := map[string]uint64{}
+	e.hidden.Store(&empty)
+	return e
+}
+
+// Purge is told the surrogate keys of a content change (store.Purger). It
+// never blocks: the worker started by Run does the work.
+func (e *Engine) Purge(tags []string) {
+	seq := e.seq.Add(1)
+	e.mu.Lock()
+	for _, t := range tags {
+		if slug, ok := strings.CutPrefix(t, "article:"); ok {
+			e.pending[slug] = seq
+		}
+	}
+	e.mu.Unlock()
+	e.signal()
+}
+
+// Clear is told that anything may have changed (store.Purger).
+func (e *Engine) Clear() {
+	e.seq.Add(1)
+	e.signal()
+}
+
+func (e *Engine) signal() {
+	select {
+	case e.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Run builds the index and rebuilds it after every announced change until
+// ctx ends. A failed build is retried with backoff; the previous index keeps
+// answering meanwhile.
+func (e *Engine) Run(ctx context.Context) {
+	e.signal()
+	var backoff time.Duration
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-e.wake:
+		}
+		e.hideRetracted(ctx)
+		if _, err := e.rebuild(ctx); err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			backoff = min(max(2*backoff, time.Second), 30*time.Second)
+			e.log.Warn("ask: rebuilding the index failed; retrying", "err", err, "retry_in", backoff)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(backoff):
+				e.signal()
+			}
+			continue
+		}
+		backoff = 0
+	}
+}
+
+// maxQuickChecks bounds the articles checked one by one before a rebuild; a
+// larger batch (a whole-corpus sync) waits for the rebuild.
+const maxQuickChecks = 64
+
+// hideRetracted checks the articles named by recent changes that the
+// current index holds, and hides at once those that are no longer published.
+// A rebuild of a large corpus takes a while; a retraction must not wait for
+// it (D10: a retracted article disappears from every search answer).
+func (e *Engine) hideRetracted(ctx context.Context) {
+	e.mu.Lock()
+	named := e.pending
+	e.pending = map[string]uint64{}
+	e.mu.Unlock()
+	ix := e.idx.Load()
+	if ix == nil || len(named) == 0 || len(named) > maxQuickChecks {
+		return
+	}
+	var gone map[string]uint64
+	for slug, seq := range named {
+		if _, ok := ix.bySlug[slug]; !ok {
+			continue
+		}
+		rec, err := e.cfg.Store.Article(ctx, slug)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			continue // the rebuild that follows will settle it
+		}
+		if err == nil && !rec.Retracted() {
+			continue
+		}
+		if gone == nil {
+			gone = map[string]uint64{}
+		}
+		gone[slug] = seq
+	}
+	if len(gone) == 0 {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	next := map[string]uint64{}
+	for k, v := range *e.hidden.Load() {
+		next[k] = v
+	}
+	for k, v := range gone {
+		next[k] = v
+	}
+	e.hidden.Store(&next)
+}
+
+// Use replaces the index with one built from c, for tests and offline tools
+// that have a corpus in hand rather than a store. A running Run replaces it
+// again at the next content change.
+func (e *Engine) Use(c Corpus) {
+	e.buildMu.Lock()
+	defer e.buildMu.Unlock()
+	ix := buildIndex(c, e.cfg.SiteRoot)
+	ix.seq = e.seq.Load()
+	e.idx.Store(ix)
+}
+
+// Rebuild builds a new index from the store now and swaps it in.
+func (e *Engine) Rebuild(ctx context.Context) error {
+	_, err := e.rebuild(ctx)
+	return err
+}
+
+func (e *Engine) rebuild(ctx context.Context) (*Index, error) {
+	e.buildMu.Lock()
+	defer e.buildMu.Unlock()
+	seq := e.seq.Load()
+	start := time.Now()
+	c, err := LoadCorpus(ctx, e.cfg.Store)
+	if err != nil {
+		return nil, err
+	}
+	ix := buildIndex(c, e.cfg.SiteRoot)
+	ix.seq = seq
+	e.idx.Store(ix)
+	e.mu.Lock()
+	if h := *e.hidden.Load(); len(h) > 0 {
+		next := map[string]uint64{}
+		for k, v := range h {
+			if v > seq {
+				next[k] = v
+			}
+		}
+		e.hidden.Store(&next)
+	}
+	e.mu.Unlock()
+	e.log.Debug("ask: index rebuilt", "articles", ix.Len(), "terms", len(ix.idf), "took", time.Since(start))
+	return ix, nil
+}
+
+// LoadCorpus reads every published article and the country and spec
+// registries from the store.
+func LoadCorpus(ctx context.Context, st *store.Store) (Corpus, error) {
+	var c Corpus
+	const page = 500
+	var after *store.Cursor
+	for {
+		p, err := st.Articles(ctx, store.ArticleFilter{}, 0, page, after)
+		if err != nil {
+			return c, fmt.Errorf("ask: reading articles: %w", err)
+		}
+		for _, rec := range p.Articles {
+			c.Articles = append(c.Articles, &rec.Article)
+		}
+		if len(p.Articles) == 0 || p.Start+page >= p.Total {
+			break
+		}
+		last := p.Articles[len(p.Articles)-1]
+		after = &store.Cursor{PublishedAt: last.PublishedAt, Slug: last.Slug}
+	}
+	var err error
+	if c.Countries, err = st.Countries(ctx); err != nil {
+		return c, fmt.Errorf("ask: reading countries: %w", err)
+	}
+	if c.Specs, err = st.Specs(ctx); err != nil {
+		return c, fmt.Errorf("ask: reading specs: %w", err)
+	}
+	return c, nil
+}
+
+// errUnavailable is returned when there is no index and none can be built.
+var errUnavailable = apierror.New(http.StatusServiceUnavailable, "The search index is not available yet.", "Try again in a few seconds.")
+
+// Index returns the current index, building it first if there is none yet.
+func (e *Engine) Index(ctx context.Context) (*Index, error) {
+	if ix := e.idx.Load(); ix != nil {
+		return ix, nil
+	}
+	ix, err := e.rebuild(ctx)
+	if err != nil {
+		if ix := e.idx.Load(); ix != nil {
+			return ix, nil // built by Run while this one failed
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		e.log.ErrorContext(ctx, "ask: building the index failed", "err", err)
+		return nil, errUnavailable
+	}
+	return ix, nil
+}
+
+// Ask answers a question. Errors are *apierror.Error values (400 for a
+// request outside D22's limits, 503 when the index cannot be built) or the
+// context's error.
+func (e *Engine) Ask(ctx context.Context, req Request) (*Answer, error) {
+	start := time.Now()
+	req, err := req.normalize()
+	if err != nil {
+		return nil, err
+	}
+	ix, err := e.Index(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p := e.begin(ctx, ix, req, start)
+	defer p.cancel()
+	return e.collect(ctx, p, start)
+}
+
+// late turns the failure of an answer under way into the error to report:
+// the caller's own cancellation as is, the engine's timeout as a 503.
+func (e *Engine) late(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return apierror.New(http.StatusServiceUnavailable, fmt.Sprintf("The answer took longer than %s.", e.cfg.Timeout), "Try a shorter question, or try again.")
+	}
+	return err
+}
+
+// prepared is an answer whose articles are ranked and whose summary is
+// chosen, with the descriptions still to be cut: a stream sends each result
+// as soon as its description is ready.
+type prepared struct {
+	ctx     context.Context
+	cancel  context.CancelFunc
+	ix      *Index
+	q       *query
+	req     Request
+	hits    []hit
+	summary *Summary
+	// lang is the language searched; fallback is "en" when the requested
+	// locale has no articles.
+	lang     string
+	fallback string
+}
+
+// begin starts an answer to req from ix: the work that follows is bounded by
+// the engine's timeout. The locale is settled here, so a stream can announce
+// it before any ranking is done.
+func (e *Engine) begin(ctx context.Context, ix *Index, req Request, start time.Time) *prepared {
+	actx, cancel := context.WithDeadline(ctx, start.Add(e.cfg.Timeout))
+	p := &prepared{ctx: actx, cancel: cancel, ix: ix, req: req, lang: primaryLanguage(req.Locale)}
+	if !ix.langs[p.lang] && p.lang != "en" {
+		p.fallback, p.lang = "en", "en"
+	}
+	return p
+}
+
+// rank ranks the articles and chooses the summary. The caller's own
+// cancellation is returned as is; the engine's timeout as a 503.
+func (e *Engine) rank(ctx context.Context, p *prepared) error {
+	p.q = p.ix.parse(p.req.Query)
+	hidden := e.hiddenDocs(p.ix)
+	accept := func(d uint32) bool {
+		if p.ix.docs[d].lang != p.lang {
+			return false
+		}
+		_, h := hidden[d]
+		return !h
+	}
+	hits, err := p.ix.search(p.ctx, p.q, accept, p.req.MaxResults)
+	if err != nil {
+		return e.late(ctx, err)
+	}
+	for i, h := range hits {
+		if h.norm < minResultScore && 2*h.norm < hits[0].norm {
+			hits = hits[:i]
+			break
+		}
+	}
+	p.hits = hits
+	p.summary = p.ix.summarize(p.q, hits)
+	return nil
+}
+
+// hiddenDocs returns the documents of ix to leave out: articles retracted
+// since its build began.
+func (e *Engine) hiddenDocs(ix *Index) map[uint32]struct{} {
+	h := *e.hidden.Load()
+	if len(h) == 0 {
+		return nil
+	}
+	out := map[uint32]struct{}{}
+	for slug, seq := range h {
+		if d, ok := ix.bySlug[slug]; ok && seq > ix.seq {
+			out[d] = struct{}{}
+		}
+	}
+	return out
+}
+
+// result renders the i-th article.
+func (p *prepared) result(i int) Result {
+	h := p.hits[i]
+	d := &p.ix.docs[h.doc]
+	return Result{
+		Type:          "NewsArticle",
+		URL:           d.url,
+		Name:          d.title,
+		Site:          siteName,
+		Score:         h.norm,
+		Description:   p.ix.snippet(d, p.q),
+		DatePublished: d.published,
+		Slug:          d.slug,
+	}
+}
+
+// itemCount is the number of items the answer has.
+func (p *prepared) itemCount() int {
+	n := len(p.hits)
+	if p.summary != nil {
+		n++
+	}
+	return n
+}
+
+// meta is the _meta block, with the time spent since start.
+func (p *prepared) meta(start time.Time) Meta {
+	return Meta{
+		ResponseType:   "answer",
+		Version:        protocolVersion,
+		RequestID:      p.req.RequestID,
+		Locale:         p.req.Locale,
+		LocaleFallback: p.fallback,
+		TookMS:         math.Round(float64(time.Since(start).Microseconds())/10) / 100,
+		SummaryMethod:  "extractive",
+	}
+}

@@ -1,0 +1,209 @@
+package ask
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/invoicewire/invoicewire/internal/apierror"
+	"github.com/invoicewire/invoicewire/internal/content"
+	"github.com/invoicewire/invoicewire/internal/content/contenttest"
+	"github.com/invoicewire/invoicewire/internal/redistest"
+	"github.com/invoicewire/invoicewire/internal/store"
+)
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// published starts a real Redis with the synthetic corpus plus one article
+// about a word no other article uses, and returns the store, a publisher and
+// that article.
+func published(t *testing.T) (*store.Store, *store.Publisher, *content.Article) {
+	t.Helper()
+	st := store.New(redistest.Start(t).Client())
+	now := contenttest.Base.Add(24 * time.Hour)
+	pub := &store.Publisher{Store: st, SiteRoot: testSiteRoot, Now: func() time.Time { return now }}
+	c := contenttest.Corpus(20)
+	if err := pub.SyncCorpus(context.Background(), c, nil); err != nil {
+		t.Fatal(err)
+	}
+	a := contenttest.Article(100)
+	a.Slug = "zanzibar-adopts-peppol"
+	a.Title = "Zanzibar adopts Peppol for public procurement"
+	a.Dek = "The islands' procurement agency will receive e-invoices over Peppol."
+	a.Body = "Zanzibar's procurement agency announced the change on Monday. Suppliers must register first.\n"
+	if _, err := pub.SyncArticle(context.Background(), a); err != nil {
+		t.Fatal(err)
+	}
+	return st, pub, a
+}
+
+// slugs asks q and returns the slugs of the answer's articles.
+func slugs(t *testing.T, e *Engine, q string) []string {
+	t.Helper()
+	ans, err := e.Ask(context.Background(), Request{Query: q})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, r := range ans.Results {
+		out = append(out, r.Slug)
+	}
+	return out
+}
+
+// eventually polls cond until it holds. The deadline only stops a hung
+// test; how long it took is logged, never asserted (speed is for
+// benchmarks).
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	start := time.Now()
+	for !cond() {
+		if time.Since(start) > 30*time.Second {
+			t.Fatalf("%s did not happen", what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	t.Logf("%s after %s", what, time.Since(start).Round(time.Millisecond))
+}
+
+// TestFollowsContent drives an Engine the way the origin does (Run, and
+// FollowInvalidations on a real Redis) and changes content under it: a new
+// article appears, a retracted one disappears, a restored one comes back.
+func TestFollowsContent(t *testing.T) {
+	st, pub, a := published(t)
+	e := New(Config{Store: st, SiteRoot: testSiteRoot, Log: quiet})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go e.Run(ctx)
+	ready := make(chan struct{})
+	go st.FollowInvalidations(ctx, e, quiet, ready)
+	<-ready
+
+	const q = "Zanzibar procurement"
+	if got := slugs(t, e, q); len(got) == 0 || got[0] != a.Slug {
+		t.Fatalf("answers %q, want %s first", got, a.Slug)
+	}
+
+	b := contenttest.Article(101)
+	b.Slug, b.Title = "pemba-follows-zanzibar", "Pemba follows Zanzibar on procurement e-invoicing"
+	if _, err := pub.SyncArticle(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "a new article appears", func() bool { return slices.Contains(slugs(t, e, q), b.Slug) })
+
+	if _, err := pub.Retract(ctx, a.Slug, "The agency denied the report."); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "a retracted article disappears", func() bool { return !slices.Contains(slugs(t, e, q), a.Slug) })
+
+	if _, err := pub.Restore(ctx, a.Slug); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "a restored article comes back", func() bool { return slices.Contains(slugs(t, e, q), a.Slug) })
+}
+
+// TestRetractionBeforeRebuild: the worker hides a retracted article from the
+// index it already has, before any rebuild, and a later index that no
+// longer holds it drops the note.
+func TestRetractionBeforeRebuild(t *testing.T) {
+	st, pub, a := published(t)
+	ctx := context.Background()
+	e := New(Config{Store: st, SiteRoot: testSiteRoot, Log: quiet})
+	if err := e.Rebuild(ctx); err != nil {
+		t.Fatal(err)
+	}
+	before := e.idx.Load()
+	const q = "Zanzibar procurement"
+	if !slices.Contains(slugs(t, e, q), a.Slug) {
+		t.Fatal("the article is not found before the retraction")
+	}
+	if _, err := pub.Retract(ctx, a.Slug, "The agency denied the report."); err != nil {
+		t.Fatal(err)
+	}
+	// What FollowInvalidations does, then one pass of the worker without
+	// the rebuild.
+	e.Purge([]string{store.TagArticle(a.Slug), store.TagList})
+	e.hideRetracted(ctx)
+	if e.idx.Load() != before {
+		t.Fatal("the index was rebuilt; this test is about the moment before")
+	}
+	if slices.Contains(slugs(t, e, q), a.Slug) {
+		t.Fatal("the retracted article is still answered from the old index")
+	}
+	if err := e.Rebuild(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(slugs(t, e, q), a.Slug) {
+		t.Fatal("the retracted article is in the new index")
+	}
+	if h := *e.hidden.Load(); len(h) != 0 {
+		t.Errorf("hidden still holds %v after a rebuild that began later", h)
+	}
+	// An article named by a change but still published stays.
+	e.Purge([]string{store.TagArticle(contenttest.Article(1).Slug)})
+	e.hideRetracted(ctx)
+	if h := *e.hidden.Load(); len(h) != 0 {
+		t.Errorf("a published article was hidden: %v", h)
+	}
+}
+
+// TestStoreDown: without an index and without Redis, the answer is a 503,
+// as JSON, before any stream.
+func TestStoreDown(t *testing.T) {
+	srv := redistest.Start(t)
+	st := store.New(srv.Client())
+	srv.Stop()
+	e := New(Config{Store: st, SiteRoot: testSiteRoot, Log: quiet})
+	_, err := e.Ask(context.Background(), Request{Query: "Peppol"})
+	if ae := (*apierror.Error)(nil); !errors.As(err, &ae) || ae.Status != http.StatusServiceUnavailable {
+		t.Fatalf("Ask: %v, want a 503", err)
+	}
+	hs := httptest.NewServer(e)
+	defer hs.Close()
+	resp := post(t, hs, "application/json", `{"query":"Peppol","prefer":{"streaming":true}}`, nil)
+	checkError(t, resp, readBody(t, resp), 503)
+}
+
+// TestSwapUnderLoad asks from many goroutines while the index is replaced
+// again and again: no answer sees a half-built index (run with -race).
+func TestSwapUnderLoad(t *testing.T) {
+	small := contenttest.Corpus(30)
+	bigger := contenttest.Corpus(60)
+	e := New(Config{SiteRoot: testSiteRoot})
+	e.Use(Corpus{Articles: small.Articles, Countries: small.Countries, Specs: small.Specs})
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				ans, err := e.Ask(ctx, Request{Query: "synthetic e-invoicing in Germany", MaxResults: 20})
+				if err != nil {
+					if ctx.Err() == nil {
+						t.Error(err)
+					}
+					return
+				}
+				if len(ans.Results) == 0 {
+					t.Error("an answer without results")
+					return
+				}
+			}
+		})
+	}
+	for i := range 40 {
+		c := small
+		if i%2 == 1 {
+			c = bigger
+		}
+		e.Use(Corpus{Articles: c.Articles, Countries: c.Countries, Specs: c.Specs})
+	}
+	cancel()
+	wg.Wait()
+}

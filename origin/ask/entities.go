@@ -1,0 +1,227 @@
+package ask
+
+import (
+	"slices"
+	"strings"
+	"unicode"
+
+	"github.com/invoicewire/invoicewire/internal/content"
+)
+
+// Entities: a question that names a country, a section or a tracked
+// specification should find the articles the editors filed under it, even
+// when an article's text names it differently ("German businesses" for an
+// article tagged de, "PINT AE" for one that links the pint-ae spec).
+//
+// Each article's entities field holds one synthetic term per country code
+// ("cc:de") and per linked specification ("spec:pint-ae"), plus the words of
+// its section's name. Synthetic terms contain ":", which the analyzer never
+// produces, so they cannot collide with words. A question gets the same
+// synthetic terms when it names a country (its name, its demonym, a common
+// alias or its code written in capitals) or a specification (its name, the
+// short form in its name's parentheses, or its slug read as words).
+
+func countryTerm(code string) string { return "cc:" + code }
+func specTerm(slug string) string    { return "spec:" + slug }
+
+// sectionWords are the words a section is known by, beyond its name.
+var sectionWords = map[string]string{
+	"mandates": "mandates",
+	"network":  "network",
+	"vendors":  "vendors",
+	"policy":   "policy",
+	"specs":    "specs specifications",
+	"guides":   "guides",
+}
+
+// demonyms are the adjectives of country names, by ISO code and separated by
+// commas; a question about "Belgian companies" is about Belgium.
+var demonyms = map[string]string{
+	"ae": "emirati", "ar": "argentine,argentinian", "at": "austrian", "au": "australian", "be": "belgian",
+	"bg": "bulgarian", "br": "brazilian", "ca": "canadian", "ch": "swiss", "cl": "chilean", "cn": "chinese",
+	"co": "colombian", "cy": "cypriot", "cz": "czech", "de": "german", "dk": "danish", "ee": "estonian",
+	"eg": "egyptian", "es": "spanish", "fi": "finnish", "fr": "french", "gb": "british", "gr": "greek",
+	"hr": "croatian", "hu": "hungarian", "id": "indonesian", "ie": "irish", "il": "israeli", "in": "indian",
+	"it": "italian", "jp": "japanese", "kr": "korean", "lt": "lithuanian", "lu": "luxembourgish",
+	"lv": "latvian", "mt": "maltese", "mx": "mexican", "my": "malaysian", "ng": "nigerian", "nl": "dutch",
+	"no": "norwegian", "pe": "peruvian", "ph": "filipino,philippine", "pl": "polish",
+	"pt": "portuguese", "ro": "romanian", "rs": "serbian", "sa": "saudi", "se": "swedish", "sg": "singaporean",
+	"si": "slovenian", "sk": "slovak,slovakian", "th": "thai", "tr": "turkish", "us": "american",
+	"vn": "vietnamese", "za": "south african",
+}
+
+// countryAliases are other names in common use, by ISO code.
+var countryAliases = map[string][]string{
+	"gb": {"uk", "britain", "great britain"},
+	"us": {"usa", "united states of america", "america"},
+	"ae": {"uae", "emirates"},
+	"nl": {"holland"},
+	"sa": {"ksa"},
+	"cz": {"czechia"},
+}
+
+// upperAliases are capitalised abbreviations that name a country besides
+// its ISO code.
+var upperAliases = map[string]string{"UK": "gb", "UAE": "ae", "USA": "us", "KSA": "sa"}
+
+// phrase is one alias: a sequence of normalised words and the synthetic
+// term it stands for.
+type phrase struct {
+	words []string
+	term  string
+}
+
+// entityMatcher finds country and specification names in a question.
+type entityMatcher struct {
+	// byFirst maps an alias's first word to the aliases that start with it.
+	byFirst map[string][]phrase
+	// codes maps an upper-case code or abbreviation to the country code.
+	codes map[string]string
+}
+
+func newEntityMatcher(countries []*content.Country, specs []*content.Spec) *entityMatcher {
+	m := &entityMatcher{byFirst: map[string][]phrase{}, codes: map[string]string{}}
+	for _, c := range countries {
+		code := strings.ToLower(c.Code)
+		term := countryTerm(code)
+		m.codes[strings.ToUpper(code)] = code
+		m.add(c.Name, term)
+		for _, d := range strings.Split(demonyms[code], ",") {
+			m.add(d, term)
+		}
+		for _, a := range countryAliases[code] {
+			m.add(a, term)
+		}
+	}
+	for abbr, code := range upperAliases {
+		if _, ok := m.codes[strings.ToUpper(code)]; ok {
+			m.codes[abbr] = code
+		}
+	}
+	for _, s := range specs {
+		term := specTerm(s.Slug)
+		for _, a := range specAliases(s) {
+			m.add(a, term)
+		}
+	}
+	return m
+}
+
+// add registers an alias, unless it is empty, a lone stop word, or has no
+// word with a letter (the "3" of "KSeF FA(3)" names nothing).
+func (m *entityMatcher) add(alias, term string) {
+	var words []string
+	letters := false
+	scanWords(alias, func(w word) {
+		if !w.joined {
+			words = append(words, w.norm)
+			if strings.IndexFunc(w.norm, unicode.IsLetter) >= 0 {
+				letters = true
+			}
+		}
+	})
+	if !letters || (len(words) == 1 && (stopWords[words[0]] || len(words[0]) < 2)) {
+		return
+	}
+	for _, p := range m.byFirst[words[0]] {
+		if p.term == term && strings.Join(p.words, " ") == strings.Join(words, " ") {
+			return
+		}
+	}
+	m.byFirst[words[0]] = append(m.byFirst[words[0]], phrase{words: words, term: term})
+}
+
+// specAliases derives the names a reader might use for a specification from
+// its registry entry: the full name, the name without its parenthesis, the
+// parenthesis alone ("PINT" in "Peppol International Invoice (PINT)"), each
+// side of a slash ("ZUGFeRD / Factur-X"), the slug read as words
+// ("pint-ae" → "pint ae"), and each of these without a leading "Peppol"
+// when what is left is still specific (two words or more, or a version).
+func specAliases(s *content.Spec) []string {
+	var out []string
+	add := func(a string) {
+		a = strings.TrimSpace(a)
+		if a != "" {
+			out = append(out, a)
+		}
+	}
+	name := s.Name
+	add(name)
+	if i := strings.Index(name, "("); i > 0 {
+		add(name[:i])
+		if j := strings.Index(name[i:], ")"); j > 0 {
+			add(name[i+1 : i+j])
+		}
+	}
+	for _, part := range strings.Split(name, " / ") {
+		if part != name {
+			add(part)
+		}
+	}
+	add(strings.ReplaceAll(s.Slug, "-", " "))
+	for _, a := range out {
+		rest, ok := strings.CutPrefix(strings.ToLower(a), "peppol ")
+		if !ok {
+			continue
+		}
+		if i := strings.Index(rest, "("); i > 0 {
+			rest = rest[:i]
+		}
+		if len(strings.Fields(rest)) >= 2 || strings.ContainsAny(rest, "0123456789") {
+			out = append(out, rest)
+		}
+	}
+	return out
+}
+
+// match returns the synthetic terms a question's words name. seq is the
+// question's words in order (normalised, joined compounds left out); raw are
+// the same words as written. Every alias found counts, except one that lies
+// inside a longer alias of the same kind: "PINT AE" names the pint-ae spec,
+// not also the PINT base spec, while "Australia and New Zealand" (the
+// parenthesis of PINT A-NZ's name) still names both countries as well.
+func (m *entityMatcher) match(seq, raw []string) []string {
+	type found struct {
+		start, end int
+		term       string
+	}
+	var all []found
+	for i := range seq {
+		for _, p := range m.byFirst[seq[i]] {
+			if len(p.words) > len(seq)-i {
+				continue
+			}
+			ok := true
+			for k, w := range p.words {
+				if seq[i+k] != w {
+					ok = false
+					break
+				}
+			}
+			if ok {
+				all = append(all, found{i, i + len(p.words), p.term})
+			}
+		}
+		// A country code counts only in capitals: "be", "it", "in", "no"
+		// and "us" are English words too.
+		if code, ok := m.codes[raw[i]]; ok {
+			all = append(all, found{i, i + 1, countryTerm(code)})
+		}
+	}
+	var terms []string
+	for _, f := range all {
+		kind, _, _ := strings.Cut(f.term, ":")
+		inside := false
+		for _, g := range all {
+			gk, _, _ := strings.Cut(g.term, ":")
+			if gk == kind && g.start <= f.start && f.end <= g.end && g.end-g.start > f.end-f.start {
+				inside = true
+				break
+			}
+		}
+		if !inside && !slices.Contains(terms, f.term) {
+			terms = append(terms, f.term)
+		}
+	}
+	return terms
+}

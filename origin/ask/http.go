@@ -1,0 +1,334 @@
+package ask
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/invoicewire/invoicewire/internal/apierror"
+	"github.com/invoicewire/invoicewire/origin/respond"
+)
+
+// MaxBody bounds the request body (D22: 16 KiB).
+const MaxBody = 16 << 10
+
+// Headers of every /ask response. The route is mounted raw (it streams), so
+// it sets what the origin's shared writer sets for other routes: CORS
+// (D14), nosniff, and no-store (an answer is computed per request and may
+// differ a second later).
+var (
+	allowMethods  = "POST, OPTIONS"
+	exposeHeaders = "X-Request-Id, RateLimit, RateLimit-Policy, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Retry-After"
+	allowHeaders  = "Content-Type, Accept, Accept-Language, Cache-Control, Last-Event-ID, X-Request-Id"
+)
+
+// wireRequest is the JSON body of POST /ask (D22, AskRequest in
+// openapi.json). Unknown fields are ignored, as NLWeb clients send more
+// (site, context, meta) than this service uses.
+type wireRequest struct {
+	Query  json.RawMessage `json:"query"`
+	Locale *string         `json:"locale"`
+	Prefer *struct {
+		Streaming  *bool `json:"streaming"`
+		MaxResults *int  `json:"max_results"`
+	} `json:"prefer"`
+}
+
+// ServeHTTP answers POST {site_root}/ask as JSON, or as a server-sent event
+// stream when the request has Accept: text/event-stream or
+// prefer.streaming: true (D22). Every error before the stream begins is the
+// JSON of D6; after it began, an error event and then complete.
+func (e *Engine) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	e.inflight.Add(1)
+	defer e.inflight.Add(-1)
+
+	h := w.Header()
+	h.Set("Access-Control-Allow-Origin", "*")
+	h.Set("Access-Control-Expose-Headers", exposeHeaders)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", respond.NoStore)
+	reqID := requestID(r)
+	h.Set("X-Request-Id", reqID)
+
+	switch r.Method {
+	case http.MethodPost:
+	case http.MethodOptions:
+		// A browser sends a preflight before a JSON POST (Fetch standard
+		// §3.2.2, CORS protocol).
+		h.Set("Access-Control-Allow-Methods", allowMethods)
+		h.Set("Access-Control-Allow-Headers", allowHeaders)
+		h.Set("Access-Control-Max-Age", "86400")
+		w.WriteHeader(http.StatusNoContent)
+		return
+	default:
+		ae := apierror.New(http.StatusMethodNotAllowed, "Method "+r.Method+" is not allowed here.", "POST a JSON question to this address; see /openapi.json.")
+		ae.Header = http.Header{"Allow": {allowMethods}}
+		apierror.Write(w, ae)
+		return
+	}
+
+	req, stream, err := readRequest(r)
+	if err != nil {
+		e.writeError(w, r, err)
+		return
+	}
+	req.RequestID = reqID
+	if req, err = req.normalize(); err != nil {
+		e.writeError(w, r, err)
+		return
+	}
+	ix, err := e.Index(r.Context())
+	if err != nil {
+		e.writeError(w, r, err)
+		return
+	}
+	p := e.begin(r.Context(), ix, req, start)
+	defer p.cancel()
+	if stream {
+		e.stream(w, r, p, start)
+		return
+	}
+	ans, err := e.collect(r.Context(), p, start)
+	if err != nil {
+		e.writeError(w, r, err)
+		return
+	}
+	body, err := ans.MarshalJSON()
+	if err != nil {
+		e.writeError(w, r, err)
+		return
+	}
+	body = append(body, '\n')
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(http.StatusOK)
+	w.Write(body)
+}
+
+// collect finishes an answer begun with begin.
+func (e *Engine) collect(ctx context.Context, p *prepared, start time.Time) (*Answer, error) {
+	if err := e.rank(ctx, p); err != nil {
+		return nil, err
+	}
+	ans := &Answer{Query: p.req.Query, Summary: p.summary, Results: make([]Result, 0, len(p.hits))}
+	for i := range p.hits {
+		if err := p.ctx.Err(); err != nil {
+			return nil, e.late(ctx, err)
+		}
+		ans.Results = append(ans.Results, p.result(i))
+	}
+	ans.Meta = p.meta(start)
+	return ans, nil
+}
+
+// readRequest decodes and checks the body: 415 for a body that is not JSON,
+// 413 over MaxBody, 400 for anything else wrong. stream reports whether the
+// client asked for an event stream.
+func readRequest(r *http.Request) (req Request, stream bool, err error) {
+	var wr wireRequest
+	if _, err := respond.DecodeJSON(r, MaxBody, &wr); err != nil {
+		return req, false, err
+	}
+	if req.Query, err = queryText(wr.Query); err != nil {
+		return req, false, err
+	}
+	if wr.Locale != nil {
+		req.Locale = *wr.Locale
+		if strings.TrimSpace(req.Locale) == "" {
+			return req, false, apierror.BadRequest("locale is empty.", "Send a BCP 47 language tag such as en, or leave locale out.")
+		}
+	}
+	if wr.Prefer != nil {
+		if wr.Prefer.MaxResults != nil {
+			req.MaxResults = *wr.Prefer.MaxResults
+			if req.MaxResults == 0 {
+				req.MaxResults = -1 // 0 is out of range, not "the default"
+			}
+		}
+		if wr.Prefer.Streaming != nil && *wr.Prefer.Streaming {
+			stream = true
+		}
+	}
+	return req, stream || acceptsEventStream(r.Header), nil
+}
+
+// queryText reads query: a string, or an NLWeb query object {"text": …}.
+func queryText(raw json.RawMessage) (string, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return "", apierror.BadRequest("query is missing.", `Send {"query": "your question"}.`)
+	}
+	var s string
+	switch raw[0] {
+	case '"':
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return "", apierror.BadRequest("query is not a valid string.", `Send {"query": "your question"}.`)
+		}
+	case '{':
+		var obj struct {
+			Text json.RawMessage `json:"text"`
+		}
+		if err := json.Unmarshal(raw, &obj); err != nil || len(obj.Text) == 0 || obj.Text[0] != '"' || json.Unmarshal(obj.Text, &s) != nil {
+			return "", apierror.BadRequest("query.text must be a string.", `Send {"query": "your question"} or {"query": {"text": "your question"}}.`)
+		}
+	default:
+		return "", apierror.BadRequest("query must be a string.", `Send {"query": "your question"} or {"query": {"text": "your question"}}.`)
+	}
+	return s, nil
+}
+
+// acceptsEventStream reports whether Accept names text/event-stream with a
+// non-zero quality (RFC 9110 §12.5.1).
+func acceptsEventStream(h http.Header) bool {
+	for _, v := range h.Values("Accept") {
+		for part := range strings.SplitSeq(v, ",") {
+			mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+			if err != nil || mt != "text/event-stream" {
+				continue
+			}
+			if q, ok := params["q"]; ok {
+				if f, err := strconv.ParseFloat(q, 64); err != nil || f <= 0 {
+					continue
+				}
+			}
+			return true
+		}
+	}
+	return false
+}
+
+// requestID is the client's X-Request-Id when it is a sensible token (the
+// edge sets one), else a new id.
+func requestID(r *http.Request) string {
+	id := r.Header.Get("X-Request-Id")
+	if id == "" || len(id) > 128 {
+		return newRequestID()
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if c <= ' ' || c >= 0x7f || c == '"' || c == '\\' {
+			return newRequestID()
+		}
+	}
+	return id
+}
+
+// writeError writes err as the JSON error of D6, unless the client is gone.
+func (e *Engine) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	if r.Context().Err() != nil {
+		return // nobody is listening
+	}
+	ae := apierror.As(err)
+	if ae.Status >= 500 {
+		if ae.Status == http.StatusServiceUnavailable && ae.Header == nil {
+			ae.Header = http.Header{"Retry-After": {"5"}}
+		}
+		e.log.ErrorContext(r.Context(), "ask: request failed", "err", err, "request_id", w.Header().Get("X-Request-Id"))
+	}
+	apierror.Write(w, ae)
+}
+
+// Stream events (D22). Each event is "event: NAME\ndata: JSON\n\n"; the JSON
+// is one line, so one data field carries it (WHATWG HTML §9.2.6).
+type (
+	streamStart struct {
+		Meta Meta `json:"_meta"`
+	}
+	streamResult struct {
+		Index int `json:"index"`
+		Item  any `json:"item"`
+	}
+	streamComplete struct {
+		Meta       Meta `json:"_meta"`
+		TotalItems int  `json:"total_items"`
+	}
+	streamError struct {
+		Meta  Meta        `json:"_meta"`
+		Error streamFault `json:"error"`
+	}
+	streamFault struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	}
+)
+
+// stream answers as server-sent events, flushing after each event so the
+// edge and the client see every result as soon as it is ready. A client that
+// goes away cancels the request's context, which stops the work.
+func (e *Engine) stream(w http.ResponseWriter, r *http.Request, p *prepared, start time.Time) {
+	ctx := r.Context()
+	rc := http.NewResponseController(w)
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	// Proxies that buffer (nginx and those that copy its convention) pass
+	// the stream through unbuffered.
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+
+	send := func(name string, v any) bool {
+		data, err := marshal(v)
+		if err != nil {
+			e.log.ErrorContext(ctx, "ask: encoding an event", "err", err)
+			return false
+		}
+		var b bytes.Buffer
+		b.Grow(len(data) + len(name) + 16)
+		b.WriteString("event: ")
+		b.WriteString(name)
+		b.WriteString("\ndata: ")
+		b.Write(data)
+		b.WriteString("\n\n")
+		if _, err := w.Write(b.Bytes()); err != nil {
+			return false
+		}
+		return rc.Flush() == nil
+	}
+	if !send("start", streamStart{Meta: p.meta(start)}) {
+		return
+	}
+	sent := 0
+	fail := func(err error) {
+		if ctx.Err() != nil {
+			return // the client is gone: nothing to tell
+		}
+		ae := apierror.As(err)
+		if ae.Status >= 500 {
+			e.log.ErrorContext(ctx, "ask: stream failed", "err", err, "request_id", p.req.RequestID)
+		}
+		m := p.meta(start)
+		if send("error", streamError{Meta: m, Error: streamFault{Code: ae.Code, Message: ae.Message}}) {
+			send("complete", streamComplete{Meta: m, TotalItems: sent})
+		}
+	}
+	if err := e.rank(ctx, p); err != nil {
+		fail(err)
+		return
+	}
+	if p.summary != nil {
+		if !send("result", streamResult{Index: sent, Item: p.summary}) {
+			return
+		}
+		sent++
+	}
+	for i := range p.hits {
+		if e.beforeResult != nil {
+			e.beforeResult(p.ctx, sent)
+		}
+		if err := p.ctx.Err(); err != nil {
+			fail(e.late(ctx, err))
+			return
+		}
+		res := p.result(i)
+		if !send("result", streamResult{Index: sent, Item: &res}) {
+			return
+		}
+		sent++
+	}
+	send("complete", streamComplete{Meta: p.meta(start), TotalItems: sent})
+}

@@ -1,0 +1,245 @@
+package ask
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Snippets and summaries quote articles verbatim, so they are cut from the
+// article's own text: the markdown body reduced to plain text (emphasis
+// markers and link targets dropped, words untouched) and split into
+// sentences. Headings and table rows are kept apart: they are labels, not
+// statements, and are never quoted.
+
+// Kinds of sentence, by the markdown block they come from.
+const (
+	kindDek     uint8 = iota // the standfirst
+	kindPara                 // a paragraph
+	kindItem                 // a list item
+	kindHeading              // a heading: never quoted
+	kindTable                // a table row: never quoted
+)
+
+// sentence is one sentence of an article, in plain text.
+type sentence struct {
+	text string
+	kind uint8
+}
+
+// quotable reports whether s may appear in a snippet or a summary.
+func (s sentence) quotable() bool { return s.kind <= kindItem }
+
+// articleSentences returns the sentences of the dek and of a markdown body
+// in reading order.
+func articleSentences(dek, body string) []sentence {
+	var out []sentence
+	for _, s := range splitSentences(strings.TrimSpace(dek)) {
+		out = append(out, sentence{text: s, kind: kindDek})
+	}
+	for _, b := range markdownBlocks(body) {
+		if b.kind == kindHeading || b.kind == kindTable {
+			out = append(out, sentence{text: b.text, kind: b.kind})
+			continue
+		}
+		for _, s := range splitSentences(b.text) {
+			out = append(out, sentence{text: s, kind: b.kind})
+		}
+	}
+	return out
+}
+
+type block struct {
+	text string
+	kind uint8
+}
+
+// markdownBlocks splits a CommonMark body into paragraphs, list items,
+// headings and table rows, with inline markup removed. It handles the subset
+// the editors use (DESIGN §2 content tree); anything else reads as text.
+func markdownBlocks(body string) []block {
+	var blocks []block
+	var cur []string
+	curKind := kindPara
+	flush := func() {
+		if len(cur) > 0 {
+			if t := strings.TrimSpace(stripInline(strings.Join(cur, " "))); t != "" {
+				blocks = append(blocks, block{text: t, kind: curKind})
+			}
+		}
+		cur, curKind = nil, kindPara
+	}
+	for line := range strings.SplitSeq(body, "\n") {
+		line = strings.TrimRight(line, " \t\r")
+		trimmed := strings.TrimLeft(line, " \t")
+		switch {
+		case trimmed == "":
+			flush()
+		case strings.HasPrefix(trimmed, "#"):
+			flush()
+			cur, curKind = []string{strings.TrimLeft(trimmed, "# ")}, kindHeading
+			flush()
+		case strings.HasPrefix(trimmed, "|"):
+			flush()
+			if !isTableRule(trimmed) {
+				cells := strings.Split(strings.Trim(trimmed, "|"), "|")
+				for i := range cells {
+					cells[i] = strings.TrimSpace(cells[i])
+				}
+				cur, curKind = []string{strings.Join(cells, " · ")}, kindTable
+				flush()
+			}
+		case listMarker(trimmed) > 0:
+			flush()
+			cur, curKind = []string{trimmed[listMarker(trimmed):]}, kindItem
+		case strings.HasPrefix(trimmed, "> "):
+			if curKind != kindPara {
+				flush()
+			}
+			cur = append(cur, trimmed[2:])
+		default:
+			// A continuation line: indented under a list item, or the next
+			// line of a paragraph (or a lazy continuation of an item).
+			cur = append(cur, trimmed)
+		}
+	}
+	flush()
+	return blocks
+}
+
+// listMarker returns the length of a list marker ("- ", "* ", "12. ") at the
+// start of s, or 0.
+func listMarker(s string) int {
+	if len(s) >= 2 && (s[0] == '-' || s[0] == '*' || s[0] == '+') && s[1] == ' ' {
+		return 2
+	}
+	i := 0
+	for i < len(s) && i < 9 && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	if i > 0 && i+1 < len(s) && (s[i] == '.' || s[i] == ')') && s[i+1] == ' ' {
+		return i + 2
+	}
+	return 0
+}
+
+func isTableRule(s string) bool {
+	return strings.Trim(s, "|-: ") == ""
+}
+
+// stripInline removes emphasis markers and code spans' backticks and turns
+// links and images into their text.
+func stripInline(s string) string {
+	if !strings.ContainsAny(s, "*_`[") {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '*' || c == '`':
+			continue
+		case c == '_' && i+1 < len(s) && s[i+1] == '_':
+			i++
+			continue
+		case c == '!' && i+1 < len(s) && s[i+1] == '[':
+			continue
+		case c == '[':
+			// [text](target) → text
+			end := strings.IndexByte(s[i:], ']')
+			if end > 0 && i+end+1 < len(s) && s[i+end+1] == '(' {
+				if close := strings.IndexByte(s[i+end+1:], ')'); close > 0 {
+					b.WriteString(s[i+1 : i+end])
+					i += end + 1 + close
+					continue
+				}
+			}
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// abbreviations end with a full stop that does not end a sentence.
+var abbreviations = map[string]bool{
+	"e.g": true, "i.e": true, "etc": true, "vs": true, "cf": true, "no": true, "nr": true, "art": true,
+	"mr": true, "mrs": true, "ms": true, "dr": true, "st": true, "inc": true, "ltd": true, "co": true,
+	"approx": true, "fig": true, "jan": true, "feb": true, "mar": true, "apr": true, "jun": true,
+	"jul": true, "aug": true, "sep": true, "sept": true, "oct": true, "nov": true, "dec": true,
+}
+
+// splitSentences splits plain text after ".", "!" or "?" (and any closing
+// quotes or brackets) when whitespace and a capital letter, a digit or an
+// opening quote follow, unless the full stop ends an abbreviation or an
+// initial.
+func splitSentences(text string) []string {
+	var out []string
+	start := 0
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		if c != '.' && c != '!' && c != '?' {
+			continue
+		}
+		j := i + 1
+		for j < len(text) && strings.IndexByte(`"')]`, text[j]) >= 0 {
+			j++
+		}
+		if j < len(text) && strings.HasPrefix(text[j:], "”") {
+			j += len("”")
+		}
+		if j >= len(text) || (text[j] != ' ' && text[j] != '\t') {
+			continue
+		}
+		k := j
+		for k < len(text) && (text[k] == ' ' || text[k] == '\t') {
+			k++
+		}
+		if k >= len(text) {
+			break
+		}
+		next, _ := utf8.DecodeRuneInString(text[k:])
+		if !unicode.IsUpper(next) && !unicode.IsDigit(next) && next != '"' && next != '“' && next != '\'' && next != '(' {
+			continue
+		}
+		if c == '.' && endsWithAbbreviation(text[start:i]) {
+			continue
+		}
+		if s := strings.TrimSpace(text[start:j]); s != "" {
+			out = append(out, s)
+		}
+		start = k
+		i = k - 1
+	}
+	if s := strings.TrimSpace(text[start:]); s != "" {
+		out = append(out, s)
+	}
+	return out
+}
+
+// endsWithAbbreviation reports whether s (the text before a full stop) ends
+// with an abbreviation or a single-letter initial.
+func endsWithAbbreviation(s string) bool {
+	i := strings.LastIndexAny(s, " (\t")
+	last := s[i+1:]
+	if utf8.RuneCountInString(last) == 1 {
+		r, _ := utf8.DecodeRuneInString(last)
+		return unicode.IsLetter(r)
+	}
+	return abbreviations[strings.ToLower(last)]
+}
+
+// maxSnippet bounds a result's description, in bytes.
+const maxSnippet = 300
+
+// clip shortens s to at most max bytes at a word boundary, with an ellipsis.
+func clip(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	cut := truncateUTF8(s, max-len("…"))
+	if i := strings.LastIndexByte(cut, ' '); i > max/2 {
+		cut = cut[:i]
+	}
+	return strings.TrimRight(cut, " ,;:") + "…"
+}
