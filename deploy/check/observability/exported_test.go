@@ -39,8 +39,19 @@ func source(name string) string {
 }
 
 // series is what a scrape exposes: sample names (histograms as _bucket,
-// _sum, _count) with their label sets.
+// _sum, _count) with their label sets; "__value__" holds a counter's or
+// gauge's value.
 type series map[string][]map[string]string
+
+// value is the value of the first sample named name, or 0.
+func (s series) value(name string) float64 {
+	for _, ls := range s[name] {
+		var v float64
+		fmt.Sscan(ls["__value__"], &v)
+		return v
+	}
+	return 0
+}
 
 func parseScrape(t *testing.T, who string, b []byte) series {
 	t.Helper()
@@ -65,6 +76,12 @@ func parseScrape(t *testing.T, who string, b []byte) series {
 				out[name] = append(out[name], ls)
 				out[name+"_sum"] = append(out[name+"_sum"], ls)
 				out[name+"_count"] = append(out[name+"_count"], ls)
+			case dto.MetricType_COUNTER:
+				ls["__value__"] = fmt.Sprint(m.GetCounter().GetValue())
+				out[name] = append(out[name], ls)
+			case dto.MetricType_GAUGE:
+				ls["__value__"] = fmt.Sprint(m.GetGauge().GetValue())
+				out[name] = append(out[name], ls)
 			default:
 				out[name] = append(out[name], ls)
 			}
@@ -150,6 +167,16 @@ func TestQueriedMetricsAreExported(t *testing.T) {
 	if haveWorker {
 		webhookTraffic(t, ctx, st, base)
 	}
+	// A content change: an event for the worker, a purge at the edges.
+	st.Run("iwctl", "retract", firstSlug(t, ctx, base), "--reason", "deploy check: a real event and a purge")
+	if haveWorker {
+		waitWorker(t, ctx, st)
+	}
+	if haveEdge {
+		waitFor(t, ctx, st.EdgeMetrics, "caddy_edge_cache_purges_total", func(s series) bool {
+			return s.has(selector{name: "caddy_edge_cache_purges_total", labels: map[string]string{"kind": "keys"}})
+		})
+	}
 
 	scrapes := map[string]series{}
 	scrape := func(who, addr string) {
@@ -173,8 +200,9 @@ func TestQueriedMetricsAreExported(t *testing.T) {
 		}
 		// The origin goes away: a cached page is served stale-if-error (a
 		// client no-cache forces the edge to ask), a new one gets a JSON 5xx.
+		get("/api/v1/specs", "X-Forwarded-For", "192.0.2.7") // cached (again)
 		st.Stop("origin", false)
-		get("/api/v1/articles", "Cache-Control", "no-cache", "X-Forwarded-For", "192.0.2.7")
+		get("/api/v1/specs", "Cache-Control", "no-cache", "X-Forwarded-For", "192.0.2.7")
 		get("/api/v1/articles/never-cached", "X-Forwarded-For", "192.0.2.7")
 		// Redis goes away: syncs fail, a token nobody has seen cannot be
 		// verified.
@@ -182,6 +210,7 @@ func TestQueriedMetricsAreExported(t *testing.T) {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/api/v1/webhooks", strings.NewReader(`{}`))
 		req.Header.Set("Authorization", "Bearer "+randomToken())
 		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Forwarded-For", "192.0.2.8") // 127.0.0.1 is out of budget
 		if resp, err := http.DefaultClient.Do(req); err == nil {
 			io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
@@ -218,10 +247,8 @@ func TestQueriedMetricsAreExported(t *testing.T) {
 	}
 }
 
-// webhookTraffic registers an agent, subscribes three receivers (one
-// answering 200, one 500, one 410) with test events, publishes a real event
-// with iwctl, and waits until the worker has delivered, dead-lettered and
-// disabled.
+// webhookTraffic registers an agent and subscribes three receivers (one
+// answering 200, one 500, one 410) with test events.
 func webhookTraffic(t *testing.T, ctx context.Context, st *stack.Stack, base string) {
 	post := func(path, token string, body any) map[string]any {
 		b, _ := json.Marshal(body)
@@ -259,24 +286,32 @@ func webhookTraffic(t *testing.T, ctx context.Context, st *stack.Stack, base str
 			"url": srv.URL + "/hook", "events": []string{"article.published", "article.retracted"},
 		})
 	}
-	// A real event through the stream.
-	st.Run("iwctl", "retract", firstSlug(t, ctx, base), "--reason", "deploy check: a real event for the worker")
+}
 
+// waitWorker waits until the worker has delivered, read the stream,
+// dead-lettered and disabled a subscription.
+func waitWorker(t *testing.T, ctx context.Context, st *stack.Stack) {
+	waitFor(t, ctx, st.WorkerMetrics, "deliveries, events, a dead letter and a disabled subscription", func(s series) bool {
+		return s.has(selector{name: "iw_worker_deliveries_total", labels: map[string]string{"outcome": "delivered"}}) &&
+			s.has(selector{name: "iw_worker_subscriptions_disabled_total"}) &&
+			s.has(selector{name: "iw_worker_events_total"}) &&
+			s.value("iw_worker_dead_letters_total") > 0
+	})
+}
+
+// waitFor scrapes addr until ok holds, for at most a minute.
+func waitFor(t *testing.T, ctx context.Context, addr, what string, ok func(series) bool) {
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		b, err := stack.Scrape(ctx, st.WorkerMetrics)
+		b, err := stack.Scrape(ctx, addr)
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := parseScrape(t, "worker", b)
-		if s.has(selector{name: "iw_worker_deliveries_total", labels: map[string]string{"outcome": "delivered"}}) &&
-			s.has(selector{name: "iw_worker_subscriptions_disabled_total"}) &&
-			s.has(selector{name: "iw_worker_events_total"}) &&
-			sampleValue(b, "iw_worker_dead_letters_total") > 0 {
+		if ok(parseScrape(t, addr, b)) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the worker did not deliver, dead-letter and disable within 60 s; its metrics:\n%s\nits log:\n%s", b, st.Tail("worker", 20))
+			t.Fatalf("%s: no %s within 60 s; metrics:\n%s", addr, what, b)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
@@ -299,20 +334,6 @@ func firstSlug(t *testing.T, ctx context.Context, base string) string {
 		t.Fatalf("reading an article slug: %v (%d items)", err, len(list.Items))
 	}
 	return list.Items[0].Slug
-}
-
-// sampleValue is the value of an unlabelled counter or gauge in a scrape.
-func sampleValue(b []byte, name string) float64 {
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(bytes.NewReader(b))
-	if err != nil || fams[name] == nil || len(fams[name].Metric) == 0 {
-		return 0
-	}
-	m := fams[name].Metric[0]
-	if m.Counter != nil {
-		return m.Counter.GetValue()
-	}
-	return m.Gauge.GetValue()
 }
 
 func randomToken() string {

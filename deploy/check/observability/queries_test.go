@@ -68,9 +68,9 @@ func readRules(t *testing.T, root string) rulesFile {
 }
 
 type dashboard struct {
-	UID    string  `json:"uid"`
-	Title  string  `json:"title"`
-	Panels []panel `json:"panels"`
+	UID        string  `json:"uid"`
+	Title      string  `json:"title"`
+	Panels     []panel `json:"panels"`
 	Templating struct {
 		List []struct {
 			Name string `json:"name"`

@@ -33,12 +33,12 @@ type Stack struct {
 	bins map[string]string
 	env  []string
 
-	RedisPort   int
-	OriginAddr  string // host:port of the origin's public listener
+	RedisPort     int
+	OriginAddr    string // host:port of the origin's public listener
 	OriginMetrics string
 	WorkerMetrics string
-	EdgeAddr    string // host:port of the edge's public listener ("" without edge)
-	EdgeMetrics string
+	EdgeAddr      string // host:port of the edge's public listener ("" without edge)
+	EdgeMetrics   string
 
 	procs map[string]*exec.Cmd
 }
@@ -165,8 +165,9 @@ func (s *Stack) Caddyfile() string {
 	c := string(b)
 	for _, r := range []struct{ re, repl string }{
 		{`(?m)^\tadmin 127\.0\.0\.1:2019$`, fmt.Sprintf("\tadmin 127.0.0.1:%d", FreePort(s.t))},
-		{`(?m)^:8080 \{$`, "127.0.0.1:" + edgePort + " {"},
-		{`(?m)^:9180 \{$`, "127.0.0.1:" + metricsPort + " {"},
+		// Same site addresses, other ports, bound to loopback only.
+		{`(?m)^:8080 \{$`, ":" + edgePort + " {\n\tbind 127.0.0.1"},
+		{`(?m)^:9180 \{$`, ":" + metricsPort + " {\n\tbind 127.0.0.1"},
 		{`(?m)^(\t+)name origin$`, "${1}name 127.0.0.1"},
 		{`(?m)^(\t+)port 8081$`, "${1}port " + originPort},
 	} {
