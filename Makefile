@@ -5,7 +5,7 @@ GO ?= go
 BIN := bin
 GOFLAGS_TEST ?=
 
-.PHONY: run test build vet bench clean
+.PHONY: run test build vet bench bench-webhooks clean
 
 build:
 	$(GO) build -o $(BIN)/ ./cmd/...
@@ -25,6 +25,12 @@ test:
 bench:
 	@deploy/local/deps.sh run
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./origin/
+
+# Webhook delivery (DESIGN §8): a burst of 1,000 events x 10 subscribers, then
+# 200 events/s to 10 subscribers for 30 s, against the real worker binary.
+bench-webhooks:
+	@deploy/local/deps.sh run
+	$(GO) test -run '^$$' -bench 'Webhook' -benchtime 1x -timeout 20m ./worker/
 
 clean:
 	rm -rf $(BIN) .run

@@ -215,3 +215,92 @@ func TestContractPagination(t *testing.T) {
 		t.Error("the retracted article is listed")
 	}
 }
+
+// TestContractWrites validates every answer of the write surfaces — agent
+// auth (D18), idempotency (D19), subscriptions and their owner routes (D20)
+// — success and error cases, against openapi.json.
+func TestContractWrites(t *testing.T) {
+	inst := origintest.Start(t, allowLoopback)
+	c := contract.New(t)
+	jsonCT := http.Header{"Content-Type": {"application/json"}}
+	formCT := http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}
+	with := func(h http.Header, kv ...string) http.Header {
+		out := h.Clone()
+		for i := 0; i < len(kv); i += 2 {
+			out.Set(kv[i], kv[i+1])
+		}
+		return out
+	}
+
+	_, body := exchange(t, c, inst, "POST", "/api/v1/agent-auth/register", jsonCT, `{"client_name":"contract agent","contact":"ops@example.com"}`, 201)
+	var reg registered
+	json.Unmarshal(body, &reg)
+	_, body = exchange(t, c, inst, "POST", "/api/v1/agent-auth/claim", jsonCT, `{"client_id":"`+reg.ClientID+`"}`, 200)
+	var tok accessToken
+	json.Unmarshal(body, &tok)
+	auth := with(jsonCT, "Authorization", "Bearer "+tok.AccessToken)
+	readAuth := http.Header{"Authorization": {"Bearer " + tok.AccessToken}}
+	_, body = exchange(t, c, inst, "POST", "/api/v1/webhooks?test=true", with(auth, "Idempotency-Key", "contract-1"),
+		`{"url":"http://127.0.0.1:9/hook","events":["article.published","newsletter.sent"]}`, 201)
+	var sub struct{ ID string }
+	json.Unmarshal(body, &sub)
+	other := register(t, inst, "anonymous")
+	client := "/api/v1/agent-auth/register/" + other.ClientID
+	ratHeader := http.Header{"Authorization": {"Bearer " + other.RegistrationAccessToken}}
+	revokable := claimToken(t, inst, "application/json", `{"client_id":"`+reg.ClientID+`"}`).AccessToken
+	sub2 := `{"url":"https://127.0.0.1:8443/hook","events":["spec.updated"],"secret":"0123456789abcdef-secret"}`
+
+	testCases := []struct {
+		desc   string
+		method string
+		path   string
+		header http.Header
+		body   string
+		want   int
+	}{
+		{desc: "registration metadata", method: "GET", path: "/api/v1/agent-auth/register", want: 200},
+		{desc: "register an identity_assertion client", method: "POST", path: "/api/v1/agent-auth/register", header: jsonCT, body: `{"client_name":"idp agent","identity_type":"identity_assertion","assertion_types_supported":["urn:ietf:params:oauth:token-type:id-jag"]}`, want: 201},
+		{desc: "register, replayed", method: "POST", path: "/api/v1/agent-auth/register", header: with(jsonCT, "Idempotency-Key", "reg-1"), body: `{"client_name":"a"}`, want: 201},
+		{desc: "register, replay", method: "POST", path: "/api/v1/agent-auth/register", header: with(jsonCT, "Idempotency-Key", "reg-1"), body: `{"client_name":"a"}`, want: 201},
+		{desc: "register, key reused with another body", method: "POST", path: "/api/v1/agent-auth/register", header: with(jsonCT, "Idempotency-Key", "reg-1"), body: `{"client_name":"b"}`, want: 422},
+		{desc: "register, client_name missing", method: "POST", path: "/api/v1/agent-auth/register", header: jsonCT, body: `{}`, want: 400},
+		{desc: "register, malformed JSON", method: "POST", path: "/api/v1/agent-auth/register", header: jsonCT, body: `{`, want: 400},
+		{desc: "register, text/plain", method: "POST", path: "/api/v1/agent-auth/register", header: http.Header{"Content-Type": {"text/plain"}}, body: `x`, want: 415},
+		{desc: "register, oversized", method: "POST", path: "/api/v1/agent-auth/register", header: jsonCT, body: `{"client_name":"` + strings.Repeat("x", 70<<10) + `"}`, want: 413},
+		{desc: "read client", method: "GET", path: client, header: ratHeader, want: 200},
+		{desc: "read client without a token", method: "GET", path: client, want: 401},
+		{desc: "read client with a wrong token", method: "GET", path: client, header: http.Header{"Authorization": {"Bearer nope"}}, want: 401},
+		{desc: "read an unknown client", method: "GET", path: "/api/v1/agent-auth/register/cli_nobody", header: ratHeader, want: 401},
+		{desc: "claim, form body", method: "POST", path: "/api/v1/agent-auth/claim", header: formCT, body: "client_id=" + reg.ClientID, want: 200},
+		{desc: "claim, unknown client", method: "POST", path: "/api/v1/agent-auth/claim", header: jsonCT, body: `{"client_id":"cli_nobody"}`, want: 400},
+		{desc: "claim, unsupported grant", method: "POST", path: "/api/v1/agent-auth/claim", header: formCT, body: "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&client_id=" + reg.ClientID, want: 400},
+		{desc: "claim, text/plain", method: "POST", path: "/api/v1/agent-auth/claim", header: http.Header{"Content-Type": {"text/plain"}}, body: "x", want: 415},
+		{desc: "revoke, JSON", method: "POST", path: "/api/v1/agent-auth/revoke", header: jsonCT, body: `{"token":"` + revokable + `","token_type_hint":"access_token"}`, want: 200},
+		{desc: "revoke, form, unknown token", method: "POST", path: "/api/v1/agent-auth/revoke", header: formCT, body: "token=not-a-token", want: 200},
+		{desc: "revoke, token missing", method: "POST", path: "/api/v1/agent-auth/revoke", header: jsonCT, body: `{}`, want: 400},
+		{desc: "subscribe, replay", method: "POST", path: "/api/v1/webhooks?test=true", header: with(auth, "Idempotency-Key", "contract-1"), body: `{"url":"http://127.0.0.1:9/hook","events":["article.published","newsletter.sent"]}`, want: 201},
+		{desc: "subscribe with a secret", method: "POST", path: "/api/v1/webhooks", header: auth, body: sub2, want: 201},
+		{desc: "subscribe, key reused with another body", method: "POST", path: "/api/v1/webhooks", header: with(auth, "Idempotency-Key", "contract-1"), body: sub2, want: 422},
+		{desc: "subscribe, 256-character key", method: "POST", path: "/api/v1/webhooks", header: with(auth, "Idempotency-Key", strings.Repeat("k", 256)), body: sub2, want: 400},
+		{desc: "subscribe, unknown kind", method: "POST", path: "/api/v1/webhooks", header: auth, body: `{"url":"https://127.0.0.1/x","events":["article.liked"]}`, want: 400},
+		{desc: "subscribe, private address", method: "POST", path: "/api/v1/webhooks", header: auth, body: `{"url":"https://10.0.0.1/x","events":["spec.updated"]}`, want: 400},
+		{desc: "subscribe, form body", method: "POST", path: "/api/v1/webhooks", header: with(formCT, "Authorization", "Bearer "+tok.AccessToken), body: "url=x", want: 415},
+		{desc: "subscribe, oversized", method: "POST", path: "/api/v1/webhooks", header: auth, body: `{"url":"` + strings.Repeat("a", 70<<10) + `"}`, want: 413},
+		{desc: "subscribe, revoked token", method: "POST", path: "/api/v1/webhooks", header: with(jsonCT, "Authorization", "Bearer "+revokable), body: sub2, want: 401},
+		{desc: "list subscriptions", method: "GET", path: "/api/v1/webhooks/subscriptions", header: readAuth, want: 200},
+		{desc: "list subscriptions without a token", method: "GET", path: "/api/v1/webhooks/subscriptions", want: 401},
+		{desc: "read a subscription", method: "GET", path: "/api/v1/webhooks/subscriptions/" + sub.ID, header: readAuth, want: 200},
+		{desc: "read an unknown subscription", method: "GET", path: "/api/v1/webhooks/subscriptions/sub_nothing", header: readAuth, want: 404},
+		{desc: "read a subscription without a token", method: "GET", path: "/api/v1/webhooks/subscriptions/" + sub.ID, want: 401},
+		{desc: "PUT on a subscription with a token", method: "PUT", path: "/api/v1/webhooks/subscriptions/" + sub.ID, header: readAuth, want: 405},
+		{desc: "delete a subscription", method: "DELETE", path: "/api/v1/webhooks/subscriptions/" + sub.ID, header: readAuth, want: 204},
+		{desc: "delete it again", method: "DELETE", path: "/api/v1/webhooks/subscriptions/" + sub.ID, header: readAuth, want: 404},
+		{desc: "delete client without a token", method: "DELETE", path: client, want: 401},
+		{desc: "delete client", method: "DELETE", path: client, header: ratHeader, want: 204},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			exchange(t, c, inst, tc.method, tc.path, tc.header, tc.body, tc.want)
+		})
+	}
+}

@@ -14,12 +14,18 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/invoicewire/invoicewire/internal/netguard"
 	"github.com/invoicewire/invoicewire/internal/store"
+	"github.com/invoicewire/invoicewire/internal/token"
+	"github.com/invoicewire/invoicewire/internal/webhook"
+	"github.com/invoicewire/invoicewire/origin/agentauth"
 	"github.com/invoicewire/invoicewire/origin/api"
 	"github.com/invoicewire/invoicewire/origin/ask"
+	"github.com/invoicewire/invoicewire/origin/idempotency"
 	"github.com/invoicewire/invoicewire/origin/openapi"
 	"github.com/invoicewire/invoicewire/origin/respond"
 	"github.com/invoicewire/invoicewire/origin/site"
+	"github.com/invoicewire/invoicewire/origin/webhooks"
 )
 
 // Config is what the origin needs beyond its store.
@@ -31,6 +37,11 @@ type Config struct {
 	Log        *slog.Logger
 	// Registry receives the origin's metrics; nil means a private registry.
 	Registry prometheus.Registerer
+	// IDJAGIssuers are the identity providers agent-auth trusts (IW_IDJAG_ISSUERS).
+	IDJAGIssuers []agentauth.Issuer
+	// WebhookPolicy decides which receiver addresses subscriptions may
+	// name (IW_WEBHOOK_ALLOW_CIDRS).
+	WebhookPolicy netguard.Policy
 }
 
 // Server is the origin's HTTP handler.
@@ -85,6 +96,24 @@ func New(cfg Config, st *store.Store) (*Server, error) {
 	// methods, errors and headers.
 	s.ask = ask.New(ask.Config{Store: st, SiteRoot: cfg.SiteRoot, Log: cfg.Log})
 	rt.mount("/ask", s.ask)
+
+	// Agent auth and webhook subscriptions (D17–D20). Every POST takes an
+	// Idempotency-Key (D19); register and claim answers hold secrets, so
+	// they are kept no longer than the secrets live.
+	rdb := st.Client()
+	idem := idempotency.NewStore(rdb, cfg.Log)
+	aa := agentauth.New(agentauth.Config{SiteRoot: cfg.SiteRoot, Issuers: cfg.IDJAGIssuers, Log: cfg.Log}, rdb)
+	wh := webhooks.New(webhooks.Config{SiteRoot: cfg.SiteRoot, Policy: cfg.WebhookPolicy}, webhook.NewStore(rdb))
+	rt.get("/api/v1/agent-auth/register", aa.Metadata)
+	rt.handle(http.MethodPost, "/api/v1/agent-auth/register", idem.Wrap(idempotency.Options{Route: "register"}, aa.Register))
+	rt.handle(http.MethodGet, "/api/v1/agent-auth/register/{client_id}", aa.ReadClient)
+	rt.handle(http.MethodDelete, "/api/v1/agent-auth/register/{client_id}", aa.DeleteClient)
+	rt.handle(http.MethodPost, "/api/v1/agent-auth/claim", idem.Wrap(idempotency.Options{Route: "claim", TTL: token.Lifetime}, aa.Claim))
+	rt.handle(http.MethodPost, "/api/v1/agent-auth/revoke", idem.Wrap(idempotency.Options{Route: "revoke"}, aa.Revoke))
+	rt.handle(http.MethodPost, "/api/v1/webhooks", wh.Authenticated("webhooks:write", idem.Wrap(idempotency.Options{Route: "webhooks", Client: webhooks.ClientOf}, wh.Create)))
+	rt.handle(http.MethodGet, "/api/v1/webhooks/subscriptions", wh.Authenticated("webhooks:read", wh.List))
+	rt.handle(http.MethodGet, "/api/v1/webhooks/subscriptions/{id}", wh.Authenticated("webhooks:read", wh.Get))
+	rt.handle(http.MethodDelete, "/api/v1/webhooks/subscriptions/{id}", wh.Authenticated("webhooks:write", wh.Delete))
 	return s, nil
 }
 

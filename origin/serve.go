@@ -50,7 +50,10 @@ func (s *Server) newEntry(rte string, resp *respond.Response) *entry {
 	if cc == "" {
 		cc = respond.CacheRead
 	}
-	h["Content-Type"] = []string{resp.ContentType}
+	if resp.ContentType != "" {
+		// Empty answers (204, a revocation's 200) have no media type.
+		h["Content-Type"] = []string{resp.ContentType}
+	}
 	h["Content-Length"] = []string{strconv.Itoa(len(resp.Body))}
 	h["Cache-Control"] = []string{cc}
 	h["Access-Control-Allow-Origin"] = corsOrigin
@@ -119,7 +122,12 @@ func cacheKey(r *http.Request) string {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	get := r.Method == http.MethodGet || r.Method == http.MethodHead
-	if get {
+	// A request carrying a token neither reads nor fills the shared cache:
+	// owner routes answer per client, and D12 keeps anything carrying a
+	// token out of caches.
+	authorized := r.Header["Authorization"] != nil
+	cached := get && !authorized
+	if cached {
 		if e, ok := s.cache.Get(cacheKey(r)); ok {
 			s.write(w, r, e, start)
 			return
@@ -163,7 +171,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		e = s.errorEntry(pattern, ae)
-		if !get {
+		if !get || authorized {
 			e.header["Cache-Control"] = noStoreValue
 		}
 	} else {
@@ -172,7 +180,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		e = s.newEntry(pattern, resp)
 	}
-	if get && cacheable(e.status) {
+	if cached && cacheable(e.status) && e.header["Cache-Control"][0] != respond.NoStore {
 		s.cache.Set(cacheKey(r), e, e.tags, int64(len(e.body))+512, gen)
 	}
 	s.write(w, r, e, start)
@@ -241,17 +249,13 @@ func (s *Server) refuseMethod(r *http.Request, rte *route) *apierror.Error {
 	if strings.HasPrefix(r.URL.Path, "/api/v1/") || r.URL.Path == "/api/v1" {
 		raw, present := token.FromHeader(r.Header)
 		if !present {
-			e := apierror.New(http.StatusUnauthorized, "A bearer token is required for "+r.Method+" requests.", "Register at "+s.cfg.SiteRoot+"/api/v1/agent-auth/register and claim a token; see "+s.cfg.SiteRoot+"/auth.md.")
-			e.Header = http.Header{"WWW-Authenticate": {token.Challenge(s.cfg.SiteRoot, false)}}
-			return e
+			return token.Unauthorized(s.cfg.SiteRoot, r.Method, false)
 		}
 		if _, err := token.Lookup(r.Context(), s.store.Client(), raw, time.Now()); err != nil {
 			if !errors.Is(err, token.ErrInvalid) {
 				return apierror.As(err)
 			}
-			e := apierror.New(http.StatusUnauthorized, "The bearer token is invalid, expired or revoked.", "Claim a new token at "+s.cfg.SiteRoot+"/api/v1/agent-auth/claim.")
-			e.Header = http.Header{"WWW-Authenticate": {token.Challenge(s.cfg.SiteRoot, true)}}
-			return e
+			return token.Unauthorized(s.cfg.SiteRoot, r.Method, true)
 		}
 	}
 	if rte == nil {

@@ -19,8 +19,10 @@ import (
 
 	"github.com/invoicewire/invoicewire/internal/config"
 	"github.com/invoicewire/invoicewire/internal/logging"
+	"github.com/invoicewire/invoicewire/internal/netguard"
 	"github.com/invoicewire/invoicewire/internal/store"
 	"github.com/invoicewire/invoicewire/origin"
+	"github.com/invoicewire/invoicewire/origin/agentauth"
 )
 
 func main() {
@@ -47,7 +49,14 @@ func run() error {
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	srv, err := origin.New(origin.Config{SiteRoot: cfg.PublicURL, CacheBytes: cfg.OriginCacheBytes, Log: log, Registry: reg}, st)
+	issuers, err := agentauth.ParseIssuers(cfg.IDJAGIssuers)
+	if err != nil {
+		return err
+	}
+	srv, err := origin.New(origin.Config{
+		SiteRoot: cfg.PublicURL, CacheBytes: cfg.OriginCacheBytes, Log: log, Registry: reg,
+		IDJAGIssuers: issuers, WebhookPolicy: netguard.Policy{Allow: cfg.WebhookAllowCIDRs},
+	}, st)
 	if err != nil {
 		return err
 	}

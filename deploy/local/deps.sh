@@ -40,4 +40,12 @@ if [ "${1:-run}" = test ]; then
     npm ci --no-audit --no-fund --loglevel=error --prefix "$dir"
     touch "$dir/node_modules"
   fi
+  # The independent verifiers the worker's tests run on real deliveries
+  # (RFC 9421, Standard Webhooks).
+  dir=worker/testdata/verify
+  if [ ! -d "$dir/node_modules" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules" ]; then
+    echo "deps: installing the npm packages of $dir"
+    npm ci --no-audit --no-fund --loglevel=error --prefix "$dir"
+    touch "$dir/node_modules"
+  fi
 fi

@@ -4,7 +4,7 @@
 # Starts redis-server (append-only, fsync every second: at most one second of
 # writes can be lost in a crash) on 127.0.0.1:6399 with its data in .run/,
 # publishes content/ with iwctl (plus the demo retraction and newsletter),
-# starts the origin on :8080, prints the URLs, and stops everything it started
+# starts the origin on :8080 and one webhook worker, prints the URLs, and stops everything it started
 # on Ctrl-C or SIGTERM, or when any of its processes dies.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -15,6 +15,9 @@ export IW_PUBLIC_URL="${IW_PUBLIC_URL:-http://localhost:8080}"
 export IW_REDIS_URL="${IW_REDIS_URL:-redis://127.0.0.1:6399/0}"
 export IW_ORIGIN_ADDR="${IW_ORIGIN_ADDR:-127.0.0.1:8080}"
 export IW_ORIGIN_METRICS_ADDR="${IW_ORIGIN_METRICS_ADDR:-127.0.0.1:8091}"
+export IW_WORKER_METRICS_ADDR="${IW_WORKER_METRICS_ADDR:-127.0.0.1:8082}"
+# Local receivers: allow loopback (and plain http there) for webhooks (D20).
+export IW_WEBHOOK_ALLOW_CIDRS="${IW_WEBHOOK_ALLOW_CIDRS:-127.0.0.0/8,::1/128}"
 redis_port=6399
 
 pids=()
@@ -51,6 +54,8 @@ bin/iwctl newsletter send --week 2026-w47
 
 bin/origin &
 pids+=($!)
+bin/worker &
+pids+=($!)
 for _ in $(seq 100); do
   curl -fsS -o /dev/null "http://$IW_ORIGIN_ADDR/api/v1/" 2>/dev/null && break
   sleep 0.1
@@ -61,7 +66,8 @@ cat <<MSG
 Invoicewire is running:
   API          $IW_PUBLIC_URL/api/v1/
   OpenAPI      $IW_PUBLIC_URL/openapi.json
-  Metrics      http://$IW_ORIGIN_METRICS_ADDR/metrics (origin)
+  Metrics      http://$IW_ORIGIN_METRICS_ADDR/metrics (origin), http://$IW_WORKER_METRICS_ADDR/metrics (worker)
+  Webhooks     receivers on 127.0.0.1 allowed (IW_WEBHOOK_ALLOW_CIDRS=$IW_WEBHOOK_ALLOW_CIDRS)
   Redis        $IW_REDIS_URL (data in $run_dir/redis)
 Ctrl-C stops everything.
 MSG

@@ -5,6 +5,7 @@ package config
 
 import (
 	"fmt"
+	"net/netip"
 	"net/url"
 	"os"
 	"strconv"
@@ -30,6 +31,43 @@ type Config struct {
 	LogLevel string
 	// ShutdownGrace is how long a stopping process waits for in-flight work (IW_SHUTDOWN_GRACE).
 	ShutdownGrace time.Duration
+
+	// SigningKey is the service's Ed25519 signing key as the base64url
+	// encoding of its 32-byte seed (IW_SIGNING_KEY). Empty means the key is
+	// generated at first start and shared through Redis (DESIGN D23).
+	SigningKey string
+	// IDJAGIssuers lists the identity providers whose ID-JAG assertions
+	// agent-auth trusts, with their keys (IW_IDJAG_ISSUERS): a JSON array of
+	// {"issuer","jwks"} objects, or the path of a file holding one.
+	IDJAGIssuers string
+	// WebhookAllowCIDRs are non-public networks webhook receivers may
+	// nevertheless be in; http:// receivers are accepted only inside them
+	// (IW_WEBHOOK_ALLOW_CIDRS, comma-separated; DESIGN D20, D21).
+	WebhookAllowCIDRs []netip.Prefix
+	// WebhookRetrySchedule is the delay before each retry of a failed
+	// delivery (IW_WEBHOOK_RETRY_SCHEDULE, comma-separated durations; D21).
+	WebhookRetrySchedule []time.Duration
+	// WebhookDisableAfter disables a subscription that has failed for this
+	// long without a success (IW_WEBHOOK_DISABLE_AFTER; D21).
+	WebhookDisableAfter time.Duration
+	// WebhookDeadLetterMax caps the dead-letter stream (IW_WEBHOOK_DEAD_LETTER_MAX).
+	WebhookDeadLetterMax int64
+	// WorkerMetricsAddr is the worker's private /metrics listener (IW_WORKER_METRICS_ADDR).
+	WorkerMetricsAddr string
+	// WorkerConcurrency bounds the deliveries one worker has in flight (IW_WORKER_CONCURRENCY).
+	WorkerConcurrency int
+	// WorkerLease is how long a claimed delivery stays invisible to other
+	// workers; a crashed worker's deliveries are retried after it (IW_WORKER_LEASE).
+	WorkerLease time.Duration
+	// WorkerClaimIdle is how long an event may sit unacknowledged with a
+	// consumer before another worker claims it (IW_WORKER_CLAIM_IDLE).
+	WorkerClaimIdle time.Duration
+}
+
+// DefaultRetrySchedule is DESIGN D21's schedule.
+var DefaultRetrySchedule = []time.Duration{
+	5 * time.Second, 30 * time.Second, 2 * time.Minute, 10 * time.Minute, 30 * time.Minute,
+	time.Hour, 2 * time.Hour, 4 * time.Hour, 8 * time.Hour, 12 * time.Hour,
 }
 
 // Defaults are the values used when a variable is unset.
@@ -41,6 +79,14 @@ var Defaults = Config{
 	OriginCacheBytes:  64 << 20,
 	LogLevel:          "info",
 	ShutdownGrace:     10 * time.Second,
+
+	WebhookRetrySchedule: DefaultRetrySchedule,
+	WebhookDisableAfter:  72 * time.Hour,
+	WebhookDeadLetterMax: 10000,
+	WorkerMetricsAddr:    "127.0.0.1:8082",
+	WorkerConcurrency:    64,
+	WorkerLease:          30 * time.Second,
+	WorkerClaimIdle:      60 * time.Second,
 }
 
 // FromEnv reads the configuration from the environment, falling back to
@@ -76,6 +122,72 @@ func FromLookup(lookup func(string) (string, bool)) (Config, error) {
 			return c, fmt.Errorf("config: IW_SHUTDOWN_GRACE must be a duration such as 10s, got %q", v)
 		}
 		c.ShutdownGrace = d
+	}
+	str("IW_SIGNING_KEY", &c.SigningKey)
+	str("IW_IDJAG_ISSUERS", &c.IDJAGIssuers)
+	str("IW_WORKER_METRICS_ADDR", &c.WorkerMetricsAddr)
+	if v, ok := lookup("IW_WEBHOOK_ALLOW_CIDRS"); ok && strings.TrimSpace(v) != "" {
+		c.WebhookAllowCIDRs = nil
+		for part := range strings.SplitSeq(v, ",") {
+			part = strings.TrimSpace(part)
+			if part == "" {
+				continue
+			}
+			p, err := netip.ParsePrefix(part)
+			if err != nil {
+				// A bare address allows exactly that address.
+				a, aerr := netip.ParseAddr(part)
+				if aerr != nil {
+					return c, fmt.Errorf("config: IW_WEBHOOK_ALLOW_CIDRS must be comma-separated CIDRs such as 127.0.0.0/8, got %q", part)
+				}
+				p = netip.PrefixFrom(a, a.BitLen())
+			}
+			c.WebhookAllowCIDRs = append(c.WebhookAllowCIDRs, p.Masked())
+		}
+	}
+	if v, ok := lookup("IW_WEBHOOK_RETRY_SCHEDULE"); ok && strings.TrimSpace(v) != "" {
+		c.WebhookRetrySchedule = nil
+		for part := range strings.SplitSeq(v, ",") {
+			d, err := time.ParseDuration(strings.TrimSpace(part))
+			if err != nil || d <= 0 {
+				return c, fmt.Errorf("config: IW_WEBHOOK_RETRY_SCHEDULE must be comma-separated positive durations such as 5s,30s,2m, got %q", v)
+			}
+			c.WebhookRetrySchedule = append(c.WebhookRetrySchedule, d)
+		}
+	}
+	durations := []struct {
+		name string
+		into *time.Duration
+	}{
+		{"IW_WEBHOOK_DISABLE_AFTER", &c.WebhookDisableAfter},
+		{"IW_WORKER_LEASE", &c.WorkerLease},
+		{"IW_WORKER_CLAIM_IDLE", &c.WorkerClaimIdle},
+	}
+	for _, d := range durations {
+		if v, ok := lookup(d.name); ok && v != "" {
+			dur, err := time.ParseDuration(v)
+			if err != nil || dur <= 0 {
+				return c, fmt.Errorf("config: %s must be a positive duration such as 30s, got %q", d.name, v)
+			}
+			*d.into = dur
+		}
+	}
+	ints := []struct {
+		name string
+		min  int64
+		into func(int64)
+	}{
+		{"IW_WEBHOOK_DEAD_LETTER_MAX", 1, func(n int64) { c.WebhookDeadLetterMax = n }},
+		{"IW_WORKER_CONCURRENCY", 1, func(n int64) { c.WorkerConcurrency = int(n) }},
+	}
+	for _, n := range ints {
+		if v, ok := lookup(n.name); ok && v != "" {
+			i, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || i < n.min {
+				return c, fmt.Errorf("config: %s must be an integer of at least %d, got %q", n.name, n.min, v)
+			}
+			n.into(i)
+		}
 	}
 	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
 	u, err := url.Parse(c.PublicURL)

@@ -13,7 +13,7 @@ func TestFromLookup(t *testing.T) {
 		check   func(t *testing.T, c Config)
 	}{
 		{desc: "defaults", env: nil, check: func(t *testing.T, c Config) {
-			if c != Defaults || c.BaseURL() != "http://localhost:8080/api/v1" {
+			if c.PublicURL != Defaults.PublicURL || c.RedisURL != Defaults.RedisURL || c.OriginAddr != Defaults.OriginAddr || c.BaseURL() != "http://localhost:8080/api/v1" {
 				t.Fatalf("got %+v", c)
 			}
 		}},

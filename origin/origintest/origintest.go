@@ -51,17 +51,23 @@ type Instance struct {
 // Start brings up an origin with the synthetic corpus of contenttest
 // (Articles articles) and RetractedSlug retracted. Everything stops when the
 // test ends.
-func Start(t testing.TB) *Instance {
+//
+// Options adjust the origin's configuration before it is built (trusted
+// ID-JAG issuers, the webhook address policy).
+func Start(t testing.TB, options ...func(*origin.Config)) *Instance {
 	t.Helper()
-	inst := New(t, Articles)
-	if _, err := inst.Publisher.Retract(context.Background(), RetractedSlug, "The synthetic source did not support the headline."); err != nil {
-		t.Fatalf("origintest: retracting %s: %v", RetractedSlug, err)
-	}
-	return inst
+	return start(t, Articles, true, options)
 }
 
 // New brings up an origin over a new Redis holding n synthetic articles.
-func New(t testing.TB, n int) *Instance {
+func New(t testing.TB, n int, options ...func(*origin.Config)) *Instance {
+	t.Helper()
+	return start(t, n, false, options)
+}
+
+// start publishes n articles, retracts RetractedSlug when asked (before the
+// origin starts, so no cache or index ever held it), then serves.
+func start(t testing.TB, n int, retract bool, options []func(*origin.Config)) *Instance {
 	t.Helper()
 	rs := redistest.Start(t)
 	st := store.New(rs.Client())
@@ -70,11 +76,17 @@ func New(t testing.TB, n int) *Instance {
 	now := contenttest.Base.Add(24 * time.Hour)
 	pub := &store.Publisher{Store: st, SiteRoot: siteRoot, Now: func() time.Time { return now }}
 	corpus := contenttest.Corpus(n)
-	if err := pub.SyncCorpus(context.Background(), corpus, nil); err != nil {
+	ctx := context.Background()
+	if err := pub.SyncCorpus(ctx, corpus, nil); err != nil {
 		t.Fatalf("origintest: publishing the corpus: %v", err)
 	}
+	if retract {
+		if _, err := pub.Retract(ctx, RetractedSlug, "The synthetic source did not support the headline."); err != nil {
+			t.Fatalf("origintest: retracting %s: %v", RetractedSlug, err)
+		}
+	}
 	inst := &Instance{SiteRoot: siteRoot, BaseURL: siteRoot + "/api/v1", Store: st, Publisher: pub, Corpus: corpus, Redis: rs}
-	inst.Origin = serve(t, ts, st, siteRoot)
+	inst.Origin = serve(t, ts, st, siteRoot, options...)
 	inst.Server = ts
 	return inst
 }
@@ -90,9 +102,13 @@ func (inst *Instance) Another(t testing.TB) *httptest.Server {
 
 // serve starts ts with an origin over st once the origin follows
 // invalidations.
-func serve(t testing.TB, ts *httptest.Server, st *store.Store, siteRoot string) *origin.Server {
+func serve(t testing.TB, ts *httptest.Server, st *store.Store, siteRoot string, options ...func(*origin.Config)) *origin.Server {
 	t.Helper()
-	srv, err := origin.New(origin.Config{SiteRoot: siteRoot, CacheBytes: 16 << 20, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}, st)
+	cfg := origin.Config{SiteRoot: siteRoot, CacheBytes: 16 << 20, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	for _, o := range options {
+		o(&cfg)
+	}
+	srv, err := origin.New(cfg, st)
 	if err != nil {
 		t.Fatalf("origintest: creating the origin: %v", err)
 	}

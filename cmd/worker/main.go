@@ -1,0 +1,117 @@
+// Command worker delivers Invoicewire's content events to webhook
+// subscribers (DESIGN D21). Any number may run against one Redis: they
+// share the work through a consumer group and a leased delivery queue.
+// Configuration is the IW_* environment described in the README; metrics
+// are served on IW_WORKER_METRICS_ADDR.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/invoicewire/invoicewire/internal/config"
+	"github.com/invoicewire/invoicewire/internal/logging"
+	"github.com/invoicewire/invoicewire/internal/netguard"
+	"github.com/invoicewire/invoicewire/internal/signing"
+	"github.com/invoicewire/invoicewire/internal/store"
+	"github.com/invoicewire/invoicewire/worker"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "worker:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	cfg, err := config.FromEnv()
+	if err != nil {
+		return err
+	}
+	log := logging.New("worker", cfg.LogLevel)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	rdb, err := store.NewClient(cfg.RedisURL)
+	if err != nil {
+		return err
+	}
+	defer rdb.Close()
+
+	// The key is shared through Redis (D23); wait for Redis rather than
+	// fail when the worker starts first.
+	var key *signing.Key
+	for {
+		lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		key, err = signing.NewSource(rdb, cfg.SigningKey).Key(lctx)
+		cancel()
+		if err == nil || cfg.SigningKey != "" || ctx.Err() != nil {
+			break
+		}
+		log.Warn("worker: waiting for Redis to load the signing key", "err", err)
+		time.Sleep(time.Second)
+	}
+	if err != nil {
+		return err
+	}
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	w, err := worker.New(worker.Config{
+		SiteRoot:      cfg.PublicURL,
+		Key:           key,
+		Policy:        netguard.Policy{Allow: cfg.WebhookAllowCIDRs},
+		Schedule:      cfg.WebhookRetrySchedule,
+		Lease:         cfg.WorkerLease,
+		ClaimIdle:     cfg.WorkerClaimIdle,
+		Concurrency:   cfg.WorkerConcurrency,
+		DisableAfter:  cfg.WebhookDisableAfter,
+		DeadLetterMax: cfg.WebhookDeadLetterMax,
+		Registry:      reg,
+		Log:           log,
+	}, rdb)
+	if err != nil {
+		return err
+	}
+
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /healthz", func(rw http.ResponseWriter, r *http.Request) {
+		if err := rdb.Ping(r.Context()).Err(); err != nil {
+			http.Error(rw, "redis unreachable", http.StatusServiceUnavailable)
+			return
+		}
+		rw.Write([]byte("ok\n"))
+	})
+	metrics := &http.Server{Addr: cfg.WorkerMetricsAddr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	errc := make(chan error, 1)
+	go func() {
+		if err := metrics.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			errc <- fmt.Errorf("listening on %s: %w", cfg.WorkerMetricsAddr, err)
+			stop()
+		}
+	}()
+	log.Info("worker started", "metrics", cfg.WorkerMetricsAddr, "key_id", key.ID, "concurrency", cfg.WorkerConcurrency)
+	w.Run(ctx, cfg.ShutdownGrace)
+	log.Info("worker stopped")
+	shutdown, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	metrics.Shutdown(shutdown)
+	select {
+	case err := <-errc:
+		return err
+	default:
+		return nil
+	}
+}

@@ -1,0 +1,225 @@
+// Package netguard decides which network addresses webhook deliveries may
+// reach (DESIGN D20, D21): only globally reachable unicast addresses, plus
+// the networks an operator allows explicitly (IW_WEBHOOK_ALLOW_CIDRS).
+//
+// The origin checks a subscription's URL when it is created; the worker
+// checks again in its dialer, after DNS resolution and for the address it
+// actually connects to, so a name that later resolves elsewhere (DNS
+// rebinding) is refused too. The blocked ranges follow the IANA special
+// purpose registries, as Svix and Hook0 do.
+package netguard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"net/url"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// blocked are special-purpose ranges that are not globally reachable
+// (RFC 6890 and the IANA IPv4/IPv6 special-purpose address registries).
+var blocked = func() []netip.Prefix {
+	var out []netip.Prefix
+	for _, s := range []string{
+		"0.0.0.0/8",       // "this network"
+		"10.0.0.0/8",      // private (RFC 1918)
+		"100.64.0.0/10",   // shared address space, CGNAT (RFC 6598)
+		"127.0.0.0/8",     // loopback
+		"169.254.0.0/16",  // link-local, cloud metadata endpoints
+		"172.16.0.0/12",   // private
+		"192.0.0.0/24",    // IETF protocol assignments
+		"192.0.2.0/24",    // documentation (TEST-NET-1)
+		"192.88.99.0/24",  // 6to4 relay anycast (deprecated)
+		"192.168.0.0/16",  // private
+		"198.18.0.0/15",   // benchmarking
+		"198.51.100.0/24", // documentation (TEST-NET-2)
+		"203.0.113.0/24",  // documentation (TEST-NET-3)
+		"224.0.0.0/4",     // multicast
+		"240.0.0.0/4",     // reserved, and broadcast
+		"::/128",          // unspecified
+		"::1/128",         // loopback
+		"::ffff:0:0/96",   // IPv4-mapped (checked again as IPv4 below)
+		"64:ff9b::/96",    // NAT64 (checked as its embedded IPv4)
+		"64:ff9b:1::/48",  // local-use NAT64
+		"100::/64",        // discard-only
+		"2001::/23",       // IETF protocol assignments (Teredo, ORCHID, ...)
+		"2001:db8::/32",   // documentation
+		"2002::/16",       // 6to4 (checked as its embedded IPv4)
+		"3fff::/20",       // documentation
+		"5f00::/16",       // segment routing SIDs
+		"fc00::/7",        // unique local
+		"fe80::/10",       // link-local
+		"ff00::/8",        // multicast
+	} {
+		out = append(out, netip.MustParsePrefix(s))
+	}
+	return out
+}()
+
+// Policy is the set of addresses deliveries may reach.
+type Policy struct {
+	// Allow lists non-public networks that are nevertheless allowed, e.g.
+	// 127.0.0.0/8 for local development. Inside them plain http:// is
+	// accepted too.
+	Allow []netip.Prefix
+}
+
+// Allowed reports whether a may be dialled: it is explicitly allowed, or it
+// is a globally reachable unicast address.
+func (p Policy) Allowed(a netip.Addr) bool {
+	a = a.Unmap()
+	if p.allowlisted(a) {
+		return true
+	}
+	return Public(a)
+}
+
+func (p Policy) allowlisted(a netip.Addr) bool {
+	a = a.Unmap()
+	for _, pre := range p.Allow {
+		if pre.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// Public reports whether a is a globally reachable unicast address.
+// IPv4-mapped IPv6 addresses are judged as IPv4; NAT64 and 6to4 forms are
+// refused whatever they embed, so they cannot reach an internal IPv4 address
+// through a translator.
+func Public(a netip.Addr) bool {
+	a = a.Unmap()
+	if !a.IsValid() || !a.IsGlobalUnicast() {
+		return false
+	}
+	for _, pre := range blocked {
+		if pre.Contains(a) {
+			return false
+		}
+	}
+	return true
+}
+
+// ErrRefused marks an address the policy does not allow.
+var ErrRefused = errors.New("netguard: address not allowed")
+
+// RefusedError says which address was refused and why.
+type RefusedError struct {
+	Host string
+	Addr netip.Addr
+}
+
+func (e *RefusedError) Error() string {
+	if e.Host != "" && e.Host != e.Addr.String() {
+		return fmt.Sprintf("%s resolves to %s, which is not a public address", e.Host, e.Addr)
+	}
+	return fmt.Sprintf("%s is not a public address", e.Addr)
+}
+
+// Is makes errors.Is(err, ErrRefused) true.
+func (e *RefusedError) Is(target error) bool { return target == ErrRefused }
+
+// Resolver looks up a host's addresses; *net.Resolver is one.
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
+// URLError is a subscription URL the rules refuse (DESIGN D20), with a
+// message for the client.
+type URLError struct{ Reason string }
+
+func (e *URLError) Error() string { return e.Reason }
+
+// MaxURLLength is the longest subscription URL accepted (D20).
+const MaxURLLength = 2048
+
+// CheckURL applies D20's rules to a subscription URL: absolute https (http
+// only when every address of the host is in the allow list), a host, no
+// userinfo, at most 2048 characters, and every address the host resolves to
+// allowed. It returns the normalised URL.
+func (p Policy) CheckURL(ctx context.Context, res Resolver, raw string) (*url.URL, error) {
+	if raw == "" {
+		return nil, &URLError{"url is required."}
+	}
+	if len(raw) > MaxURLLength {
+		return nil, &URLError{fmt.Sprintf("url is longer than %d characters.", MaxURLLength)}
+	}
+	u, err := url.Parse(raw)
+	if err != nil || !u.IsAbs() || u.Host == "" || u.Opaque != "" {
+		return nil, &URLError{"url must be an absolute https URL."}
+	}
+	if u.User != nil {
+		return nil, &URLError{"url must not carry userinfo (user:password@)."}
+	}
+	if u.Fragment != "" {
+		return nil, &URLError{"url must not have a fragment."}
+	}
+	scheme := strings.ToLower(u.Scheme)
+	if scheme != "https" && scheme != "http" {
+		return nil, &URLError{"url must use https."}
+	}
+	host := u.Hostname()
+	if host == "" {
+		return nil, &URLError{"url has no host."}
+	}
+	addrs, err := resolve(ctx, res, host)
+	if err != nil {
+		return nil, &URLError{fmt.Sprintf("url's host %q does not resolve.", host)}
+	}
+	for _, a := range addrs {
+		if !p.Allowed(a) {
+			return nil, &URLError{(&RefusedError{Host: host, Addr: a}).Error() + "; deliveries go only to public addresses."}
+		}
+		if scheme == "http" && !p.allowlisted(a) {
+			return nil, &URLError{"url must use https."}
+		}
+	}
+	u.Scheme = scheme
+	return u, nil
+}
+
+func resolve(ctx context.Context, res Resolver, host string) ([]netip.Addr, error) {
+	if a, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
+		return []netip.Addr{a.Unmap()}, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	addrs, err := res.LookupNetIP(ctx, "ip", host)
+	if err != nil {
+		return nil, err
+	}
+	if len(addrs) == 0 {
+		return nil, fmt.Errorf("netguard: %s has no addresses", host)
+	}
+	return addrs, nil
+}
+
+// Control is a net.Dialer Control function that refuses, at connect time,
+// every address the policy does not allow. It runs for the address actually
+// dialled, after resolution, so it also covers DNS rebinding and every
+// connection a transport opens. When httpOnlyAllowlisted is true (a plain
+// http:// delivery) only allow-listed addresses pass.
+func (p Policy) Control(httpOnlyAllowlisted bool) func(network, address string, c syscall.RawConn) error {
+	return func(network, address string, _ syscall.RawConn) error {
+		ap, err := netip.ParseAddrPort(address)
+		if err != nil {
+			return fmt.Errorf("netguard: unexpected dial address %q: %w", address, err)
+		}
+		a := ap.Addr().Unmap()
+		if !p.Allowed(a) || (httpOnlyAllowlisted && !p.allowlisted(a)) {
+			return &RefusedError{Addr: a}
+		}
+		return nil
+	}
+}
+
+// Dialer returns a dialer whose every connection is checked by Control.
+func (p Policy) Dialer(httpOnlyAllowlisted bool, timeout time.Duration) *net.Dialer {
+	return &net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second, Control: p.Control(httpOnlyAllowlisted)}
+}

@@ -1,0 +1,117 @@
+package netguard
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestPublic(t *testing.T) {
+	testCases := []struct {
+		desc string
+		addr string
+		want bool
+	}{
+		{desc: "public IPv4", addr: "93.184.216.34", want: true},
+		{desc: "public IPv6", addr: "2606:2800:220:1:248:1893:25c8:1946", want: true},
+		{desc: "loopback", addr: "127.0.0.1"},
+		{desc: "loopback elsewhere in 127/8", addr: "127.9.8.7"},
+		{desc: "private 10/8", addr: "10.0.0.1"},
+		{desc: "private 172.16/12", addr: "172.20.1.1"},
+		{desc: "private 192.168/16", addr: "192.168.0.10"},
+		{desc: "cloud metadata", addr: "169.254.169.254"},
+		{desc: "CGNAT", addr: "100.64.1.1"},
+		{desc: "this network", addr: "0.0.0.0"},
+		{desc: "benchmarking", addr: "198.18.0.1"},
+		{desc: "documentation", addr: "203.0.113.9"},
+		{desc: "multicast", addr: "224.0.0.1"},
+		{desc: "broadcast", addr: "255.255.255.255"},
+		{desc: "IPv6 loopback", addr: "::1"},
+		{desc: "IPv6 unspecified", addr: "::"},
+		{desc: "IPv6 unique local", addr: "fd00::1"},
+		{desc: "IPv6 link-local", addr: "fe80::1"},
+		{desc: "IPv4-mapped loopback", addr: "::ffff:127.0.0.1"},
+		{desc: "IPv4-mapped public", addr: "::ffff:93.184.216.34", want: true},
+		{desc: "NAT64 of a private address", addr: "64:ff9b::a00:1"},
+		{desc: "6to4", addr: "2002:a00:1::1"},
+		{desc: "Teredo", addr: "2001:0:4136:e378:8000:63bf:3fff:fdd2"},
+		{desc: "IPv6 documentation", addr: "2001:db8::1"},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			if got := Public(netip.MustParseAddr(tc.addr)); got != tc.want {
+				t.Errorf("Public(%s) = %v, want %v", tc.addr, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestCheckURL(t *testing.T) {
+	local := Policy{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}
+	testCases := []struct {
+		desc   string
+		policy Policy
+		url    string
+		reason string // "" means accepted
+	}{
+		{desc: "https to an allowed address", policy: local, url: "https://127.0.0.1:8443/hook"},
+		{desc: "http inside the allow list", policy: local, url: "http://127.0.0.1:8080/hook"},
+		{desc: "localhost inside the allow list", policy: local, url: "http://localhost:8080/hook"},
+		{desc: "public IP literal", url: "https://93.184.216.34/hook"},
+		{desc: "http to a public address", url: "http://93.184.216.34/hook", reason: "https"},
+		{desc: "loopback without allow list", url: "https://127.0.0.1/hook", reason: "public"},
+		{desc: "localhost without allow list", url: "https://localhost/hook", reason: "public"},
+		{desc: "private outside the allow list", policy: local, url: "https://10.0.0.1/hook", reason: "public"},
+		{desc: "metadata", policy: local, url: "https://169.254.169.254/", reason: "public"},
+		{desc: "userinfo", url: "https://u:p@93.184.216.34/", reason: "userinfo"},
+		{desc: "relative", url: "/hook", reason: "absolute"},
+		{desc: "other scheme", url: "ftp://93.184.216.34/", reason: "https"},
+		{desc: "empty", url: "", reason: "required"},
+		{desc: "too long", url: "https://93.184.216.34/" + strings.Repeat("a", 2048), reason: "2048"},
+		{desc: "fragment", url: "https://93.184.216.34/#x", reason: "fragment"},
+		{desc: "unresolvable", url: "https://no-such-host.invalid/", reason: "resolve"},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			_, err := tc.policy.CheckURL(context.Background(), net.DefaultResolver, tc.url)
+			switch {
+			case tc.reason == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case tc.reason != "" && (err == nil || !strings.Contains(err.Error(), tc.reason)):
+				t.Errorf("error %v, want one about %q", err, tc.reason)
+			}
+		})
+	}
+}
+
+// TestDialerRefuses: the dial-time guard refuses a loopback server unless
+// it is allowed, whatever name led there.
+func TestDialerRefuses(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+	get := func(p Policy, httpOnly bool, url string) error {
+		c := &http.Client{Transport: &http.Transport{DialContext: p.Dialer(httpOnly, time.Second).DialContext}}
+		resp, err := c.Get(url)
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
+	}
+	byName := strings.Replace(srv.URL, "127.0.0.1", "localhost", 1)
+	if err := get(Policy{}, false, srv.URL); !errors.Is(err, ErrRefused) {
+		t.Errorf("loopback by address: %v, want a refusal", err)
+	}
+	if err := get(Policy{}, false, byName); !errors.Is(err, ErrRefused) {
+		t.Errorf("loopback by name: %v, want a refusal", err)
+	}
+	allowed := Policy{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}}
+	if err := get(allowed, true, byName); err != nil {
+		t.Errorf("allowed loopback: %v", err)
+	}
+}

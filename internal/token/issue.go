@@ -1,0 +1,80 @@
+package token
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/invoicewire/invoicewire/internal/apierror"
+)
+
+// Scope is the scope of every access token (DESIGN D18).
+const Scope = "webhooks:read webhooks:write"
+
+// Lifetime is the lifetime of access tokens, the claim answer's expires_in.
+const Lifetime = time.Hour
+
+// Random returns a new opaque secret: 256 random bits in base64url, with an
+// optional readable prefix. Only its SHA-256 is ever stored.
+func Random(prefix string) string {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		// crypto/rand never fails on supported platforms (Go 1.24+).
+		panic(err)
+	}
+	return prefix + base64.RawURLEncoding.EncodeToString(b)
+}
+
+// Issue creates an access token for clientID, valid for ttl from now, and
+// stores its hash at Key with the same TTL. It returns the raw token, which
+// is shown to the client once and never stored.
+func Issue(ctx context.Context, rdb redis.UniversalClient, clientID string, ttl time.Duration, now time.Time) (string, *Record, error) {
+	raw := Random("iwt_")
+	rec := &Record{ClientID: clientID, Scope: Scope, ExpiresAt: now.Add(ttl).UTC().Truncate(time.Second)}
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return "", nil, fmt.Errorf("token: encoding a record: %w", err)
+	}
+	if err := rdb.Set(ctx, Key(raw), b, ttl).Err(); err != nil {
+		return "", nil, fmt.Errorf("token: storing a new token: %w", err)
+	}
+	return raw, rec, nil
+}
+
+// RevokeHash deletes the token with the given SHA-256 hex and, when it
+// existed, announces it on ChannelRevocations so every verifier's cache
+// drops it at once (D17). Revoking an unknown token is not an error (RFC
+// 7009 §2.2); found says whether there was one.
+func RevokeHash(ctx context.Context, rdb redis.UniversalClient, hash string) (found bool, err error) {
+	n, err := rdb.Del(ctx, "iw:token:"+hash).Result()
+	if err != nil {
+		return false, fmt.Errorf("token: deleting a revoked token: %w", err)
+	}
+	if n == 0 {
+		return false, nil
+	}
+	if err := rdb.Publish(ctx, ChannelRevocations, hash).Err(); err != nil {
+		return true, fmt.Errorf("token: announcing a revocation: %w", err)
+	}
+	return true, nil
+}
+
+// Unauthorized is the 401 of DESIGN D17 for a request to siteRoot's API:
+// invalid is false when no token was presented, true when one was presented
+// but is unknown, expired or revoked.
+func Unauthorized(siteRoot, method string, invalid bool) *apierror.Error {
+	var e *apierror.Error
+	if invalid {
+		e = apierror.New(http.StatusUnauthorized, "The bearer token is invalid, expired or revoked.", "Claim a new token at "+siteRoot+"/api/v1/agent-auth/claim.")
+	} else {
+		e = apierror.New(http.StatusUnauthorized, "A bearer token is required for "+method+" requests.", "Register at "+siteRoot+"/api/v1/agent-auth/register and claim a token; see "+siteRoot+"/auth.md.")
+	}
+	e.Header = http.Header{"WWW-Authenticate": {Challenge(siteRoot, invalid)}}
+	return e
+}

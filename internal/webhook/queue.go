@@ -1,0 +1,425 @@
+package webhook
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/invoicewire/invoicewire/internal/events"
+)
+
+// BodyTTL bounds how long an event's envelope is kept for its deliveries:
+// longer than the whole retry schedule (about 28 h) plus the auto-disable
+// window, so no pending delivery loses its body.
+const BodyTTL = 7 * 24 * time.Hour
+
+// DeliveryID is the id of the delivery of one event to one subscription. It
+// is derived from both, so fanning the same event out twice (after a crash)
+// finds the jobs it already made.
+func DeliveryID(eventID, subID string) string {
+	sum := sha256.Sum256([]byte(eventID + "\x00" + subID))
+	return "dlv_" + hex.EncodeToString(sum[:13])
+}
+
+// Envelope is the body of every delivery (D21): exactly the event. The
+// bytes are produced once and stored, so every attempt sends and signs the
+// same bytes.
+func Envelope(e events.Event) ([]byte, error) {
+	b, err := json.Marshal(e)
+	if err != nil {
+		return nil, fmt.Errorf("webhook: encoding event %s: %w", e.ID, err)
+	}
+	return b, nil
+}
+
+// enqueueScript creates delivery jobs for one event. KEYS: fanned marker,
+// body, due, then one job key per delivery. ARGV: now ms,
+// body TTL s, body, event id, type, created ms, then (subscription,
+// delivery) id pairs. A job that already exists is left alone, and an event
+// whose marker is set is skipped whole: fan-out is idempotent.
+var enqueueScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 1 then return -1 end
+redis.call('SET', KEYS[2], ARGV[3], 'EX', ARGV[2])
+local n = 0
+for i = 7, #ARGV, 2 do
+  local job = KEYS[4 + (i - 7) / 2]
+  if redis.call('EXISTS', job) == 0 then
+    redis.call('HSET', job, 'sub', ARGV[i], 'evt', ARGV[4], 'type', ARGV[5], 'attempt', 0, 'created', ARGV[6], 'enq', ARGV[1])
+    redis.call('ZADD', KEYS[3], 'NX', ARGV[1], ARGV[i + 1])
+    n = n + 1
+  end
+end
+redis.call('SET', KEYS[1], '1', 'EX', ARGV[2])
+return n
+`)
+
+// FanOut creates one delivery of e per subscription id, due at now. It
+// returns the number of deliveries created, or -1 when the event had
+// already been fanned out.
+func (s *Store) FanOut(ctx context.Context, e events.Event, body []byte, subIDs []string, now time.Time) (int, error) {
+	return s.enqueue(ctx, keyFanned(e.ID), e, body, subIDs, now)
+}
+
+// EnqueueTest queues synthetic events for one subscription only, outside
+// the events stream (D20's test=true).
+func (s *Store) EnqueueTest(ctx context.Context, subID string, evs []events.Event, now time.Time) error {
+	for _, e := range evs {
+		body, err := Envelope(e)
+		if err != nil {
+			return err
+		}
+		// Test event ids are unique, so the fan-out marker costs nothing
+		// and keeps the script's keys in one slot.
+		if _, err := s.enqueue(ctx, keyFanned(e.ID), e, body, []string{subID}, now); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Store) enqueue(ctx context.Context, marker string, e events.Event, body []byte, subIDs []string, now time.Time) (int, error) {
+	keys := []string{marker, keyBody(e.ID), KeyDue}
+	args := []any{msec(now), int64(BodyTTL / time.Second), body, e.ID, e.Type, msec(e.CreatedAt)}
+	for _, id := range subIDs {
+		d := DeliveryID(e.ID, id)
+		keys = append(keys, keyJob(d))
+		args = append(args, id, d)
+	}
+	n, err := enqueueScript.Run(ctx, s.rdb, keys, args...).Int()
+	if err != nil {
+		return 0, fmt.Errorf("webhook: queueing deliveries of %s: %w", e.ID, err)
+	}
+	return n, nil
+}
+
+// Job is one pending delivery.
+type Job struct {
+	ID        string
+	SubID     string
+	EventID   string
+	EventType string
+	// Attempts is the number of attempts already made.
+	Attempts int
+	// EventCreated is the event's created_at; Enqueued when the job was made.
+	EventCreated time.Time
+	Enqueued     time.Time
+	// Lease is the job's score in the queue while this claim holds it; it
+	// fences a worker whose lease expired from changing a job another
+	// worker has claimed since.
+	Lease int64
+}
+
+// claimScript leases up to ARGV[2] due deliveries until ARGV[3] (ms).
+var claimScript = redis.NewScript(`
+local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, ARGV[2])
+for _, id in ipairs(ids) do redis.call('ZADD', KEYS[1], 'XX', ARGV[3], id) end
+return ids
+`)
+
+// Claim leases up to n deliveries due at now until now+lease. A delivery
+// whose job has vanished (finished by a worker whose lease had run out) is
+// removed from the queue and not returned.
+func (s *Store) Claim(ctx context.Context, now time.Time, lease time.Duration, n int) ([]*Job, error) {
+	until := msec(now.Add(lease))
+	ids, err := claimScript.Run(ctx, s.rdb, []string{KeyDue}, msec(now), n, until).StringSlice()
+	if err != nil {
+		return nil, fmt.Errorf("webhook: claiming deliveries: %w", err)
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	pipe := s.rdb.Pipeline()
+	cmds := make([]*redis.MapStringStringCmd, len(ids))
+	for i, id := range ids {
+		cmds[i] = pipe.HGetAll(ctx, keyJob(id))
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, fmt.Errorf("webhook: reading claimed deliveries: %w", err)
+	}
+	jobs := make([]*Job, 0, len(ids))
+	var orphans []any
+	for i, c := range cmds {
+		h := c.Val()
+		if h["sub"] == "" {
+			orphans = append(orphans, ids[i])
+			continue
+		}
+		j := &Job{ID: ids[i], SubID: h["sub"], EventID: h["evt"], EventType: h["type"], Lease: until}
+		if n, ok := parseMsec(h["attempt"]); ok {
+			j.Attempts = int(n)
+		}
+		if ms, ok := parseMsec(h["created"]); ok {
+			j.EventCreated = fromMsec(ms)
+		}
+		if ms, ok := parseMsec(h["enq"]); ok {
+			j.Enqueued = fromMsec(ms)
+		}
+		jobs = append(jobs, j)
+	}
+	if len(orphans) > 0 {
+		s.rdb.ZRem(ctx, KeyDue, orphans...)
+	}
+	return jobs, nil
+}
+
+// Release hands claimed deliveries back at once (a worker shutting down
+// before it could try them), unless another worker holds them by now.
+func (s *Store) Release(ctx context.Context, jobs []*Job, now time.Time) error {
+	for _, j := range jobs {
+		if err := finishScript.Run(ctx, s.rdb, []string{KeyDue, keyJob(j.ID), keySub(j.SubID), keyLog(j.SubID), KeyDead},
+			j.ID, j.Lease, "release", msec(now), msec(now), "", 0, 0, "", "").Err(); err != nil {
+			return fmt.Errorf("webhook: releasing %s: %w", j.ID, err)
+		}
+	}
+	return nil
+}
+
+// Bodies returns the stored envelopes of events; a missing one is absent
+// from the map.
+func (s *Store) Bodies(ctx context.Context, eventIDs []string) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	if len(eventIDs) == 0 {
+		return out, nil
+	}
+	pipe := s.rdb.Pipeline()
+	cmds := make([]*redis.StringCmd, len(eventIDs))
+	for i, id := range eventIDs {
+		cmds[i] = pipe.Get(ctx, keyBody(id))
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, fmt.Errorf("webhook: reading event bodies: %w", err)
+	}
+	for i, c := range cmds {
+		if b, err := c.Bytes(); err == nil {
+			out[eventIDs[i]] = b
+		}
+	}
+	return out, nil
+}
+
+// Subscriptions returns subscriptions by id; deleted ones are absent.
+func (s *Store) Subscriptions(ctx context.Context, ids []string) (map[string]*Subscription, error) {
+	subs, err := s.getMany(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]*Subscription, len(subs))
+	for _, sub := range subs {
+		out[sub.ID] = sub
+	}
+	return out, nil
+}
+
+// Modes of Finish.
+const (
+	// FinishDelivered: the delivery succeeded; the job is removed and the
+	// subscription's failure clock reset.
+	FinishDelivered = "done"
+	// FinishRetry: the attempt failed; the job is due again at Next.
+	FinishRetry = "retry"
+	// FinishDead: the last retry failed; the job goes to the dead letters.
+	FinishDead = "dead"
+	// FinishDisable: the subscription is disabled (410, or failing too
+	// long); the job goes to the dead letters.
+	FinishDisable = "disable"
+	// FinishDrop: the subscription is gone or disabled; the job is dropped.
+	FinishDrop = "drop"
+)
+
+// Outcome is how one claimed delivery ended.
+type Outcome struct {
+	Mode string
+	// Attempt is logged to the subscription's log when not nil.
+	Attempt *Attempt
+	// Next is when a retried delivery is due.
+	Next time.Time
+	// Reason is the disabled reason for FinishDisable.
+	Reason string
+	// LastStatus and LastError describe a dead letter.
+	LastStatus int
+	LastError  string
+}
+
+// finishScript records how a claimed delivery ended. KEYS: due, job, sub,
+// log, dead, then the subscription's kind sets. ARGV: delivery id, lease,
+// mode, now ms, next ms, attempt JSON (or ""), attempts made, dead-letter
+// cap, disabled reason, dead-letter JSON. It returns 0 when the lease was
+// lost to another worker (only the attempt is logged then).
+var finishScript = redis.NewScript(`
+local id, lease, mode, now = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local subExists = redis.call('EXISTS', KEYS[3]) == 1
+if ARGV[6] ~= '' and subExists then
+  redis.call('LPUSH', KEYS[4], ARGV[6])
+  redis.call('LTRIM', KEYS[4], 0, 19)
+end
+local cur = redis.call('ZSCORE', KEYS[1], id)
+if (not cur) or tonumber(cur) ~= tonumber(lease) then return 0 end
+if mode == 'release' then
+  redis.call('ZADD', KEYS[1], 'XX', ARGV[5], id)
+  return 1
+end
+if mode == 'retry' then
+  redis.call('ZADD', KEYS[1], 'XX', ARGV[5], id)
+  redis.call('HSET', KEYS[2], 'attempt', ARGV[7])
+  if subExists then redis.call('HSETNX', KEYS[3], 'failing_since', now) end
+  return 1
+end
+redis.call('ZREM', KEYS[1], id)
+redis.call('DEL', KEYS[2])
+if mode == 'done' then
+  -- A success resets the failure clock (a no-op, and not written to the
+  -- append-only file, when it was not running).
+  if subExists then redis.call('HDEL', KEYS[3], 'failing_since') end
+  return 1
+end
+if mode == 'dead' or mode == 'disable' then
+  redis.call('XADD', KEYS[5], 'MAXLEN', '~', ARGV[8], '*', 'delivery', ARGV[10])
+  if subExists then redis.call('HSETNX', KEYS[3], 'failing_since', now) end
+end
+if mode == 'disable' and subExists then
+  redis.call('HSET', KEYS[3], 'status', 'disabled', 'disabled_reason', ARGV[9], 'disabled_at', now)
+  local sid = redis.call('HGET', KEYS[3], 'id')
+  for i = 6, #KEYS do redis.call('SREM', KEYS[i], sid) end
+end
+return 1
+`)
+
+// DeadLetter is one entry of the dead-letter stream.
+type DeadLetter struct {
+	Delivery     string    `json:"delivery"`
+	Subscription string    `json:"subscription"`
+	EventID      string    `json:"event_id"`
+	EventType    string    `json:"event_type"`
+	Attempts     int       `json:"attempts"`
+	LastStatus   int       `json:"last_status,omitempty"`
+	LastError    string    `json:"last_error,omitempty"`
+	Reason       string    `json:"reason"`
+	At           time.Time `json:"at"`
+}
+
+// Finished is one claimed job's outcome, for FinishBatch.
+type Finished struct {
+	Job     *Job
+	Sub     *Subscription
+	Outcome Outcome
+	Now     time.Time
+}
+
+// FinishBatch records many outcomes in one round trip (a pipeline of the
+// same script Finish runs); errs[i] belongs to batch[i].
+func (s *Store) FinishBatch(ctx context.Context, batch []Finished, deadMax int64) []error {
+	errs := make([]error, len(batch))
+	keys := make([][]string, len(batch))
+	args := make([][]any, len(batch))
+	for i, f := range batch {
+		keys[i], args[i], errs[i] = finishArgs(f.Job, f.Sub, f.Outcome, deadMax, f.Now)
+	}
+	run := func() (cmds []*redis.Cmd, noScript bool) {
+		pipe := s.rdb.Pipeline()
+		cmds = make([]*redis.Cmd, len(batch))
+		for i := range batch {
+			if errs[i] == nil {
+				cmds[i] = finishScript.EvalSha(ctx, pipe, keys[i], args[i]...)
+			}
+		}
+		pipe.Exec(ctx)
+		for _, c := range cmds {
+			if c != nil && c.Err() != nil && strings.HasPrefix(c.Err().Error(), "NOSCRIPT") {
+				noScript = true
+			}
+		}
+		return cmds, noScript
+	}
+	cmds, noScript := run()
+	if noScript {
+		// Redis restarted and lost its script cache: load it, run again.
+		if err := finishScript.Load(ctx, s.rdb).Err(); err == nil {
+			cmds, _ = run()
+		}
+	}
+	for i, c := range cmds {
+		if c != nil && c.Err() != nil {
+			errs[i] = fmt.Errorf("webhook: finishing %s: %w", batch[i].Job.ID, c.Err())
+		}
+	}
+	return errs
+}
+
+// Finish records the outcome of a claimed job. It reports false when the
+// job's lease had been lost to another worker, in which case only the
+// attempt was logged.
+func (s *Store) Finish(ctx context.Context, j *Job, sub *Subscription, o Outcome, deadMax int64, now time.Time) (bool, error) {
+	keys, args, err := finishArgs(j, sub, o, deadMax, now)
+	if err != nil {
+		return false, err
+	}
+	n, err := finishScript.Run(ctx, s.rdb, keys, args...).Int()
+	if err != nil {
+		return false, fmt.Errorf("webhook: finishing %s: %w", j.ID, err)
+	}
+	return n == 1, nil
+}
+
+func finishArgs(j *Job, sub *Subscription, o Outcome, deadMax int64, now time.Time) ([]string, []any, error) {
+	keys := []string{KeyDue, keyJob(j.ID), keySub(j.SubID), keyLog(j.SubID), KeyDead}
+	if sub != nil {
+		for _, k := range sub.Events {
+			keys = append(keys, keyKind(k))
+		}
+	}
+	attempt := ""
+	if o.Attempt != nil {
+		b, err := json.Marshal(o.Attempt)
+		if err != nil {
+			return nil, nil, fmt.Errorf("webhook: encoding an attempt: %w", err)
+		}
+		attempt = string(b)
+	}
+	dead := ""
+	if o.Mode == FinishDead || o.Mode == FinishDisable {
+		reason := "retries exhausted"
+		if o.Mode == FinishDisable {
+			reason = "subscription disabled: " + o.Reason
+		}
+		attempts := j.Attempts
+		if o.Attempt != nil {
+			attempts = o.Attempt.Attempt
+		}
+		b, _ := json.Marshal(DeadLetter{Delivery: j.ID, Subscription: j.SubID, EventID: j.EventID, EventType: j.EventType,
+			Attempts: attempts, LastStatus: o.LastStatus, LastError: o.LastError, Reason: reason, At: now.UTC()})
+		dead = string(b)
+	}
+	made := j.Attempts
+	if o.Attempt != nil {
+		made = o.Attempt.Attempt
+	}
+	return keys, []any{j.ID, j.Lease, o.Mode, msec(now), msec(o.Next), attempt, made, deadMax, o.Reason, dead}, nil
+}
+
+// QueueDepth is the number of deliveries due by now and the number
+// scheduled later (retries waiting and deliveries leased to a worker).
+func (s *Store) QueueDepth(ctx context.Context, now time.Time) (due, later int64, err error) {
+	pipe := s.rdb.Pipeline()
+	d := pipe.ZCount(ctx, KeyDue, "-inf", itoa(msec(now)))
+	l := pipe.ZCount(ctx, KeyDue, "("+itoa(msec(now)), "+inf")
+	if _, err := pipe.Exec(ctx); err != nil {
+		return 0, 0, fmt.Errorf("webhook: measuring the queue: %w", err)
+	}
+	return d.Val(), l.Val(), nil
+}
+
+// DeadLetters returns the dead-letter stream's length.
+func (s *Store) DeadLetters(ctx context.Context) (int64, error) {
+	n, err := s.rdb.XLen(ctx, KeyDead).Result()
+	if err != nil {
+		return 0, fmt.Errorf("webhook: measuring the dead letters: %w", err)
+	}
+	return n, nil
+}

@@ -1,0 +1,246 @@
+// Package idempotency makes POSTs under /api/v1 safe to retry with an
+// Idempotency-Key header (DESIGN D19, draft-ietf-httpapi-idempotency-key-
+// header): the first response to a key is stored and replayed to every
+// retry with the same key and body.
+//
+// A record lives at iw:idem:{<digest>} where digest is the SHA-256 of the
+// client (when authenticated), the route and the key, so keys chosen by
+// different clients never meet and arbitrary key characters never reach a
+// Redis key name. Each record is one key, so it works unchanged on Redis
+// Cluster.
+package idempotency
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/invoicewire/invoicewire/internal/apierror"
+	"github.com/invoicewire/invoicewire/origin/respond"
+)
+
+// Header is the request header carrying the key.
+const Header = "Idempotency-Key"
+
+// ReplayedHeader marks a replayed response.
+const ReplayedHeader = "Idempotency-Replayed"
+
+// MaxKeyLength is the longest key accepted (D19, spec §8).
+const MaxKeyLength = 255
+
+// DefaultTTL is how long a response is kept (D19).
+const DefaultTTL = 24 * time.Hour
+
+// lease bounds how long a request may hold its key in flight; a handler
+// that crashed releases it when the lease ends.
+const lease = time.Minute
+
+// Store keeps idempotency records in Redis.
+type Store struct {
+	rdb redis.UniversalClient
+	log *slog.Logger
+}
+
+// NewStore returns a Store on rdb.
+func NewStore(rdb redis.UniversalClient, log *slog.Logger) *Store {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Store{rdb: rdb, log: log}
+}
+
+// Options configure one wrapped route.
+type Options struct {
+	// Route names the operation, e.g. "POST /api/v1/webhooks".
+	Route string
+	// TTL is how long the first response is kept; DefaultTTL when zero.
+	// Routes whose answer holds a secret pass that secret's lifetime.
+	TTL time.Duration
+	// Client returns the authenticated client of a request, or "".
+	Client func(*http.Request) string
+	// MaxBody bounds the body read for the fingerprint; respond.MaxBody
+	// when zero. A larger body is left for the handler to refuse.
+	MaxBody int64
+}
+
+// record is what Redis holds for a key.
+type record struct {
+	// State is "inflight" or "done".
+	State       string      `json:"state"`
+	Fingerprint string      `json:"fp"`
+	Status      int         `json:"status,omitempty"`
+	ContentType string      `json:"content_type,omitempty"`
+	Cache       string      `json:"cache_control,omitempty"`
+	Header      http.Header `json:"header,omitempty"`
+	Body        []byte      `json:"body,omitempty"`
+}
+
+// Wrap returns h with Idempotency-Key handling. Without the header the
+// request goes straight to h.
+func (s *Store) Wrap(opts Options, h respond.Handler) respond.Handler {
+	if opts.TTL <= 0 {
+		opts.TTL = DefaultTTL
+	}
+	if opts.MaxBody <= 0 {
+		opts.MaxBody = respond.MaxBody
+	}
+	return func(r *http.Request) (*respond.Response, error) {
+		values := r.Header.Values(Header)
+		if len(values) == 0 {
+			return h(r)
+		}
+		key, err := parseKey(values)
+		if err != nil {
+			return nil, err
+		}
+		if r.ContentLength > opts.MaxBody {
+			// Too large to fingerprint: the handler answers 413, and
+			// nothing is stored for a request that changed nothing.
+			return h(r)
+		}
+		body, err := io.ReadAll(io.LimitReader(r.Body, opts.MaxBody+1))
+		if err != nil {
+			return nil, apierror.BadRequest("The request body could not be read.", "Send the whole body with a correct Content-Length.")
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if int64(len(body)) > opts.MaxBody {
+			return h(r)
+		}
+		client := ""
+		if opts.Client != nil {
+			client = opts.Client(r)
+		}
+		rk := redisKey(client, opts.Route, key)
+		fp := fingerprint(r, body)
+		return s.run(r, rk, fp, opts.TTL, h)
+	}
+}
+
+func (s *Store) run(r *http.Request, rk, fp string, ttl time.Duration, h respond.Handler) (*respond.Response, error) {
+	ctx := r.Context()
+	inflight, _ := json.Marshal(record{State: "inflight", Fingerprint: fp})
+	for range 3 {
+		ok, err := s.rdb.SetNX(ctx, rk, inflight, lease).Result()
+		if err != nil {
+			return nil, fmt.Errorf("idempotency: reserving a key: %w", err)
+		}
+		if ok {
+			return s.first(r, rk, fp, ttl, h)
+		}
+		b, err := s.rdb.Get(ctx, rk).Bytes()
+		if errors.Is(err, redis.Nil) {
+			// The record expired between the two commands; try again.
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("idempotency: reading a key: %w", err)
+		}
+		var rec record
+		if err := json.Unmarshal(b, &rec); err != nil {
+			return nil, fmt.Errorf("idempotency: decoding a record: %w", err)
+		}
+		if rec.Fingerprint != fp {
+			return nil, apierror.New(http.StatusUnprocessableEntity, "This Idempotency-Key was used with a different request body.", "Use a new key for a new request.")
+		}
+		if rec.State != "done" {
+			e := apierror.New(http.StatusConflict, "A request with this Idempotency-Key is still being processed.", "Retry in a moment.")
+			e.Header = http.Header{"Retry-After": {"1"}}
+			return nil, e
+		}
+		resp := &respond.Response{Status: rec.Status, ContentType: rec.ContentType, Body: rec.Body, CacheControl: rec.Cache, Header: http.Header{}}
+		for k, v := range rec.Header {
+			resp.Header[k] = v
+		}
+		resp.Header.Set(ReplayedHeader, "true")
+		return resp, nil
+	}
+	return nil, errors.New("idempotency: the key kept expiring while being read")
+}
+
+// first runs the handler for the request that reserved the key and stores
+// its answer when it succeeded. An error releases the key, as Stripe does
+// for requests that failed validation: nothing was applied, so the client
+// may correct the request and send it again with the same key, and a
+// refused request leaves nothing behind in Redis.
+func (s *Store) first(r *http.Request, rk, fp string, ttl time.Duration, h respond.Handler) (resp *respond.Response, err error) {
+	stored := false
+	defer func() {
+		if !stored {
+			// A panic or a server fault: forget the key. The request
+			// context may be done, so use a fresh one.
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 5*time.Second)
+			defer cancel()
+			if derr := s.rdb.Del(ctx, rk).Err(); derr != nil {
+				s.log.Warn("idempotency: releasing a key failed", "err", derr)
+			}
+		}
+	}()
+	resp, err = h(r)
+	if err != nil || resp.Status >= 400 {
+		return resp, err
+	}
+	rec := record{State: "done", Fingerprint: fp, Status: resp.Status, ContentType: resp.ContentType, Body: resp.Body, Header: resp.Header, Cache: resp.CacheControl}
+	b, merr := json.Marshal(rec)
+	if merr != nil {
+		return resp, err
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 5*time.Second)
+	defer cancel()
+	if serr := s.rdb.Set(ctx, rk, b, ttl).Err(); serr != nil {
+		// The answer stands; only its replay is lost. Releasing the key
+		// (in the deferred function) lets a retry run again.
+		s.log.Warn("idempotency: storing a response failed", "err", serr)
+		return resp, err
+	}
+	stored = true
+	return resp, err
+}
+
+// parseKey reads the header: one value, either a Structured Field String
+// as the draft specifies ("..."), or the bare token most clients send.
+func parseKey(values []string) (string, error) {
+	if len(values) != 1 {
+		return "", apierror.BadRequest("Send exactly one Idempotency-Key header.", "Use one key of 1 to 255 printable ASCII characters per request.")
+	}
+	k := strings.TrimSpace(values[0])
+	if len(k) >= 2 && k[0] == '"' && k[len(k)-1] == '"' {
+		k = strings.ReplaceAll(strings.ReplaceAll(k[1:len(k)-1], `\"`, `"`), `\\`, `\`)
+	}
+	if k == "" {
+		return "", apierror.BadRequest("The Idempotency-Key header is empty.", "Use a key of 1 to 255 printable ASCII characters, such as a UUID.")
+	}
+	if len(k) > MaxKeyLength {
+		return "", apierror.BadRequest(fmt.Sprintf("The Idempotency-Key is %d characters long; the limit is %d.", len(k), MaxKeyLength), "Use a shorter key, such as a UUID.")
+	}
+	for i := 0; i < len(k); i++ {
+		if k[i] < 0x20 || k[i] > 0x7e {
+			return "", apierror.BadRequest("The Idempotency-Key has a character outside printable ASCII.", "Use a key of 1 to 255 printable ASCII characters, such as a UUID.")
+		}
+	}
+	return k, nil
+}
+
+func redisKey(client, route, key string) string {
+	sum := sha256.Sum256([]byte(client + "\x00" + route + "\x00" + key))
+	return "iw:idem:{" + hex.EncodeToString(sum[:16]) + "}"
+}
+
+// fingerprint covers what changes a request's meaning: its body, its media
+// type and its query (test=true may travel there).
+func fingerprint(r *http.Request, body []byte) string {
+	h := sha256.New()
+	h.Write([]byte(respond.MediaType(r) + "\n" + r.URL.RawQuery + "\n"))
+	h.Write(body)
+	return hex.EncodeToString(h.Sum(nil))
+}

@@ -1,0 +1,171 @@
+package idempotency
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/invoicewire/invoicewire/internal/apierror"
+	"github.com/invoicewire/invoicewire/internal/redistest"
+	"github.com/invoicewire/invoicewire/origin/respond"
+)
+
+func request(key, body string) *http.Request {
+	r := httptest.NewRequest(http.MethodPost, "/api/v1/webhooks", strings.NewReader(body))
+	r.Header.Set("Content-Type", "application/json")
+	if key != "" {
+		r.Header.Set(Header, key)
+	}
+	return r
+}
+
+func statusOf(resp *respond.Response, err error) int {
+	if err != nil {
+		return apierror.As(err).Status
+	}
+	return resp.Status
+}
+
+// TestWrap covers D19 against a real Redis: replay with the stored answer,
+// another body → 422, a request still in flight → 409, bad keys → 400,
+// failures not stored.
+func TestWrap(t *testing.T) {
+	srv := redistest.Start(t)
+	s := NewStore(srv.Client(), nil)
+	var calls atomic.Int32
+	created := func(r *http.Request) (*respond.Response, error) {
+		n := calls.Add(1)
+		resp, err := respond.JSON(map[string]int32{"n": n})
+		if err != nil {
+			return nil, err
+		}
+		resp.Status = http.StatusCreated
+		resp.Header = http.Header{"Location": {"/x"}}
+		return resp, nil
+	}
+	h := s.Wrap(Options{Route: "test"}, created)
+
+	t.Run("replay", func(t *testing.T) {
+		first, err := h(request("k1", `{"a":1}`))
+		if err != nil || first.Status != 201 {
+			t.Fatalf("first: %v %v", first, err)
+		}
+		again, err := h(request("k1", `{"a":1}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if again.Status != 201 || string(again.Body) != string(first.Body) || again.Header.Get(ReplayedHeader) != "true" || again.Header.Get("Location") != "/x" {
+			t.Errorf("replay = %d %s %v, want the first answer replayed", again.Status, again.Body, again.Header)
+		}
+		if first.Header.Get(ReplayedHeader) != "" {
+			t.Error("the first answer is marked replayed")
+		}
+	})
+	t.Run("quoted key is the same key", func(t *testing.T) {
+		resp, err := h(request(`"k1"`, `{"a":1}`))
+		if err != nil || resp.Header.Get(ReplayedHeader) != "true" {
+			t.Errorf("a structured-field string key did not replay: %v %v", resp, err)
+		}
+	})
+	t.Run("other body", func(t *testing.T) {
+		if got := statusOf(h(request("k1", `{"a":2}`))); got != 422 {
+			t.Errorf("status %d, want 422", got)
+		}
+	})
+	t.Run("other query", func(t *testing.T) {
+		r := request("k1", `{"a":1}`)
+		r.URL.RawQuery = "test=true"
+		if got := statusOf(h(r)); got != 422 {
+			t.Errorf("status %d, want 422", got)
+		}
+	})
+	t.Run("key length", func(t *testing.T) {
+		if got := statusOf(h(request(strings.Repeat("k", 256), `{}`))); got != 400 {
+			t.Errorf("256-character key: status %d, want 400", got)
+		}
+		if got := statusOf(h(request(strings.Repeat("k", 255), `{}`))); got != 201 {
+			t.Errorf("255-character key: status %d, want 201", got)
+		}
+		r := request("", `{}`)
+		r.Header.Set(Header, "")
+		if got := statusOf(h(r)); got != 400 {
+			t.Errorf("empty key: status %d, want 400", got)
+		}
+		r = request("a", `{}`)
+		r.Header.Add(Header, "b")
+		if got := statusOf(h(r)); got != 400 {
+			t.Errorf("two keys: status %d, want 400", got)
+		}
+	})
+	t.Run("no key", func(t *testing.T) {
+		before := calls.Load()
+		h(request("", `{}`))
+		h(request("", `{}`))
+		if calls.Load()-before != 2 {
+			t.Error("requests without a key were not both applied")
+		}
+	})
+	t.Run("failures are not stored", func(t *testing.T) {
+		fail := true
+		hf := s.Wrap(Options{Route: "fail"}, func(r *http.Request) (*respond.Response, error) {
+			if fail {
+				return nil, apierror.BadRequest("no", "")
+			}
+			return respond.JSON("ok")
+		})
+		if got := statusOf(hf(request("k2", `{}`))); got != 400 {
+			t.Fatalf("status %d", got)
+		}
+		if n := srv.Client().Exists(context.Background(), redisKey("", "fail", "k2")).Val(); n != 0 {
+			t.Error("a refused request left an idempotency record")
+		}
+		fail = false
+		if got := statusOf(hf(request("k2", `{}`))); got != 200 {
+			t.Errorf("retry after a 400: status %d, want 200", got)
+		}
+	})
+	t.Run("clients are separate", func(t *testing.T) {
+		client := "a"
+		hc := s.Wrap(Options{Route: "clients", Client: func(*http.Request) string { return client }}, created)
+		first, _ := hc(request("k3", `{}`))
+		client = "b"
+		second, _ := hc(request("k3", `{}`))
+		if second.Header.Get(ReplayedHeader) == "true" || string(first.Body) == string(second.Body) {
+			t.Error("another client's request with the same key was replayed")
+		}
+	})
+}
+
+// TestInFlight holds the first request inside its handler while a second
+// one with the same key arrives: 409, then the replay once the first is done.
+func TestInFlight(t *testing.T) {
+	srv := redistest.Start(t)
+	s := NewStore(srv.Client(), nil)
+	entered, release := make(chan struct{}), make(chan struct{})
+	h := s.Wrap(Options{Route: "slow"}, func(r *http.Request) (*respond.Response, error) {
+		close(entered)
+		<-release
+		return respond.JSON("done")
+	})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); h(request("k", `{}`)) }()
+	<-entered
+	resp, err := h(request("k", `{}`))
+	if got := statusOf(resp, err); got != 409 {
+		t.Errorf("in flight: status %d, want 409", got)
+	}
+	if err != nil && apierror.As(err).Header.Get("Retry-After") == "" {
+		t.Error("the 409 has no Retry-After")
+	}
+	close(release)
+	wg.Wait()
+	resp, err = h(request("k", `{}`))
+	if err != nil || resp.Header.Get(ReplayedHeader) != "true" {
+		t.Errorf("after the first finished: %v %v, want a replay", resp, err)
+	}
+}
