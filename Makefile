@@ -5,7 +5,7 @@ GO ?= go
 BIN := bin
 GOFLAGS_TEST ?=
 
-.PHONY: run test build vet bench bench-webhooks clean
+.PHONY: run test build vet bench bench-webhooks loadtest chaos clean
 
 build:
 	$(GO) build -o $(BIN)/ ./cmd/...
@@ -31,6 +31,19 @@ bench:
 bench-webhooks:
 	@deploy/local/deps.sh run
 	$(GO) test -run '^$$' -bench 'Webhook' -benchtime 1x -timeout 20m ./worker/
+
+# k6 against the make run stack (loadtest/run.sh): read mix, spike, rate
+# limits, webhook subscriptions; summary in loadtest/out/.
+loadtest: build
+	@deploy/local/deps.sh run
+	@loadtest/run.sh
+
+# Redis stopped mid-load, worker killed and restarted, origin restarted
+# behind the edge; prints what clients saw (loadtest/chaos).
+chaos: build
+	@deploy/local/deps.sh run
+	$(GO) build -o $(BIN)/ ./loadtest/receiver
+	$(GO) run ./loadtest/chaos
 
 clean:
 	rm -rf $(BIN) .run
