@@ -47,3 +47,5 @@ chaos: build
 
 clean:
 	rm -rf $(BIN) .run
+
+include loadtest/edge.mk

@@ -4,8 +4,9 @@
 # Starts redis-server (append-only, fsync every second: at most one second of
 # writes can be lost in a crash) on 127.0.0.1:6399 with its data in .run/,
 # publishes content/ with iwctl (plus the demo retraction and newsletter),
-# starts the origin on :8080 and one webhook worker, prints the URLs, and stops everything it started
-# on Ctrl-C or SIGTERM, or when any of its processes dies.
+# starts the origin on 127.0.0.1:8081, one webhook worker and the edge gateway
+# on :8080 in front of the origin, prints the URLs, and stops everything it
+# started on Ctrl-C or SIGTERM, or when any of its processes dies.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -13,7 +14,9 @@ run_dir=.run
 mkdir -p "$run_dir/redis"
 export IW_PUBLIC_URL="${IW_PUBLIC_URL:-http://localhost:8080}"
 export IW_REDIS_URL="${IW_REDIS_URL:-redis://127.0.0.1:6399/0}"
-export IW_ORIGIN_ADDR="${IW_ORIGIN_ADDR:-127.0.0.1:8080}"
+export IW_ORIGIN_ADDR="${IW_ORIGIN_ADDR:-127.0.0.1:8081}"
+export IW_EDGE_PORT="${IW_EDGE_PORT:-8080}"
+export IW_EDGE_ADMIN_ADDR="${IW_EDGE_ADMIN_ADDR:-127.0.0.1:2019}"
 export IW_ORIGIN_METRICS_ADDR="${IW_ORIGIN_METRICS_ADDR:-127.0.0.1:8091}"
 export IW_WORKER_METRICS_ADDR="${IW_WORKER_METRICS_ADDR:-127.0.0.1:8082}"
 # Local receivers: allow loopback (and plain http there) for webhooks (D20).
@@ -21,7 +24,9 @@ export IW_WEBHOOK_ALLOW_CIDRS="${IW_WEBHOOK_ALLOW_CIDRS:-127.0.0.0/8,::1/128}"
 redis_port=6399
 
 pids=()
+stopping=no
 stop() {
+  stopping=yes
   trap - INT TERM EXIT
   echo
   echo "run: stopping"
@@ -60,18 +65,26 @@ for _ in $(seq 100); do
   curl -fsS -o /dev/null "http://$IW_ORIGIN_ADDR/api/v1/" 2>/dev/null && break
   sleep 0.1
 done
+bin/edge run --config caddyfile/Caddyfile --adapter caddyfile &
+pids+=($!)
+for _ in $(seq 200); do
+  curl -fsS -o /dev/null "http://127.0.0.1:$IW_EDGE_PORT/api/v1/" 2>/dev/null && break
+  sleep 0.1
+done
 
 cat <<MSG
 
 Invoicewire is running:
   API          $IW_PUBLIC_URL/api/v1/
   OpenAPI      $IW_PUBLIC_URL/openapi.json
-  Metrics      http://$IW_ORIGIN_METRICS_ADDR/metrics (origin), http://$IW_WORKER_METRICS_ADDR/metrics (worker)
+  Site         $IW_PUBLIC_URL/  (developer portal: $IW_PUBLIC_URL/developers)
+  Metrics      http://$IW_EDGE_ADMIN_ADDR/metrics (edge), http://$IW_ORIGIN_METRICS_ADDR/metrics (origin),
+               http://$IW_WORKER_METRICS_ADDR/metrics (worker)
   Webhooks     receivers on 127.0.0.1 allowed (IW_WEBHOOK_ALLOW_CIDRS=$IW_WEBHOOK_ALLOW_CIDRS)
   Redis        $IW_REDIS_URL (data in $run_dir/redis)
 Ctrl-C stops everything.
 MSG
 
-# Stop everything as soon as any process ends.
+# Stop everything as soon as any process ends (the EXIT trap does it).
 wait -n "${pids[@]}" || true
-echo "run: a process exited" >&2
+[ "$stopping" = yes ] || echo "run: a process exited; stopping the others" >&2

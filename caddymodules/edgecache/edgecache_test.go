@@ -1,0 +1,591 @@
+package edgecache
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/invoicewire/invoicewire/caddymodules/internal/edgetest"
+	_ "github.com/invoicewire/invoicewire/caddymodules/jsonerrors"
+	"github.com/invoicewire/invoicewire/internal/redistest"
+)
+
+func TestAdapt(t *testing.T) { edgetest.AssertAdaptFiles(t) }
+
+const readCC = "public, max-age=300, s-maxage=3600, stale-while-revalidate=86400"
+
+// fakeOrigin answers each path with a handler the test sets, counts the
+// requests per path and remembers the last request's headers.
+type fakeOrigin struct {
+	mu       sync.Mutex
+	handlers map[string]http.HandlerFunc
+	hits     map[string]int
+	last     map[string]http.Header
+}
+
+func newFakeOrigin() *fakeOrigin {
+	return &fakeOrigin{handlers: map[string]http.HandlerFunc{}, hits: map[string]int{}, last: map[string]http.Header{}}
+}
+
+func (o *fakeOrigin) handle(path string, h http.HandlerFunc) {
+	o.mu.Lock()
+	o.handlers[path] = h
+	o.mu.Unlock()
+}
+
+func (o *fakeOrigin) count(path string) int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.hits[path]
+}
+
+func (o *fakeOrigin) lastHeader(path string) http.Header {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.last[path]
+}
+
+func (o *fakeOrigin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	o.mu.Lock()
+	h := o.handlers[r.URL.Path]
+	o.hits[r.URL.Path]++
+	o.last[r.URL.Path] = r.Header.Clone()
+	o.mu.Unlock()
+	if h == nil {
+		w.Header().Set("Cache-Control", "public, max-age=60")
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(404)
+		w.Write([]byte(`{"error":{"code":"not_found","message":"no"}}`))
+		return
+	}
+	h(w, r)
+}
+
+// static answers body with the contract's read headers and an ETag;
+// If-None-Match gets 304.
+func static(body, etag, cc string, keys string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", cc)
+		w.Header().Set("ETag", etag)
+		w.Header().Set("Content-Type", "application/json")
+		if keys != "" {
+			w.Header().Set("Surrogate-Key", keys)
+		}
+		if r.Header.Get("If-None-Match") == etag {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+		w.Write([]byte(body))
+	}
+}
+
+func startEdge(t *testing.T, redisURL string) (*edgetest.Edge, *fakeOrigin) {
+	t.Helper()
+	o := newFakeOrigin()
+	up := httptest.NewServer(o)
+	t.Cleanup(up.Close)
+	redis := ""
+	if redisURL != "" {
+		redis = "redis " + redisURL
+	}
+	edge := edgetest.Start(t, fmt.Sprintf(`
+	edge_cache {
+		%s
+		max_bytes 16MiB
+		max_entry_bytes 256KiB
+	}
+	encode zstd gzip
+	reverse_proxy %s
+	handle_errors {
+		json_errors
+	}`, redis, strings.TrimPrefix(up.URL, "http://")))
+	return edge, o
+}
+
+// unique makes paths distinct per test: the cache outlives configs (it is
+// in a usage pool), as it must across reloads.
+var seq atomic.Int64
+
+func unique(p string) string { return fmt.Sprintf("%s-%d", p, seq.Add(1)) }
+
+func TestMissHitAndHeaders(t *testing.T) {
+	edge, o := startEdge(t, "")
+	p := unique("/api/v1/articles")
+	o.handle(p, static(`{"items":[]}`, `"v1"`, readCC, "list section:mandates"))
+
+	resp, body := edge.Do(t, "GET", p, "")
+	if got := resp.Header.Get("Cache-Status"); got != "Invoicewire; fwd=uri-miss; stored" {
+		t.Errorf("miss Cache-Status %q", got)
+	}
+	if resp.Header.Get("Surrogate-Key") != "" {
+		t.Errorf("Surrogate-Key leaked on a miss: %q", resp.Header.Get("Surrogate-Key"))
+	}
+	resp2, body2 := edge.Do(t, "GET", p, "")
+	if got := resp2.Header.Get("Cache-Status"); !strings.HasPrefix(got, "Invoicewire; hit; ttl=") {
+		t.Errorf("hit Cache-Status %q", got)
+	}
+	if resp2.Header.Get("Age") == "" || resp2.Header.Get("Surrogate-Key") != "" {
+		t.Errorf("hit Age %q Surrogate-Key %q", resp2.Header.Get("Age"), resp2.Header.Get("Surrogate-Key"))
+	}
+	if body != body2 || body2 != `{"items":[]}` || o.count(p) != 1 {
+		t.Errorf("bodies %q %q, origin requests %d; want the same body and one request", body, body2, o.count(p))
+	}
+	if resp2.Header.Get("ETag") != `"v1"` || resp2.Header.Get("Content-Length") != "12" {
+		t.Errorf("stored fields: ETag %q Content-Length %q", resp2.Header.Get("ETag"), resp2.Header.Get("Content-Length"))
+	}
+	// Conditional requests are answered from the cache.
+	resp3, body3 := edge.Do(t, "GET", p, "", `If-None-Match: "other", W/"v1"`)
+	if resp3.StatusCode != 304 || body3 != "" || resp3.Header.Get("ETag") != `"v1"` || o.count(p) != 1 {
+		t.Errorf("conditional: %d %q ETag %q, origin %d", resp3.StatusCode, body3, resp3.Header.Get("ETag"), o.count(p))
+	}
+	// HEAD shares the entry.
+	resp4, body4 := edge.Do(t, "HEAD", p, "")
+	if resp4.StatusCode != 200 || body4 != "" || resp4.Header.Get("Content-Length") != "12" || o.count(p) != 1 {
+		t.Errorf("HEAD: %d %q CL %q origin %d", resp4.StatusCode, body4, resp4.Header.Get("Content-Length"), o.count(p))
+	}
+	// Absurd or malformed Range and Cache-Control are ignored safely.
+	resp5, body5 := edge.Do(t, "GET", p, "", "Range: bytes=99999999999999999999-0,-,a-b", "Cache-Control: max-age=abc, ,,=, no-transform=\"")
+	if resp5.StatusCode != 200 || body5 != `{"items":[]}` {
+		t.Errorf("bad Range/Cache-Control: %d %q", resp5.StatusCode, body5)
+	}
+}
+
+func TestNeverStored(t *testing.T) {
+	edge, o := startEdge(t, "")
+	testCases := []struct {
+		desc   string
+		header []string
+		h      http.HandlerFunc
+	}{
+		{desc: "no-store", h: static("x", `"e"`, "no-store", "")},
+		{desc: "private", h: static("x", `"e"`, "private, max-age=60", "")},
+		{desc: "no-cache response", h: static("x", `"e"`, "no-cache, max-age=60", "")},
+		{desc: "no explicit freshness", h: static("x", `"e"`, "", "")},
+		{desc: "429", h: func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Cache-Control", "public, max-age=60")
+			w.WriteHeader(429)
+		}},
+		{desc: "Set-Cookie", h: func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Cache-Control", "public, max-age=60")
+			w.Header().Set("Set-Cookie", "a=b")
+			w.Write([]byte("x"))
+		}},
+		{desc: "Vary: *", h: func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Cache-Control", "public, max-age=60")
+			w.Header().Set("Vary", "*")
+			w.Write([]byte("x"))
+		}},
+		{desc: "request with Authorization", header: []string{"Authorization: Bearer t"}, h: static("x", `"e"`, readCC, "")},
+		{desc: "request no-store", header: []string{"Cache-Control: no-store"}, h: static("x", `"e"`, readCC, "")},
+	}
+	for _, test := range testCases {
+		t.Run(test.desc, func(t *testing.T) {
+			p := unique("/never")
+			o.handle(p, test.h)
+			for range 3 {
+				resp, _ := edge.Do(t, "GET", p, "", test.header...)
+				if cs := resp.Header.Get("Cache-Status"); strings.Contains(cs, "hit") || strings.Contains(cs, "stored") {
+					t.Errorf("Cache-Status %q", cs)
+				}
+			}
+			if n := o.count(p); n != 3 {
+				t.Errorf("origin saw %d requests; want 3 (nothing stored)", n)
+			}
+		})
+	}
+}
+
+func TestCompressionVariants(t *testing.T) {
+	edge, o := startEdge(t, "")
+	p := unique("/api/v1/articles")
+	big := `{"items":"` + strings.Repeat("peppol e-invoicing ", 900) + `"}`
+	o.handle(p, static(big, `"big"`, readCC, "list"))
+	decode := map[string]func([]byte) string{
+		"": func(b []byte) string { return string(b) },
+		"gzip": func(b []byte) string {
+			zr, err := gzip.NewReader(bytes.NewReader(b))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, _ := io.ReadAll(zr)
+			return string(out)
+		},
+		"zstd": func(b []byte) string {
+			zr, err := zstd.NewReader(bytes.NewReader(b))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, _ := io.ReadAll(zr)
+			return string(out)
+		},
+	}
+	testCases := []struct {
+		desc, ae, want string
+	}{
+		{desc: "zstd preferred", ae: "gzip, deflate, br, zstd", want: "zstd"},
+		{desc: "gzip only", ae: "gzip", want: "gzip"},
+		{desc: "identity", ae: "", want: ""},
+		{desc: "same variant, other spelling", ae: "zstd;q=1.0, gzip;q=0.5", want: "zstd"},
+		{desc: "x-gzip", ae: "x-gzip", want: "gzip"},
+	}
+	for round := range 2 {
+		for _, test := range testCases {
+			t.Run(fmt.Sprintf("%s/round%d", test.desc, round), func(t *testing.T) {
+				var hdr []string
+				if test.ae != "" {
+					hdr = append(hdr, "Accept-Encoding: "+test.ae)
+				}
+				resp, body := edge.Do(t, "GET", p, "", hdr...)
+				if got := resp.Header.Get("Content-Encoding"); got != test.want {
+					t.Fatalf("Content-Encoding %q; want %q", got, test.want)
+				}
+				if decode[test.want]([]byte(body)) != big {
+					t.Errorf("body does not decode to the origin's")
+				}
+				if round == 1 && !strings.Contains(resp.Header.Get("Cache-Status"), "hit") {
+					t.Errorf("second round not a hit: %q", resp.Header.Get("Cache-Status"))
+				}
+			})
+		}
+	}
+	if n := o.count(p); n != 3 {
+		t.Errorf("origin requests %d; want 3 (one per coding)", n)
+	}
+}
+
+func TestVaryAccept(t *testing.T) {
+	edge, o := startEdge(t, "")
+	p := unique("/2026/03/page")
+	o.handle(p, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", readCC)
+		w.Header().Set("Vary", "Accept")
+		if strings.Contains(r.Header.Get("Accept"), "markdown") {
+			w.Header().Set("Content-Type", "text/markdown")
+			w.Write([]byte("# md"))
+			return
+		}
+		w.Header().Set("Content-Type", "text/html")
+		w.Write([]byte("<h1>html</h1>"))
+	})
+	for range 2 {
+		for _, c := range []struct{ accept, want string }{
+			{"text/markdown", "# md"},
+			{"text/html", "<h1>html</h1>"},
+			{"*/*", "<h1>html</h1>"},
+			{"text/markdown;q=0.9, text/html;q=0.1", "# md"},
+		} {
+			_, body := edge.Do(t, "GET", p, "", "Accept: "+c.accept)
+			if body != c.want {
+				t.Errorf("Accept %q: %q; want %q", c.accept, body, c.want)
+			}
+		}
+	}
+	if n := o.count(p); n != 2 {
+		t.Errorf("origin requests %d; want 2 (one per normalised Accept)", n)
+	}
+}
+
+func TestRequestNoCacheRevalidates(t *testing.T) {
+	edge, o := startEdge(t, "")
+	p := unique("/api/v1/countries")
+	o.handle(p, static(`{"count":1}`, `"c1"`, readCC, "countries"))
+	edge.Do(t, "GET", p, "")
+	resp, body := edge.Do(t, "GET", p, "", "Cache-Control: no-cache")
+	if got := resp.Header.Get("Cache-Status"); got != "Invoicewire; fwd=request; fwd-status=304; stored" || body != `{"count":1}` {
+		t.Errorf("no-cache: Cache-Status %q body %q", got, body)
+	}
+	if o.count(p) != 2 || o.lastHeader(p).Get("If-None-Match") != `"c1"` {
+		t.Errorf("origin requests %d, If-None-Match %q; want a conditional second request", o.count(p), o.lastHeader(p).Get("If-None-Match"))
+	}
+	// Pragma: no-cache without Cache-Control means the same (RFC 9111 §5.4).
+	edge.Do(t, "GET", p, "", "Pragma: no-cache")
+	if o.count(p) != 3 {
+		t.Errorf("Pragma: no-cache did not reach the origin")
+	}
+	// A changed resource replaces the entry.
+	o.handle(p, static(`{"count":2}`, `"c2"`, readCC, "countries"))
+	edge.Do(t, "GET", p, "", "Cache-Control: no-cache")
+	if _, body := edge.Do(t, "GET", p, ""); body != `{"count":2}` {
+		t.Errorf("after refresh: %q", body)
+	}
+}
+
+func TestCoalescedMisses(t *testing.T) {
+	edge, o := startEdge(t, "")
+	p := unique("/api/v1/specs")
+	release := make(chan struct{})
+	o.handle(p, func(w http.ResponseWriter, r *http.Request) {
+		<-release
+		static(`{"specs":1}`, `"s"`, readCC, "specs")(w, r)
+	})
+	const n = 12
+	var wg sync.WaitGroup
+	bodies := make([]string, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, bodies[i] = edge.Do(t, "GET", p, "")
+		}()
+	}
+	// Let the requests arrive, then answer.
+	for o.count(p) == 0 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond)
+	close(release)
+	wg.Wait()
+	for i, b := range bodies {
+		if b != `{"specs":1}` {
+			t.Errorf("request %d got %q", i, b)
+		}
+	}
+	if c := o.count(p); c != 1 {
+		t.Errorf("origin requests %d; want 1 (misses coalesced)", c)
+	}
+}
+
+func TestStaleWhileRevalidate(t *testing.T) {
+	edge, o := startEdge(t, "")
+	p := unique("/api/v1/sources")
+	var version atomic.Int64
+	version.Store(1)
+	refreshStarted := make(chan struct{}, 10)
+	slow := make(chan struct{})
+	var releaseOnce sync.Once
+	release := func() { releaseOnce.Do(func() { close(slow) }) }
+	defer release()
+	o.handle(p, func(w http.ResponseWriter, r *http.Request) {
+		v := version.Load()
+		if v > 1 {
+			refreshStarted <- struct{}{}
+			<-slow
+		}
+		w.Header().Set("Cache-Control", "public, max-age=1, s-maxage=1, stale-while-revalidate=60")
+		w.Header().Set("ETag", fmt.Sprintf(`"v%d"`, v))
+		w.Write([]byte(fmt.Sprintf("version %d", v)))
+	})
+	edge.Do(t, "GET", p, "")
+	version.Store(2)
+	time.Sleep(1100 * time.Millisecond) // the entry goes stale (s-maxage=1)
+
+	// Stale responses are served at once, without the client asking, while
+	// exactly one background refresh runs.
+	for range 5 {
+		resp, body := edge.Do(t, "GET", p, "")
+		if body != "version 1" || !strings.Contains(resp.Header.Get("Cache-Status"), "hit; ttl=-") {
+			t.Fatalf("stale read: %q %q", body, resp.Header.Get("Cache-Status"))
+		}
+	}
+	<-refreshStarted
+	release()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		_, body := edge.Do(t, "GET", p, "")
+		if body == "version 2" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("refreshed entry never served; last %q", body)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if c := o.count(p); c != 2 {
+		t.Errorf("origin requests %d; want 2 (one fill, one background refresh)", c)
+	}
+}
+
+func TestStaleIfError(t *testing.T) {
+	edge, o := startEdge(t, "")
+	p := unique("/api/v1/feeds")
+	o.handle(p, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "public, max-age=1")
+		w.Write([]byte("good"))
+	})
+	edge.Do(t, "GET", p, "")
+	time.Sleep(1100 * time.Millisecond)
+	o.handle(p, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(503)
+		w.Write([]byte(`{"error":{"code":"unavailable","message":"down"}}`))
+	})
+	resp, body := edge.Do(t, "GET", p, "")
+	if resp.StatusCode != 200 || body != "good" || resp.Header.Get("Cache-Status") != "Invoicewire; fwd=stale; fwd-status=503; detail=stale-if-error" {
+		t.Errorf("stale-if-error: %d %q %q", resp.StatusCode, body, resp.Header.Get("Cache-Status"))
+	}
+	// must-revalidate forbids it.
+	p2 := unique("/api/v1/feeds")
+	o.handle(p2, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "public, max-age=1, must-revalidate")
+		w.Write([]byte("good"))
+	})
+	edge.Do(t, "GET", p2, "")
+	time.Sleep(1100 * time.Millisecond)
+	o.handle(p2, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(503) })
+	if resp, _ := edge.Do(t, "GET", p2, ""); resp.StatusCode != 503 {
+		t.Errorf("must-revalidate served stale: %d", resp.StatusCode)
+	}
+}
+
+func TestPurgeBySurrogateKey(t *testing.T) {
+	srv := redistest.Start(t)
+	edge, o := startEdge(t, srv.URL())
+	ctx := context.Background()
+	pa, pb := unique("/api/v1/articles/a"), unique("/api/v1/articles/b")
+	o.handle(pa, static("a", `"a"`, readCC, "article:a list"))
+	o.handle(pb, static("b", `"b"`, readCC, "article:b"))
+	waitSubscribed(t, srv)
+	edge.Do(t, "GET", pa, "")
+	edge.Do(t, "GET", pb, "")
+	srv.Client().Publish(ctx, "iw:invalidate", `{"version":7,"keys":["article:a"]}`)
+	waitFor(t, func() bool {
+		resp, _ := edge.Do(t, "GET", pa, "")
+		return strings.Contains(resp.Header.Get("Cache-Status"), "fwd=uri-miss")
+	})
+	if resp, _ := edge.Do(t, "GET", pb, ""); !strings.Contains(resp.Header.Get("Cache-Status"), "hit") {
+		t.Errorf("unrelated entry purged: %q", resp.Header.Get("Cache-Status"))
+	}
+
+	// Messages lost while disconnected: the version moved, so the
+	// resubscription flushes everything.
+	srv.Client().Set(ctx, "iw:{content}:version", 8, 0)
+	srv.Client().Do(ctx, "CLIENT", "KILL", "TYPE", "pubsub")
+	waitFor(t, func() bool {
+		resp, _ := edge.Do(t, "GET", pb, "")
+		return strings.Contains(resp.Header.Get("Cache-Status"), "fwd=uri-miss")
+	})
+}
+
+func waitSubscribed(t *testing.T, srv *redistest.Server) {
+	t.Helper()
+	waitFor(t, func() bool {
+		n, _ := srv.Client().PubSubNumSub(context.Background(), "iw:invalidate").Result()
+		return n["iw:invalidate"] > 0
+	})
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 10 s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestOriginDownWithoutEntry(t *testing.T) {
+	edge, _ := startEdge(t, "")
+	// No handler registered and then the origin closes: use a path the fake
+	// origin 404s, then a dead upstream config.
+	resp, body := edge.Do(t, "GET", unique("/nothing"), "")
+	if resp.StatusCode != 404 || !strings.Contains(body, "not_found") {
+		t.Errorf("404 passthrough: %d %q", resp.StatusCode, body)
+	}
+	dead := edgetest.Start(t, `
+	edge_cache
+	reverse_proxy 127.0.0.1:1
+	handle_errors {
+		json_errors
+	}`)
+	resp, body = dead.Do(t, "GET", unique("/api/v1/articles"), "")
+	if resp.StatusCode != 502 || !strings.Contains(body, `"unavailable"`) || resp.Header.Get("Content-Type") != "application/json" {
+		t.Errorf("dead origin: %d %q", resp.StatusCode, body)
+	}
+	resp, body = dead.Do(t, "GET", unique("/api/v1/articles"), "", "Cache-Control: only-if-cached")
+	if resp.StatusCode != 504 || !strings.Contains(body, `"error"`) {
+		t.Errorf("only-if-cached miss: %d %q", resp.StatusCode, body)
+	}
+}
+
+func TestEventStreamPassesThrough(t *testing.T) {
+	edge, o := startEdge(t, "")
+	p := unique("/ask")
+	o.handle(p, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("Cache-Control", "no-store")
+		for i := range 3 {
+			fmt.Fprintf(w, "event: result\ndata: %d\n\n", i)
+			w.(http.Flusher).Flush()
+		}
+	})
+	resp, body := edge.Do(t, "GET", p, "", "Accept: text/event-stream")
+	if resp.StatusCode != 200 || strings.Count(body, "event: result") != 3 {
+		t.Errorf("stream: %d %q", resp.StatusCode, body)
+	}
+}
+
+func TestUnsafeMethodInvalidates(t *testing.T) {
+	edge, o := startEdge(t, "")
+	p := unique("/api/v1/webhooks/subscriptions")
+	o.handle(p, func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			w.Header().Set("Location", p+"/sub_1")
+			w.WriteHeader(201)
+			return
+		}
+		static("list", `"l"`, readCC, "")(w, r)
+	})
+	o.handle(p+"/sub_1", static("one", `"1"`, readCC, ""))
+	for _, u := range []string{p, p + "/sub_1"} {
+		edge.Do(t, "GET", u, "")
+		edge.Do(t, "GET", u, "", "Accept-Encoding: gzip")
+	}
+	edge.Do(t, "POST", p, "")
+	for _, u := range []string{p, p + "/sub_1"} {
+		resp, _ := edge.Do(t, "GET", u, "", "Accept-Encoding: gzip")
+		if !strings.Contains(resp.Header.Get("Cache-Status"), "fwd=uri-miss") {
+			t.Errorf("%s after POST: Cache-Status %q; want a miss", u, resp.Header.Get("Cache-Status"))
+		}
+	}
+}
+
+func TestSurrogateControl(t *testing.T) {
+	edge, o := startEdge(t, "")
+	p := unique("/sc")
+	o.handle(p, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-store")
+		w.Header().Set("Surrogate-Control", "max-age=60")
+		w.Write([]byte("edge only"))
+	})
+	edge.Do(t, "GET", p, "")
+	resp, _ := edge.Do(t, "GET", p, "")
+	if !strings.Contains(resp.Header.Get("Cache-Status"), "hit") || resp.Header.Get("Surrogate-Control") != "" || resp.Header.Get("Cache-Control") != "no-store" {
+		t.Errorf("Cache-Status %q Surrogate-Control %q Cache-Control %q", resp.Header.Get("Cache-Status"), resp.Header.Get("Surrogate-Control"), resp.Header.Get("Cache-Control"))
+	}
+}
+
+func TestEntriesSurviveReload(t *testing.T) {
+	o := newFakeOrigin()
+	up := httptest.NewServer(o)
+	defer up.Close()
+	p := unique("/api/v1/countries")
+	o.handle(p, static("kept", `"k"`, readCC, "countries"))
+	cfg := func(extra string) string {
+		return fmt.Sprintf(`
+	edge_cache {
+		name ReloadTest
+	}
+	header X-Config %s
+	reverse_proxy %s`, extra, strings.TrimPrefix(up.URL, "http://"))
+	}
+	edge := edgetest.Start(t, cfg("one"))
+	edge.Do(t, "GET", p, "")
+	edge = edgetest.Start(t, cfg("two")) // a reload: the old config is cleaned up
+	resp, body := edge.Do(t, "GET", p, "")
+	if resp.Header.Get("X-Config") != "two" || body != "kept" || !strings.Contains(resp.Header.Get("Cache-Status"), "hit") || o.count(p) != 1 {
+		t.Errorf("after reload: X-Config %q body %q Cache-Status %q origin %d; want the stored entry", resp.Header.Get("X-Config"), body, resp.Header.Get("Cache-Status"), o.count(p))
+	}
+}

@@ -1,0 +1,195 @@
+package edgecache
+
+import (
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// entry is one stored response. It is immutable once stored — a
+// revalidation stores a new entry — so a hit reads it without locks and
+// writes its body slice as it is, without copying or recompressing.
+type entry struct {
+	key    string
+	status int
+	// header is the stored response header, without the fields the cache
+	// computes per response (Age, Date, Cache-Status) and those it must
+	// not replay (Surrogate-Key, hop-by-hop fields, Set-Cookie).
+	header    http.Header
+	header304 http.Header
+	body      []byte
+	etag      string
+	lastMod   time.Time
+	tags      []string
+	// uriTag names the request target the entry answers, so that an
+	// unsafe request to it invalidates every variant (RFC 9111 §4.4).
+	uriTag string
+	cost   int64
+
+	// vary lists the request fields, other than Accept-Encoding (always in
+	// the key), that select this response. On a marker entry it tells how
+	// to build the secondary key; marker entries have no response.
+	vary   []string
+	marker bool
+
+	// Freshness (RFC 9111 §4.2): the response was received at respTime with
+	// an age of initialAge; it is fresh for lifetime, then may be served
+	// stale for swr while it is refreshed in the background, or for sie
+	// when the origin fails.
+	respTime       time.Time
+	initialAge     time.Duration
+	lifetime       time.Duration
+	swr, sie       time.Duration
+	mustRevalidate bool
+
+	refreshing atomic.Bool
+	// perSecond caches the Age and Cache-Status values for the current
+	// second, so that most hits format nothing.
+	perSecond atomic.Pointer[hitValues]
+	// upstreamStatus is a Cache-Status received from upstream caches, to
+	// which ours is appended (RFC 9211 §2: the last member is closest to
+	// the user).
+	upstreamStatus string
+}
+
+type hitValues struct {
+	sec         int64
+	age         []string
+	cacheStatus []string
+}
+
+// age is the entry's current age (RFC 9111 §4.2.3).
+func (e *entry) age(now time.Time) time.Duration {
+	return e.initialAge + now.Sub(e.respTime)
+}
+
+// values returns Age and Cache-Status for a hit at now.
+func (e *entry) values(now time.Time, name string) *hitValues {
+	sec := now.Unix()
+	if hv := e.perSecond.Load(); hv != nil && hv.sec == sec {
+		return hv
+	}
+	age := e.age(now)
+	ageSec := int64(age / time.Second)
+	// RFC 9211 §2.2: ttl is negative once stale; round down so that a
+	// response 0.1 s past freshness already reads -1.
+	ttl := int64(math.Floor((e.lifetime - age).Seconds()))
+	cs := name + "; hit; ttl=" + strconv.FormatInt(ttl, 10)
+	if e.upstreamStatus != "" {
+		cs = e.upstreamStatus + ", " + cs
+	}
+	hv := &hitValues{sec: sec, age: []string{strconv.FormatInt(ageSec, 10)}, cacheStatus: []string{cs}}
+	e.perSecond.Store(hv)
+	return hv
+}
+
+// notModified applies the request's conditional fields to the entry (RFC
+// 9110 §13.2.2): If-None-Match with the weak comparison, else
+// If-Modified-Since against Last-Modified.
+func (e *entry) notModified(r *http.Request) bool {
+	if e.status != http.StatusOK {
+		return false
+	}
+	if inm := r.Header["If-None-Match"]; len(inm) > 0 {
+		if e.etag == "" {
+			return false
+		}
+		return etagMatch(inm, e.etag)
+	}
+	if ims := r.Header.Get("If-Modified-Since"); ims != "" && !e.lastMod.IsZero() {
+		t, err := http.ParseTime(ims)
+		return err == nil && !e.lastMod.After(t)
+	}
+	return false
+}
+
+// etagMatch is the weak comparison of RFC 9110 §8.8.3.2 over a list.
+func etagMatch(values []string, etag string) bool {
+	etag = strings.TrimPrefix(etag, "W/")
+	n := 0
+	for _, v := range values {
+		for v != "" {
+			var part string
+			part, v, _ = strings.Cut(v, ",")
+			if n++; n > 64 {
+				return false
+			}
+			part = strings.TrimSpace(part)
+			if part == "*" || strings.TrimPrefix(part, "W/") == etag {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// dropOnStore are response fields never replayed from the cache: hop-by-hop
+// fields (RFC 9110 §7.6.1), what the cache computes itself (Age, Date),
+// what it strips (Surrogate-Key, DESIGN D12; Surrogate-Control, which
+// targets this cache only) and per-request fields. Date is kept: it is the
+// origin's, and Age says how old it is (RFC 9110 §6.6.1).
+var dropOnStore = map[string]bool{
+	"Connection": true, "Keep-Alive": true, "Proxy-Connection": true, "Te": true,
+	"Trailer": true, "Transfer-Encoding": true, "Upgrade": true,
+	"Proxy-Authenticate": true, "Proxy-Authorization": true,
+	"Age": true, "Surrogate-Key": true, "Surrogate-Control": true,
+	"Set-Cookie": true, "X-Request-Id": true, "Cache-Status": true,
+}
+
+// storedHeader copies the fields of h worth storing.
+func storedHeader(h http.Header) http.Header {
+	out := make(http.Header, len(h))
+	var named []string
+	for _, v := range h["Connection"] {
+		for f := range strings.SplitSeq(v, ",") {
+			named = append(named, http.CanonicalHeaderKey(strings.TrimSpace(f)))
+		}
+	}
+	for k, v := range h {
+		if dropOnStore[k] {
+			continue
+		}
+		skip := false
+		for _, n := range named {
+			if n == k {
+				skip = true
+				break
+			}
+		}
+		if !skip {
+			out[k] = append([]string(nil), v...)
+		}
+	}
+	return out
+}
+
+// surrogateKeys splits Surrogate-Key values (space-separated, DESIGN D12).
+func surrogateKeys(h http.Header) []string {
+	var tags []string
+	for _, v := range h["Surrogate-Key"] {
+		tags = append(tags, strings.Fields(v)...)
+	}
+	return tags
+}
+
+// varyFields returns the request fields Vary names, other than
+// Accept-Encoding, and whether Vary is "*" (never reusable).
+func varyFields(h http.Header) (fields []string, star bool) {
+	for _, v := range h["Vary"] {
+		for f := range strings.SplitSeq(v, ",") {
+			f = strings.TrimSpace(f)
+			switch {
+			case f == "":
+			case f == "*":
+				return nil, true
+			case strings.EqualFold(f, "Accept-Encoding"):
+			default:
+				fields = append(fields, http.CanonicalHeaderKey(f))
+			}
+		}
+	}
+	return fields, false
+}

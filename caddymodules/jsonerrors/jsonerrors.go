@@ -1,0 +1,221 @@
+// Package jsonerrors provides the json_errors handler: the responder used
+// inside handle_errors that turns every error the edge produces into the
+// contract's JSON error (DESIGN D6) — a refused token, a rate limit, an
+// origin that is down — never an HTML page or an empty body.
+package jsonerrors
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/invoicewire/invoicewire/caddymodules/internal/metrics"
+	"github.com/invoicewire/invoicewire/internal/apierror"
+)
+
+func init() {
+	caddy.RegisterModule(Handler{})
+}
+
+// Default CORS values (DESIGN D14), the same the origin sends, so a browser
+// can read the edge's errors and their rate-limit headers.
+const (
+	DefaultAllowOrigin   = "*"
+	DefaultExposeHeaders = "RateLimit, RateLimit-Policy, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Retry-After, ETag, Deprecation, Sunset, Link, Cache-Status, Age, X-Request-Id"
+)
+
+var responses = prometheus.NewCounterVec(prometheus.CounterOpts{
+	Namespace: "caddy",
+	Subsystem: "json_errors",
+	Name:      "responses_total",
+	Help:      "Error responses written by the edge, by status code.",
+}, []string{"code"})
+
+// Handler writes the error in the request context as
+// {"error":{"code","message","hint","request_id"}} with the matching status.
+//
+// When the error wraps an *apierror.Error (what Invoicewire's modules
+// return), its code, message, hint and headers are used as they are. Any
+// other error (a failed dial to the origin, a timeout, Caddy's own errors)
+// gets the code for its status and a fixed message: internal error text,
+// which can name upstream addresses, is logged by Caddy and never sent.
+type Handler struct {
+	// AllowOrigin is the Access-Control-Allow-Origin value. Default "*".
+	AllowOrigin string `json:"allow_origin,omitempty"`
+	// ExposeHeaders is the Access-Control-Expose-Headers value. Default
+	// the RateLimit headers, Retry-After, ETag, Deprecation, Sunset, Link,
+	// Cache-Status, Age and X-Request-Id.
+	ExposeHeaders string `json:"expose_headers,omitempty"`
+	// RequestIDHeader names the request header that carries the request id
+	// (set by the Caddyfile, passed to the origin and echoed in errors).
+	// Default X-Request-Id.
+	RequestIDHeader string `json:"request_id_header,omitempty"`
+}
+
+// CaddyModule returns the Caddy module information.
+func (Handler) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{
+		ID:  "http.handlers.json_errors",
+		New: func() caddy.Module { return new(Handler) },
+	}
+}
+
+// Provision sets up h's defaults and metrics.
+func (h *Handler) Provision(ctx caddy.Context) error {
+	if h.AllowOrigin == "" {
+		h.AllowOrigin = DefaultAllowOrigin
+	}
+	if h.ExposeHeaders == "" {
+		h.ExposeHeaders = DefaultExposeHeaders
+	}
+	if h.RequestIDHeader == "" {
+		h.RequestIDHeader = "X-Request-Id"
+	}
+	return metrics.Register(ctx.GetMetricsRegistry(), responses)
+}
+
+// Validate checks h's configuration.
+func (h *Handler) Validate() error {
+	if strings.ContainsAny(h.AllowOrigin+h.ExposeHeaders+h.RequestIDHeader, "\r\n") {
+		return errors.New("json_errors: header values must not contain line breaks")
+	}
+	return nil
+}
+
+// representationHeaders describe a body other than ours; a handler may have
+// set them before it failed (a cache replaying a stored response, a proxy
+// that copied upstream headers), and they must not describe the JSON error.
+var representationHeaders = []string{
+	"Content-Length", "Content-Encoding", "Content-Range", "Content-Location",
+	"ETag", "Last-Modified", "Expires", "Age", "Surrogate-Key", "Accept-Ranges",
+	"Set-Cookie", "Vary", "Cache-Control", "Content-Type",
+}
+
+// body is the JSON error of the contract plus the request id.
+type body struct {
+	Error struct {
+		Code      string `json:"code"`
+		Message   string `json:"message"`
+		Hint      string `json:"hint,omitempty"`
+		RequestID string `json:"request_id,omitempty"`
+	} `json:"error"`
+}
+
+// ServeHTTP writes the JSON error. It never calls next: it is a responder.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
+	err, _ := r.Context().Value(caddyhttp.ErrorCtxKey).(error)
+	ae := toAPIError(err)
+
+	hdr := w.Header()
+	for _, k := range representationHeaders {
+		hdr.Del(k)
+	}
+	for k, v := range ae.Header {
+		hdr[k] = v
+	}
+	hdr.Set("Content-Type", "application/json")
+	hdr.Set("X-Content-Type-Options", "nosniff")
+	// Edge errors depend on this request only (a token, a quota): no cache
+	// may keep them (RFC 6585 §4 forbids storing 429 outright).
+	hdr.Set("Cache-Control", "no-store")
+	hdr.Set("Access-Control-Allow-Origin", h.AllowOrigin)
+	hdr.Set("Access-Control-Expose-Headers", h.ExposeHeaders)
+
+	var b body
+	b.Error.Code, b.Error.Message, b.Error.Hint = ae.Code, ae.Message, ae.Hint
+	id := r.Header.Get(h.RequestIDHeader)
+	if id == "" || !validRequestID(id) {
+		// The error came before the Caddyfile's request_header set the id
+		// (a 401 or 429 of an outer module): use the request's UUID, which
+		// Caddy keeps per request, so {http.request.uuid} later in the
+		// access log names the same id.
+		if repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok {
+			id, _ = repl.GetString("http.request.uuid")
+		}
+	}
+	if id != "" {
+		b.Error.RequestID = id
+		hdr.Set(h.RequestIDHeader, id)
+	}
+	// No HTML escaping: the body is JSON, never embedded in a page, and
+	// hints keep their "<token>" and "&" readable (as the origin's do).
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(b); err != nil {
+		return err
+	}
+	out := buf.Bytes()
+	hdr.Set("Content-Length", strconv.Itoa(len(out)))
+	responses.WithLabelValues(strconv.Itoa(ae.Status)).Inc()
+	w.WriteHeader(ae.Status)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(out)
+	}
+	return nil
+}
+
+// toAPIError finds the client-facing error in err.
+func toAPIError(err error) *apierror.Error {
+	var ae *apierror.Error
+	if errors.As(err, &ae) {
+		return ae
+	}
+	status := http.StatusInternalServerError
+	var he caddyhttp.HandlerError
+	if errors.As(err, &he) && he.StatusCode >= 400 && he.StatusCode <= 599 {
+		status = he.StatusCode
+	}
+	msg, hint := messageFor(status)
+	return &apierror.Error{Status: status, Code: apierror.CodeFor(status), Message: msg, Hint: hint}
+}
+
+// messageFor is the fixed text for errors that carry none of their own.
+func messageFor(status int) (message, hint string) {
+	switch status {
+	case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return "The service is temporarily unavailable.", "Try again in a few seconds; if it persists, report it with the request_id of this response."
+	case http.StatusNotFound:
+		return "Nothing is published at this address.", "The API starts at /api/v1/ and is described at /openapi.json."
+	case http.StatusMethodNotAllowed:
+		return "This method is not allowed here.", ""
+	case http.StatusRequestHeaderFieldsTooLarge:
+		return "The request's header fields are too large.", "Send smaller headers."
+	case http.StatusRequestEntityTooLarge:
+		return "The request body is too large.", ""
+	}
+	if status >= 500 {
+		return "The server failed to answer this request.", "Try again later; if it persists, report it with the request_id of this response."
+	}
+	return "The request was not understood.", "See /openapi.json for what each endpoint accepts."
+}
+
+// validRequestID accepts the ids the Caddyfile generates or a client may
+// send (a UUID or similar token): printable ASCII without quotes, at most
+// 128 characters, so an echoed id cannot break the JSON or a header.
+func validRequestID(id string) bool {
+	if len(id) > 128 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if c <= ' ' || c >= 0x7f || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
+// Interface guards
+var (
+	_ caddy.Provisioner           = (*Handler)(nil)
+	_ caddy.Validator             = (*Handler)(nil)
+	_ caddyhttp.MiddlewareHandler = (*Handler)(nil)
+)

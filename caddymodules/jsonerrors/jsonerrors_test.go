@@ -1,0 +1,180 @@
+package jsonerrors
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/invoicewire/invoicewire/caddymodules/internal/edgetest"
+	"github.com/invoicewire/invoicewire/internal/apierror"
+)
+
+func TestAdapt(t *testing.T) { edgetest.AssertAdaptFiles(t) }
+
+// closedPort is a loopback port nothing listens on: a dead origin.
+func closedPort(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
+
+type errorBody struct {
+	Error struct {
+		Code      string `json:"code"`
+		Message   string `json:"message"`
+		Hint      string `json:"hint"`
+		RequestID string `json:"request_id"`
+	} `json:"error"`
+}
+
+func TestEdgeErrorsAreJSON(t *testing.T) {
+	edge := edgetest.Start(t, fmt.Sprintf(`
+	error /boom "dial tcp 10.1.2.3:8081: secret internal detail" 500
+	error /teapot "no" 418
+	@down path /down*
+	reverse_proxy @down %s
+	handle_errors {
+		json_errors
+	}`, closedPort(t)))
+
+	testCases := []struct {
+		desc     string
+		method   string
+		path     string
+		header   []string
+		status   int
+		code     string
+		noBody   bool
+		wantID   string
+		idNotSet bool
+	}{
+		{desc: "server fault hides its cause", method: "GET", path: "/boom", status: 500, code: "internal"},
+		{desc: "origin down is unavailable, not HTML", method: "GET", path: "/down/api/v1/articles", status: 502, code: "unavailable"},
+		{desc: "origin down on POST", method: "POST", path: "/down/ask", status: 502, code: "unavailable"},
+		{desc: "other 4xx is bad_request", method: "GET", path: "/teapot", status: 418, code: "bad_request"},
+		{desc: "HEAD gets no body", method: "HEAD", path: "/boom", status: 500, noBody: true},
+		{desc: "request id echoed", method: "GET", path: "/boom", header: []string{"X-Request-Id: abc-123"}, status: 500, code: "internal", wantID: "abc-123"},
+		{desc: "unsafe request id replaced", method: "GET", path: "/boom", header: []string{`X-Request-Id: a"b`}, status: 500, code: "internal", idNotSet: true},
+	}
+	for _, test := range testCases {
+		t.Run(test.desc, func(t *testing.T) {
+			resp, body := edge.Do(t, test.method, test.path, "", test.header...)
+			if resp.StatusCode != test.status {
+				t.Fatalf("status %d; want %d (body %q)", resp.StatusCode, test.status, body)
+			}
+			for k, want := range map[string]string{
+				"Content-Type":                  "application/json",
+				"Cache-Control":                 "no-store",
+				"Access-Control-Allow-Origin":   "*",
+				"Access-Control-Expose-Headers": DefaultExposeHeaders,
+			} {
+				if got := resp.Header.Get(k); got != want {
+					t.Errorf("%s = %q; want %q", k, got, want)
+				}
+			}
+			if test.noBody {
+				if body != "" {
+					t.Errorf("HEAD body %q", body)
+				}
+				return
+			}
+			var eb errorBody
+			if err := json.Unmarshal([]byte(body), &eb); err != nil {
+				t.Fatalf("body is not JSON: %q", body)
+			}
+			if eb.Error.Code != test.code || eb.Error.Message == "" {
+				t.Errorf("error %+v; want code %s and a message", eb.Error, test.code)
+			}
+			if strings.Contains(body, "secret") || strings.Contains(body, "127.0.0.1") || strings.Contains(body, "dial") {
+				t.Errorf("body leaks internal detail: %s", body)
+			}
+			if eb.Error.RequestID == "" || resp.Header.Get("X-Request-Id") != eb.Error.RequestID {
+				t.Errorf("request id %q, header %q; want both set and equal", eb.Error.RequestID, resp.Header.Get("X-Request-Id"))
+			}
+			if test.wantID != "" && eb.Error.RequestID != test.wantID {
+				t.Errorf("request id %q; want %q", eb.Error.RequestID, test.wantID)
+			}
+			if test.idNotSet && strings.Contains(eb.Error.RequestID, `"`) {
+				t.Errorf("unsafe request id echoed: %q", eb.Error.RequestID)
+			}
+		})
+	}
+}
+
+// TestAPIErrorPassesThrough checks that an *apierror.Error returned by a
+// module (wrapped in caddyhttp.Error, as they all do) keeps its code,
+// message, hint and headers.
+func TestAPIErrorPassesThrough(t *testing.T) {
+	h := &Handler{}
+	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
+	defer cancel()
+	if err := h.Provision(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ae := apierror.New(http.StatusTooManyRequests, "Slow down.", "Wait.")
+	ae.Header = http.Header{"Retry-After": {"7"}}
+	req := httptest.NewRequest("GET", "/x", nil)
+	repl := caddy.NewReplacer()
+	reqCtx := context.WithValue(req.Context(), caddy.ReplacerCtxKey, repl)
+	reqCtx = context.WithValue(reqCtx, caddyhttp.ErrorCtxKey, error(caddyhttp.Error(http.StatusTooManyRequests, ae)))
+	req = req.WithContext(reqCtx)
+	w := httptest.NewRecorder()
+	w.Header().Set("ETag", `"stale"`) // left by an earlier handler
+	w.Header().Set("Ratelimit-Remaining", "0")
+	if err := h.ServeHTTP(w, req, nil); err != nil {
+		t.Fatal(err)
+	}
+	if w.Code != 429 || w.Header().Get("Retry-After") != "7" {
+		t.Errorf("status %d Retry-After %q; want 429 and 7", w.Code, w.Header().Get("Retry-After"))
+	}
+	if w.Header().Get("ETag") != "" || w.Header().Get("Ratelimit-Remaining") != "0" {
+		t.Errorf("ETag %q should be dropped and RateLimit-Remaining %q kept", w.Header().Get("ETag"), w.Header().Get("Ratelimit-Remaining"))
+	}
+	var eb errorBody
+	if err := json.Unmarshal(w.Body.Bytes(), &eb); err != nil || eb.Error.Code != "rate_limited" || eb.Error.Message != "Slow down." || eb.Error.Hint != "Wait." {
+		t.Errorf("body %s (%v)", w.Body.String(), err)
+	}
+	if !errors.Is(error(ae), ae) {
+		t.Fatal("unreachable")
+	}
+}
+
+// TestOriginHeaderLimitBecomesJSON checks the Caddyfile recipe for the
+// origin's own plain-text 431 (net/http answers it before any handler).
+func TestOriginHeaderLimitBecomesJSON(t *testing.T) {
+	up := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) }))
+	up.Config.MaxHeaderBytes = 1024
+	up.Start()
+	defer up.Close()
+	edge := edgetest.Start(t, fmt.Sprintf(`
+	reverse_proxy %s {
+		@headersTooLarge status 431
+		handle_response @headersTooLarge {
+			error 431
+		}
+	}
+	handle_errors {
+		json_errors
+	}`, strings.TrimPrefix(up.URL, "http://")))
+	resp, body := edge.Do(t, "GET", "/", "", "X-Big: "+strings.Repeat("b", 20000))
+	var eb errorBody
+	if resp.StatusCode != 431 || json.Unmarshal([]byte(body), &eb) != nil || eb.Error.Code != "bad_request" {
+		t.Errorf("status %d body %q; want 431 with a JSON bad_request", resp.StatusCode, body)
+	}
+	if resp, _ := edge.Do(t, "GET", "/", ""); resp.StatusCode != 200 {
+		t.Errorf("small request: %d", resp.StatusCode)
+	}
+}

@@ -1,0 +1,110 @@
+package markdowntwin
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/invoicewire/invoicewire/caddymodules/internal/edgetest"
+)
+
+func TestAdapt(t *testing.T) { edgetest.AssertAdaptFiles(t) }
+
+func TestMarkdownTwin(t *testing.T) {
+	// The origin answers with the path it saw, and sets Vary: Accept on
+	// the .md route as the real one does.
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, ".md") {
+			w.Header().Set("Vary", "Accept")
+			w.Header().Set("Content-Type", "text/markdown; charset=utf-8")
+		}
+		fmt.Fprint(w, r.URL.RequestURI())
+	}))
+	defer up.Close()
+	edge := edgetest.Start(t, fmt.Sprintf(`
+	markdown_twin
+	reverse_proxy %s`, strings.TrimPrefix(up.URL, "http://")))
+
+	const page = "/2026/03/belgium-b2b-mandate/"
+	testCases := []struct {
+		desc   string
+		method string
+		path   string
+		accept []string
+		want   string // path the origin saw
+		vary   bool   // Vary: Accept expected (exactly once)
+	}{
+		{desc: "markdown only", method: "GET", path: page, accept: []string{"text/markdown"}, want: "/2026/03/belgium-b2b-mandate.md", vary: true},
+		{desc: "markdown preferred", method: "GET", path: page, accept: []string{"text/html;q=0.5, text/markdown"}, want: "/2026/03/belgium-b2b-mandate.md", vary: true},
+		{desc: "query kept", method: "GET", path: page + "?utm=x", accept: []string{"text/markdown"}, want: "/2026/03/belgium-b2b-mandate.md?utm=x", vary: true},
+		{desc: "HEAD too", method: "HEAD", path: page, accept: []string{"text/markdown"}, want: "", vary: true},
+		{desc: "html preferred", method: "GET", path: page, accept: []string{"text/markdown;q=0.4, text/html"}, want: page, vary: true},
+		{desc: "browser default", method: "GET", path: page, accept: []string{"text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"}, want: page, vary: true},
+		{desc: "wildcard is html", method: "GET", path: page, accept: []string{"*/*"}, want: page, vary: true},
+		{desc: "no Accept is html", method: "GET", path: page, want: page, vary: true},
+		{desc: "markdown refused", method: "GET", path: page, accept: []string{"text/markdown;q=0"}, want: page, vary: true},
+		{desc: "malformed Accept ignored", method: "GET", path: page, accept: []string{"text/markdown;q=abc;;,,/"}, want: page, vary: true},
+		{desc: "POST is not rewritten", method: "POST", path: page, accept: []string{"text/markdown"}, want: page, vary: true},
+		{desc: "direct .md keeps one Vary", method: "GET", path: "/2026/03/belgium-b2b-mandate.md", accept: []string{"text/markdown"}, want: "/2026/03/belgium-b2b-mandate.md"},
+		{desc: "not an article page", method: "GET", path: "/api/v1/articles/", accept: []string{"text/markdown"}, want: "/api/v1/articles/"},
+		{desc: "no trailing slash", method: "GET", path: "/2026/03/belgium-b2b-mandate", accept: []string{"text/markdown"}, want: "/2026/03/belgium-b2b-mandate"},
+		{desc: "traversal is not a slug", method: "GET", path: "/2026/03/../../etc/passwd/", accept: []string{"text/markdown"}, want: "/2026/03/../../etc/passwd/"},
+		{desc: "encoded dots are not a slug", method: "GET", path: "/2026/03/%2e%2e/", accept: []string{"text/markdown"}, want: "/2026/03/%2e%2e/"},
+		{desc: "encoded slash is not a slug", method: "GET", path: "/2026/03/a%2Fb/", accept: []string{"text/markdown"}, want: "/2026/03/a%2Fb/"},
+		{desc: "upper case is not a slug", method: "GET", path: "/2026/03/Belgium/", accept: []string{"text/markdown"}, want: "/2026/03/Belgium/"},
+		{desc: "year must be digits", method: "GET", path: "/20x6/03/belgium/", accept: []string{"text/markdown"}, want: "/20x6/03/belgium/"},
+	}
+	for _, test := range testCases {
+		t.Run(test.desc, func(t *testing.T) {
+			var hdr []string
+			for _, a := range test.accept {
+				hdr = append(hdr, "Accept: "+a)
+			}
+			resp, body := edge.Do(t, test.method, test.path, "", hdr...)
+			if resp.StatusCode != 200 {
+				t.Fatalf("status %d", resp.StatusCode)
+			}
+			if test.method != "HEAD" && body != test.want {
+				t.Errorf("origin saw %q; want %q", body, test.want)
+			}
+			vary := resp.Header.Values("Vary")
+			n := 0
+			for _, v := range vary {
+				n += strings.Count(strings.ToLower(v), "accept")
+			}
+			if test.vary && n != 1 {
+				t.Errorf("Vary %q; want Accept exactly once", vary)
+			}
+		})
+	}
+}
+
+func TestArticlePage(t *testing.T) {
+	for _, p := range []string{"/2026/03/a/", "/2026/03/a-b-9/"} {
+		if _, _, _, ok := articlePage(p); !ok {
+			t.Errorf("articlePage(%q) = false", p)
+		}
+	}
+	for _, p := range []string{"/2026/03//", "/2026/03/-a/", "/2026/03/a-/", "/2026/03/a--b/", "/2026/3/a/", "/2026/03/a/b/", "/2026/03/" + strings.Repeat("a", 121) + "/", "", "/"} {
+		if _, _, _, ok := articlePage(p); ok {
+			t.Errorf("articlePage(%q) = true", p)
+		}
+	}
+}
+
+func FuzzArticlePage(f *testing.F) {
+	for _, s := range []string{"/2026/03/a/", "/2026/03/../", "/0000/00/x-y/", "//////////"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, p string) {
+		y, m, slug, ok := articlePage(p)
+		if !ok {
+			return
+		}
+		if strings.ContainsAny(slug, "./%\\") || len(y) != 4 || len(m) != 2 || p != "/"+y+"/"+m+"/"+slug+"/" {
+			t.Fatalf("articlePage(%q) accepted %q %q %q", p, y, m, slug)
+		}
+	})
+}

@@ -1,0 +1,101 @@
+package ratelimitheaders
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+)
+
+func init() {
+	httpcaddyfile.RegisterHandlerDirective("rate_limit_headers", parseCaddyfile)
+	// Outermost (DESIGN §6): every response, the errors and 401s of the
+	// modules after it included, carries the rate-limit fields.
+	httpcaddyfile.RegisterDirectiveOrder("rate_limit_headers", httpcaddyfile.After, "tracing")
+}
+
+func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
+	m := new(Handler)
+	err := m.UnmarshalCaddyfile(h.Dispenser)
+	return m, err
+}
+
+// UnmarshalCaddyfile sets up the handler from Caddyfile tokens. Syntax:
+//
+//	rate_limit_headers {
+//	    policy        <name>
+//	    quota         <requests per window>
+//	    window        <seconds or duration>
+//	    redis         <redis URL>
+//	    sync_interval <duration>
+//	    key_prefix    <redis key prefix>
+//	}
+//
+// Values usually come from the environment, e.g.
+// `quota {$IW_RATELIMIT_QUOTA:1000}`; an empty value keeps the default.
+func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next() // consume directive name
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	for d.NextBlock(0) {
+		name := d.Val()
+		args := d.RemainingArgs()
+		if len(args) > 1 {
+			return d.ArgErr()
+		}
+		val := ""
+		if len(args) == 1 {
+			val = args[0]
+		}
+		switch name {
+		case "policy":
+			h.Policy = val
+		case "redis":
+			h.Redis = val
+		case "key_prefix":
+			h.KeyPrefix = val
+		case "quota":
+			if val == "" {
+				continue
+			}
+			n, err := strconv.ParseInt(val, 10, 64)
+			if err != nil || n < 0 {
+				return d.Errf("quota must be a non-negative integer, got %q", val)
+			}
+			h.Quota = n
+		case "window", "sync_interval":
+			if val == "" {
+				continue
+			}
+			dur, err := parseSecondsOrDuration(val)
+			if err != nil {
+				return d.Errf("%s: %v", name, err)
+			}
+			if name == "window" {
+				h.Window = dur
+			} else {
+				h.SyncInterval = dur
+			}
+		default:
+			return d.Errf("unrecognized subdirective %q", name)
+		}
+	}
+	return nil
+}
+
+// parseSecondsOrDuration reads "60" as 60 seconds and anything else as a
+// Caddy duration ("1m", "100ms").
+func parseSecondsOrDuration(s string) (caddy.Duration, error) {
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return caddy.Duration(time.Duration(n) * time.Second), nil
+	}
+	dur, err := caddy.ParseDuration(s)
+	return caddy.Duration(dur), err
+}
+
+// Interface guard
+var _ caddyfile.Unmarshaler = (*Handler)(nil)

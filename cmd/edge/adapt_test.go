@@ -1,0 +1,66 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/caddyserver/caddy/v2/caddyconfig"
+	"github.com/caddyserver/caddy/v2/caddytest"
+)
+
+// TestCaddyfilesAdapt pins what caddyfile/Caddyfile and the production
+// example adapt to, directive order included (DESIGN §6). UPDATE_GOLDEN=1
+// rewrites the golden JSON.
+func TestCaddyfilesAdapt(t *testing.T) {
+	testCases := []struct {
+		desc, file, golden string
+		env                map[string]string
+	}{
+		{desc: "make run", file: "../../caddyfile/Caddyfile", golden: "testdata/Caddyfile.json"},
+		{desc: "production example", file: "../../caddyfile/Caddyfile.production", golden: "testdata/Caddyfile.production.json", env: map[string]string{
+			"IW_REDIS_URL":    "redis://redis.internal:6379/0",
+			"IW_PUBLIC_URL":   "https://invoicewire.example",
+			"IW_ORIGIN_ADDRS": "10.0.1.1:8081 10.0.1.2:8081",
+		}},
+	}
+	for _, test := range testCases {
+		t.Run(test.desc, func(t *testing.T) {
+			// Every IW_ variable unset, so the file's defaults apply.
+			for _, kv := range os.Environ() {
+				if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "IW_") {
+					t.Setenv(k, "")
+					os.Unsetenv(k)
+				}
+			}
+			for k, v := range test.env {
+				t.Setenv(k, v)
+			}
+			cfg, err := os.ReadFile(test.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if os.Getenv("UPDATE_GOLDEN") == "1" {
+				out, _, err := caddyconfig.GetAdapter("caddyfile").Adapt(cfg, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var pretty bytes.Buffer
+				json.Indent(&pretty, out, "", "\t")
+				if err := os.WriteFile(test.golden, pretty.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(test.golden)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !caddytest.CompareAdapt(t, test.file, string(cfg), "caddyfile", string(want)) {
+				t.Errorf("%s adapts differently from %s (diff above; UPDATE_GOLDEN=1 rewrites it)", test.file, test.golden)
+			}
+		})
+	}
+}

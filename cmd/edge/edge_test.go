@@ -1,0 +1,242 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/caddyserver/caddy/v2/caddytest"
+
+	"github.com/invoicewire/invoicewire/origin/origintest"
+)
+
+// freePort asks the kernel for an unused loopback port.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// startEdge loads caddyfile/Caddyfile, exactly as `make run` does, in front
+// of a real origin over a real Redis, and returns the edge's base URL.
+func startEdge(t *testing.T, inst *origintest.Instance, quota int) string {
+	t.Helper()
+	admin, port := freePort(t), freePort(t)
+	t.Setenv("IW_EDGE_ADMIN_ADDR", fmt.Sprintf("localhost:%d", admin))
+	t.Setenv("IW_EDGE_PORT", fmt.Sprint(port))
+	t.Setenv("IW_ORIGIN_ADDR", strings.TrimPrefix(inst.SiteRoot, "http://"))
+	t.Setenv("IW_REDIS_URL", inst.Redis.URL())
+	t.Setenv("IW_PUBLIC_URL", inst.SiteRoot)
+	t.Setenv("IW_RATELIMIT_QUOTA", fmt.Sprint(quota))
+	t.Setenv("IW_TRUSTED_PROXIES", "")
+	cfg, err := os.ReadFile("../../caddyfile/Caddyfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !testing.Short() {
+		// caddytest skips when Caddy does not start; that must fail here.
+		t.Cleanup(func() {
+			if t.Skipped() {
+				t.Errorf("caddytest skipped the test: Caddy did not start")
+			}
+		})
+	}
+	tester := caddytest.NewTester(t).WithDefaultOverrides(caddytest.Config{AdminPort: admin, LoadRequestTimeout: 20 * time.Second})
+	tester.InitServer(string(cfg), "caddyfile")
+	if t.Failed() {
+		t.FailNow()
+	}
+	return fmt.Sprintf("http://127.0.0.1:%d", port)
+}
+
+var client = &http.Client{
+	Timeout:       20 * time.Second,
+	Transport:     &http.Transport{DisableCompression: true},
+	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+}
+
+func do(t *testing.T, method, url string, header ...string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range header {
+		k, v, _ := strings.Cut(h, ":")
+		req.Header.Add(strings.TrimSpace(k), strings.TrimSpace(v))
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, b
+}
+
+// isJSONError reports whether b is the contract's error with code.
+func isJSONError(b []byte, code string) bool {
+	var e struct {
+		Error struct{ Code, Message string } `json:"error"`
+	}
+	return json.Unmarshal(b, &e) == nil && e.Error.Code == code && e.Error.Message != ""
+}
+
+func TestEndToEnd(t *testing.T) {
+	inst := origintest.Start(t)
+	edge := startEdge(t, inst, 100000)
+	art := inst.Corpus.Articles[0]
+	page := fmt.Sprintf("/%s/%s/", art.PublishedAt.Format("2006/01"), art.Slug)
+
+	t.Run("read through the cache", func(t *testing.T) {
+		resp, body := do(t, "GET", edge+"/api/v1/articles", "Accept-Encoding: gzip")
+		if resp.StatusCode != 200 || resp.Header.Get("Content-Encoding") != "gzip" {
+			t.Fatalf("status %d encoding %q", resp.StatusCode, resp.Header.Get("Content-Encoding"))
+		}
+		zr, err := gzip.NewReader(bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain, _ := io.ReadAll(zr)
+		var list struct {
+			Count int `json:"count"`
+		}
+		if json.Unmarshal(plain, &list) != nil || list.Count == 0 {
+			t.Errorf("list body %.100q", plain)
+		}
+		resp2, _ := do(t, "GET", edge+"/api/v1/articles", "Accept-Encoding: gzip")
+		if !strings.HasPrefix(resp2.Header.Get("Cache-Status"), "Invoicewire; hit") {
+			t.Errorf("second read Cache-Status %q", resp2.Header.Get("Cache-Status"))
+		}
+		if id := resp.Header.Get("X-Request-Id"); id == "" || strings.ContainsAny(id, "{}") {
+			t.Errorf("the miss lacks the X-Request-Id the origin was given")
+		}
+		for _, h := range []string{"RateLimit", "RateLimit-Policy", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "Age", "ETag", "Access-Control-Allow-Origin"} {
+			if resp2.Header.Get(h) == "" {
+				t.Errorf("hit lacks %s", h)
+			}
+		}
+		// A hit names no new request id (nothing reached the origin) but
+		// echoes the client's.
+		resp3, _ := do(t, "GET", edge+"/api/v1/articles", "Accept-Encoding: gzip", "X-Request-Id: client-42")
+		if resp3.Header.Get("X-Request-Id") != "client-42" {
+			t.Errorf("hit X-Request-Id %q; want the client's", resp3.Header.Get("X-Request-Id"))
+		}
+		if resp2.Header.Get("Surrogate-Key") != "" {
+			t.Errorf("Surrogate-Key leaked")
+		}
+		if got := resp2.Header.Get("RateLimit-Policy"); got != `"default";q=100000;w=60` {
+			t.Errorf("RateLimit-Policy %q", got)
+		}
+	})
+
+	t.Run("markdown twin by Accept", func(t *testing.T) {
+		resp, body := do(t, "GET", edge+page, "Accept: text/markdown")
+		if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/markdown") || !bytes.HasPrefix(body, []byte("---\n")) {
+			t.Fatalf("status %d type %q body %.60q", resp.StatusCode, resp.Header.Get("Content-Type"), body)
+		}
+		if !strings.Contains(strings.Join(resp.Header.Values("Vary"), ","), "Accept") {
+			t.Errorf("Vary %q lacks Accept", resp.Header.Values("Vary"))
+		}
+		// The twin's own address shares the entry.
+		resp2, _ := do(t, "GET", edge+strings.TrimSuffix(page, "/")+".md", "Accept: text/markdown")
+		if !strings.Contains(resp2.Header.Get("Cache-Status"), "hit") {
+			t.Errorf(".md after the page: Cache-Status %q", resp2.Header.Get("Cache-Status"))
+		}
+	})
+
+	t.Run("writes need a token", func(t *testing.T) {
+		resp, body := do(t, "POST", edge+"/api/v1/webhooks")
+		want := `Bearer realm="invoicewire", resource_metadata="` + inst.SiteRoot + `/.well-known/oauth-protected-resource"`
+		if resp.StatusCode != 401 || resp.Header.Get("WWW-Authenticate") != want || !isJSONError(body, "unauthorized") {
+			t.Errorf("status %d WWW-Authenticate %q body %s", resp.StatusCode, resp.Header.Get("WWW-Authenticate"), body)
+		}
+		if resp.Header.Get("RateLimit") == "" || resp.Header.Get("Access-Control-Allow-Origin") != "*" {
+			t.Errorf("401 lacks RateLimit or CORS headers")
+		}
+	})
+
+	t.Run("preflight answered at the edge", func(t *testing.T) {
+		resp, _ := do(t, "OPTIONS", edge+"/api/v1/webhooks", "Origin: https://app.example", "Access-Control-Request-Method: POST")
+		if resp.StatusCode != 204 || resp.Header.Get("Access-Control-Allow-Origin") != "*" || !strings.Contains(resp.Header.Get("Access-Control-Allow-Headers"), "Authorization") || resp.Header.Get("RateLimit") == "" {
+			t.Errorf("preflight %d %v", resp.StatusCode, resp.Header)
+		}
+	})
+
+	t.Run("not found is the origin's JSON", func(t *testing.T) {
+		resp, body := do(t, "GET", edge+"/api/v1/articles/no-such-article")
+		if resp.StatusCode != 404 || !isJSONError(body, "not_found") {
+			t.Errorf("%d %s", resp.StatusCode, body)
+		}
+	})
+
+	t.Run("retraction purges the edge", func(t *testing.T) {
+		slug := inst.Corpus.Articles[1].Slug
+		url := edge + "/api/v1/articles/" + slug
+		if resp, _ := do(t, "GET", url); resp.StatusCode != 200 {
+			t.Fatalf("before: %d", resp.StatusCode)
+		}
+		if resp, _ := do(t, "GET", url); !strings.Contains(resp.Header.Get("Cache-Status"), "hit") {
+			t.Fatalf("not cached: %q", resp.Header.Get("Cache-Status"))
+		}
+		if _, err := inst.Publisher.Retract(context.Background(), slug, "test retraction"); err != nil {
+			t.Fatal(err)
+		}
+		// The purge travels by pub/sub and takes milliseconds; the deadline
+		// is generous for a busy CI machine, and the time is logged.
+		start := time.Now()
+		for {
+			resp, body := do(t, "GET", url)
+			if resp.StatusCode == 410 && isJSONError(body, "gone") {
+				break
+			}
+			if time.Since(start) > 5*time.Second {
+				t.Fatalf("retracted article still served after 5 s: %d", resp.StatusCode)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		t.Logf("retraction visible at the edge after %s", time.Since(start).Round(time.Millisecond))
+	})
+
+	t.Run("oversized and garbage input", func(t *testing.T) {
+		resp, body := do(t, "GET", edge+"/api/v1/articles", "Accept: "+"text/markdown;q=0.;;,,//,*/*;q=abc", "Cache-Control: max-age=-1, no-cache=\"", "Range: bytes=-99999999999999999999")
+		if resp.StatusCode != 200 {
+			t.Errorf("malformed Accept/Cache-Control/Range: %d %s", resp.StatusCode, body)
+		}
+		resp, body = do(t, "POST", edge+"/api/v1/webhooks", "Authorization: Bearer "+strings.Repeat("x", 100000))
+		if resp.StatusCode != 401 || !isJSONError(body, "unauthorized") {
+			t.Errorf("oversized token: %d %s", resp.StatusCode, body)
+		}
+	})
+
+	t.Run("origin down is JSON", func(t *testing.T) {
+		do(t, "GET", edge+"/api/v1/specs")
+		inst.Server.Close()
+		resp, body := do(t, "GET", edge+"/api/v1/countries/zz")
+		if resp.StatusCode != 502 || !isJSONError(body, "unavailable") || resp.Header.Get("Content-Type") != "application/json" {
+			t.Errorf("%d %q %s", resp.StatusCode, resp.Header.Get("Content-Type"), body)
+		}
+		// A stored response stands in (stale-if-error) only once stale;
+		// fresh ones are served as usual.
+		resp, _ = do(t, "GET", edge+"/api/v1/specs")
+		if resp.StatusCode != 200 || !strings.Contains(resp.Header.Get("Cache-Status"), "hit") {
+			t.Errorf("cached read with origin down: %d", resp.StatusCode)
+		}
+	})
+}
