@@ -15,7 +15,7 @@ const PHASE = __ENV.PHASE || 'load';
 const OUT = __ENV.OUT_DIR || 'loadtest/out';
 const READ_VUS = parseInt(__ENV.READ_VUS || '16', 10);
 const READ_SECONDS = parseInt(__ENV.READ_SECONDS || '30', 10);
-const SPIKE_PEAK = parseInt(__ENV.SPIKE_PEAK || '1500', 10);
+const SPIKE_PEAK = parseInt(__ENV.SPIKE_PEAK || '800', 10);
 const RECEIVER = __ENV.RECEIVER_URL || 'http://127.0.0.1:8099/hook';
 
 // Scenario durations in seconds (for requests/s in the table).
