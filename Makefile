@@ -21,10 +21,12 @@ test:
 	# deploy/ (Kubernetes, systemd, Prometheus, Grafana) is its own module.
 	cd deploy/check && $(GO) vet ./... && $(GO) test -count=1 $(GOFLAGS_TEST) ./...
 
-# Speed is reported as ratios against a reference measured in the same run.
-bench:
+# Speed is reported as ratios against a reference measured in the same run:
+# every side-by-side benchmark (origin, edge, webhooks, ask), then one table
+# (loadtest/bench.sh; BENCH_ONLY="origin webhooks" runs a subset).
+bench: build
 	@deploy/local/deps.sh run
-	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./origin/
+	@loadtest/bench.sh
 
 # Webhook delivery (DESIGN §8): a burst of 1,000 events x 10 subscribers, then
 # 200 events/s to 10 subscribers for 30 s, against the real worker binary.

@@ -236,6 +236,7 @@ type tally struct {
 	cachedOK, cachedBad                int
 	otherOK, otherJSONErr, otherBadErr int
 	hangs                              int
+	noRateLimit                        int
 	maxLatency                         time.Duration
 	statuses                           map[int]int
 	examples                           []string
@@ -308,6 +309,9 @@ func (c *cluster) probe(path string, cached bool, t *tally) {
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	t.statuses[resp.StatusCode]++
+	if resp.Header.Get("RateLimit-Policy") == "" {
+		t.noRateLimit++
+	}
 	ok := resp.StatusCode == 200
 	switch {
 	case cached && ok:
@@ -380,6 +384,7 @@ func (c *cluster) redisOutage() {
 	fmt.Println("  Redis back:   ", after)
 	c.expect(during.cachedBad == 0 && during.cachedOK > 0, "cached pages served throughout the outage (%d ok, %d not)", during.cachedOK, during.cachedBad)
 	c.expect(during.otherBadErr == 0, "every uncached request answered 200 or a D6 JSON error (%d JSON errors, %d other)", during.otherJSONErr, during.otherBadErr)
+	c.expect(during.noRateLimit == 0, "the limiter kept counting locally: every answer carried the RateLimit fields (%d without)", during.noRateLimit)
 	c.expect(during.hangs == 0, "nothing hung (slowest answer %v)", during.maxLatency.Round(time.Millisecond))
 	c.expect(after.cachedBad == 0 && after.otherOK > 0 && after.otherJSONErr == 0 && after.otherBadErr == 0,
 		"recovered without restarts: uncached requests 200 again (%d ok, %d errors)", after.otherOK, after.otherJSONErr+after.otherBadErr)
