@@ -26,7 +26,7 @@ if [[ $only == *" origin "* ]]; then
   go test -run '^$' -bench CacheHit -benchmem -count 5 ./origin/ >"$out/bench-origin.txt" 2>&1 || echo "bench: origin failed; see $out/bench-origin.txt"
   for p in list article; do
     r=$(awk -v p="$p" '$1 ~ "^BenchmarkCacheHit/"p"/ratio" { for (i = 2; i < NF; i++) if ($(i+1) == "origin-rate/bare-rate") v = $i } END { print v }' "$out/bench-origin.txt")
-    row origin "ristretto hit, $p (loopback HTTP)" "${r:--}" "bare net/http, same bytes" "${r:--}" "≥ 0.9" "$(meets "$r" 0.9)"
+    row origin "ristretto hit, $p (loopback HTTP)" "${r:--}" "bare net/http, same bytes" "${r:--}" ">= 0.9" "$(meets "$r" 0.9)"
   done
 fi
 
@@ -39,8 +39,8 @@ if [[ $only == *" edge "* ]]; then
     r=$(rps "$ref")
     ratio=$(awk -v a="$edge" -v b="$r" 'BEGIN { if (a == "" || b == "" || b == 0) print "-"; else printf "%.2f", a / b }')
     goal="-"; met="-"
-    [ "$ref" = bare-go ] && goal="≥ 0.6" && met=$(meets "$ratio" 0.6)
-    [ "$ref" = caddy-respond ] && goal="≥ 1.5" && met=$(meets "$ratio" 1.5)
+    [ "$ref" = bare-go ] && goal=">= 0.6" && met=$(meets "$ratio" 0.6)
+    [ "$ref" = caddy-respond ] && goal=">= 1.5" && met=$(meets "$ratio" 1.5)
     row edge "cache hit, every module on (${edge:-?} req/s)" "${edge:--}" "$ref (${r:-?} req/s)" "$ratio" "$goal" "$met"
   done
 fi
@@ -53,8 +53,8 @@ if [[ $only == *" webhooks "* ]]; then
   p99=$(metric BenchmarkWebhookSteady p99-ms)
   r1=$(awk -v a="$dps" 'BEGIN { if (a == "") print "-"; else printf "%.2f", a / 2000 }')
   r2=$(awk -v a="$p99" 'BEGIN { if (a == "" || a == 0) print "-"; else printf "%.2f", 1000 / a }')
-  row webhooks "burst, signed deliveries/s" "${dps:--}" "goal 2,000/s" "$r1" "≥ 1" "$(meets "$r1" 1)"
-  row webhooks "200 events/s × 10 subs, p99 ms" "${p99:--}" "goal 1,000 ms (ratio goal ÷ p99)" "$r2" "≥ 1" "$(meets "$r2" 1)"
+  row webhooks "burst, signed deliveries/s" "${dps:--}" "goal 2,000/s" "$r1" ">= 1" "$(meets "$r1" 1)"
+  row webhooks "200 events/s × 10 subs, p99 ms" "${p99:--}" "goal 1,000 ms (ratio goal ÷ p99)" "$r2" ">= 1" "$(meets "$r2" 1)"
 fi
 
 if [[ $only == *" ask "* ]]; then
@@ -63,20 +63,20 @@ if [[ $only == *" ask "* ]]; then
     go test -run '^$' -bench . -benchmem ./origin/ask/ >"$out/bench-ask.txt" 2>&1 || echo "bench: ask failed; see $out/bench-ask.txt"
     p95=$(awk '{ for (i = 2; i < NF; i++) if ($(i+1) ~ /^p95-(ms|µs|us)$/) { v = $i; u = $(i+1) } } END { if (u ~ /s$/ && u != "p95-ms") v = v / 1000; print v }' "$out/bench-ask.txt")
     r=$(awk -v a="$p95" 'BEGIN { if (a == "" || a == 0) print "-"; else printf "%.2f", 10 / a }')
-    row ask "/ask p95 ms, 10,000-article corpus" "${p95:--}" "goal 10 ms (ratio goal ÷ p95)" "$r" "≥ 1" "$(meets "$r" 1)"
+    row ask "/ask p95 ms, 10,000-article corpus" "${p95:--}" "goal 10 ms (ratio goal ÷ p95)" "$r" ">= 1" "$(meets "$r" 1)"
   else
-    row ask "/ask p95, 10,000 articles" "-" "no benchmark in origin/ask yet" "-" "≥ 1" "-"
+    row ask "/ask p95, 10,000 articles" "-" "no benchmark in origin/ask yet" "-" ">= 1" "-"
   fi
 fi
 
 {
   echo
   echo "make bench: $(date -u +%FT%TZ), $(nproc) cores, $(go version | awk '{print $3}')"
-  printf '| %-8s | %-46s | %10s | %-36s | %6s | %5s | %3s |\n' area measurement value reference ratio goal met
+  printf '| %-8s | %-46s | %10s | %-36s | %6s | %6s | %3s |\n' area measurement value reference ratio goal met
   printf '|%s|%s|%s|%s|%s|%s|%s|\n' ---------- ------------------------------------------------ ------------ -------------------------------------- -------- ------- -----
   for r in "${rows[@]}"; do
     IFS='|' read -r a m v ref ratio goal met <<<"$r"
-    printf '| %-8s | %-46s | %10s | %-36s | %6s | %5s | %3s |\n' "$a" "$m" "$v" "$ref" "$ratio" "$goal" "$met"
+    printf '| %-8s | %-46s | %10s | %-36s | %6s | %6s | %3s |\n' "$a" "$m" "$v" "$ref" "$ratio" "$goal" "$met"
   done
   echo
   echo "Full outputs: $out/bench-*.txt"
