@@ -781,3 +781,64 @@ func TestExternalSecretsDocumented(t *testing.T) {
 		}
 	}
 }
+
+// TestCaddyfileFollowsProduction: the Kubernetes Caddyfile keeps every
+// directive of caddyfile/Caddyfile.production (the edge's own production
+// example), except those for certificates, which the Ingress handles here.
+func TestCaddyfileFollowsProduction(t *testing.T) {
+	root := repo.Root(t)
+	directives := func(path string) map[string]bool {
+		b, err := os.ReadFile(filepath.Join(root, path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]bool{}
+		for _, m := range regexp.MustCompile(`(?m)^\t([a-z_]+)`).FindAllStringSubmatch(string(b), -1) {
+			out[m[1]] = true
+		}
+		return out
+	}
+	prod := directives("caddyfile/Caddyfile.production")
+	k8s := directives("deploy/k8s/base/Caddyfile")
+	for _, d := range repo.Sorted(prod) {
+		if d == "email" { // ACME account: TLS ends at the Ingress
+			continue
+		}
+		if !k8s[d] {
+			t.Errorf("caddyfile/Caddyfile.production uses %s, deploy/k8s/base/Caddyfile does not", d)
+		}
+	}
+}
+
+// TestRedisClusterInit: the Job that forms the cluster names every node of
+// the StatefulSet, and the cluster gets at least three masters with one
+// replica each.
+func TestRedisClusterInit(t *testing.T) {
+	for _, dir := range builds {
+		o := build(t, repo.Root(t), dir)
+		ss, ok := o.statefulSets["redis"]
+		if !ok || ss.Spec.Replicas == nil {
+			t.Fatalf("%s: no redis StatefulSet with replicas", dir)
+		}
+		n := int(*ss.Spec.Replicas)
+		var script string
+		for _, p := range o.pods {
+			if p.owner == "Job/redis-cluster-init" {
+				script = strings.Join(p.spec.Containers[0].Command, " ")
+			}
+		}
+		m := regexp.MustCompile(`for i in ([0-9 ]+);`).FindStringSubmatch(script)
+		if m == nil {
+			t.Fatalf("%s: the init Job does not loop over the nodes", dir)
+		}
+		if got := len(strings.Fields(m[1])); got != n {
+			t.Errorf("%s: the init Job forms a cluster of %d nodes, the StatefulSet has %d", dir, got, n)
+		}
+		if !strings.Contains(script, "--cluster-replicas 1") || n/2 < 3 {
+			t.Errorf("%s: want at least three masters with one replica each (%d nodes)", dir, n)
+		}
+		if !strings.Contains(script, "redis-$i."+ss.Spec.ServiceName) {
+			t.Errorf("%s: the init Job does not address the nodes through Service %s", dir, ss.Spec.ServiceName)
+		}
+	}
+}
