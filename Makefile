@@ -5,7 +5,7 @@ GO ?= go
 BIN := bin
 GOFLAGS_TEST ?=
 
-.PHONY: run test build vet bench bench-webhooks loadtest chaos clean
+.PHONY: run test build vet bench bench-webhooks eval-ask bench-ask loadtest chaos clean
 
 build:
 	$(GO) build -o $(BIN)/ ./cmd/...
@@ -46,6 +46,18 @@ chaos: build
 	@deploy/local/deps.sh run
 	$(GO) build -o $(BIN)/ ./loadtest/receiver
 	$(GO) run ./loadtest/chaos
+
+# Ranking quality of POST /ask on the real corpus (origin/ask/testdata/eval.json):
+# nDCG@5, MRR and recall@10. IW_EVAL_VERBOSE=1 adds one line per question.
+eval-ask:
+	@$(GO) test -count=1 -run '^TestEval$$' -v ./origin/ask/ | grep -E '^(ask eval|[a-z0-9-]+ +nDCG)'
+
+# Speed of POST /ask on a generated 10,000-article archive: query latency
+# percentiles, index build time and memory, rebuild from Redis.
+bench-ask:
+	@deploy/local/deps.sh run
+	$(GO) test -run '^$$' -bench 'Build$$|RebuildFromStore' -benchtime 5x ./origin/ask/
+	$(GO) test -run '^$$' -bench 'Ask' -benchtime 3000x ./origin/ask/
 
 clean:
 	rm -rf $(BIN) .run

@@ -1,6 +1,7 @@
 package origin_test
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -8,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/invoicewire/invoicewire/internal/content/contenttest"
+	"github.com/invoicewire/invoicewire/internal/store"
 	"github.com/invoicewire/invoicewire/origin/openapi/contract"
 	"github.com/invoicewire/invoicewire/origin/origintest"
 )
@@ -303,4 +305,112 @@ func TestContractWrites(t *testing.T) {
 			exchange(t, c, inst, tc.method, tc.path, tc.header, tc.body, tc.want)
 		})
 	}
+}
+
+// TestContractSite validates the site surfaces of issue 6 — pages, feeds,
+// sitemaps, the developer portal and its documents, the discovery documents
+// and the MCP endpoint — success and error cases. The home page at {site_root}/
+// is not in the document: its path "/" is the service index's under
+// {base_url}, and OpenAPI allows each path once (origin/site tests cover it).
+func TestContractSite(t *testing.T) {
+	inst := origintest.Start(t)
+	c := contract.New(t)
+	week := store.ISOWeek(contenttest.Base)
+	if _, err := inst.Publisher.SendNewsletter(context.Background(), week, nil); err != nil {
+		t.Fatal(err)
+	}
+	first := contenttest.Article(0)
+	retracted := contenttest.Article(3)
+	mcpHeader := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"}}
+	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"contract","version":"1"}}}`
+
+	testCases := []struct {
+		desc   string
+		method string
+		path   string
+		header http.Header
+		body   string
+		want   int
+	}{
+		{desc: "article page", method: "GET", path: first.Path() + "/", want: 200},
+		{desc: "article page, wrong month", method: "GET", path: "/2020/01/" + first.Slug + "/", want: 404},
+		{desc: "article page, month 13", method: "GET", path: "/2026/13/" + first.Slug + "/", want: 404},
+		{desc: "article page, unknown slug", method: "GET", path: "/2026/11/no-such-article/", want: 404},
+		{desc: "article page, retracted", method: "GET", path: retracted.Path() + "/", want: 410},
+		{desc: "article page, overlong slug", method: "GET", path: "/2026/11/" + strings.Repeat("a", 200) + "/", want: 404},
+		{desc: "section page", method: "GET", path: "/section/mandates/", want: 200},
+		{desc: "section page 2", method: "GET", path: "/section/mandates/?page=1", want: 200},
+		{desc: "section page, unknown section", method: "GET", path: "/section/sport/", want: 404},
+		{desc: "section page, page 0", method: "GET", path: "/section/mandates/?page=0", want: 400},
+		{desc: "section page, page past the end", method: "GET", path: "/section/mandates/?page=50", want: 404},
+		{desc: "audience page", method: "GET", path: "/audience/ap/", want: 200},
+		{desc: "audience page, page not a number", method: "GET", path: "/audience/ap/?page=two", want: 400},
+		{desc: "audience page, unknown audience", method: "GET", path: "/audience/cfo/", want: 404},
+		{desc: "country page", method: "GET", path: "/countries/de/", want: 200},
+		{desc: "country page, uppercase (D7)", method: "GET", path: "/countries/DE/", want: 200},
+		{desc: "country page, unknown country", method: "GET", path: "/countries/zz/", want: 404},
+		{desc: "country page, three letters", method: "GET", path: "/countries/deu/", want: 400},
+		{desc: "newsletter page", method: "GET", path: "/newsletter/" + week + "/", want: 200},
+		{desc: "newsletter page, unsent week", method: "GET", path: "/newsletter/2020-w01/", want: 404},
+		{desc: "newsletter page, week 99", method: "GET", path: "/newsletter/2026-w99/", want: 404},
+		{desc: "stylesheet", method: "GET", path: "/assets/site.css?v=1", want: 200},
+		{desc: "icon", method: "GET", path: "/assets/icon.svg", want: 200},
+		{desc: "unknown asset", method: "GET", path: "/assets/site.js", want: 404},
+		{desc: "master feed RSS", method: "GET", path: "/feeds/all.xml", want: 200},
+		{desc: "master feed JSON", method: "GET", path: "/feeds/all.json", want: 200},
+		{desc: "section feed RSS", method: "GET", path: "/feeds/section/specs.xml", want: 200},
+		{desc: "section feed JSON", method: "GET", path: "/feeds/section/specs.json", want: 200},
+		{desc: "section feed, unknown section", method: "GET", path: "/feeds/section/sport.json", want: 404},
+		{desc: "audience feed RSS", method: "GET", path: "/feeds/audience/vendor.xml", want: 200},
+		{desc: "audience feed JSON", method: "GET", path: "/feeds/audience/vendor.json", want: 200},
+		{desc: "country feed RSS", method: "GET", path: "/feeds/country/pl.xml", want: 200},
+		{desc: "country feed JSON", method: "GET", path: "/feeds/country/pl.json", want: 200},
+		{desc: "country feed, untracked country", method: "GET", path: "/feeds/country/zz.xml", want: 404},
+		{desc: "newsletter feed RSS", method: "GET", path: "/feeds/newsletter.xml", want: 200},
+		{desc: "newsletter feed JSON", method: "GET", path: "/feeds/newsletter.json", want: 200},
+		{desc: "sitemap index", method: "GET", path: "/sitemap-index.xml", want: 200},
+		{desc: "pages sitemap", method: "GET", path: "/sitemaps/pages.xml", want: 200},
+		{desc: "article sitemap", method: "GET", path: "/sitemaps/articles-1.xml", want: 200},
+		{desc: "article sitemap past the end", method: "GET", path: "/sitemaps/articles-2.xml", want: 404},
+		{desc: "news sitemap", method: "GET", path: "/news-sitemap.xml", want: 200},
+		{desc: "developer portal", method: "GET", path: "/developers", want: 200},
+		{desc: "auth.md", method: "GET", path: "/auth.md", want: 200},
+		{desc: "llms.txt", method: "GET", path: "/llms.txt", want: 200},
+		{desc: "robots.txt", method: "GET", path: "/robots.txt", want: 200},
+		{desc: "protected resource metadata", method: "GET", path: "/.well-known/oauth-protected-resource", want: 200},
+		{desc: "authorization server metadata", method: "GET", path: "/.well-known/oauth-authorization-server", want: 200},
+		{desc: "signatures directory", method: "GET", path: "/.well-known/http-message-signatures-directory", want: 200},
+		{desc: "signatures directory, POST", method: "POST", path: "/.well-known/http-message-signatures-directory", want: 405},
+		{desc: "MCP server card", method: "GET", path: "/.well-known/mcp/server-card.json", want: 200},
+		{desc: "MCP server card, reserved location", method: "GET", path: "/mcp/server-card", want: 200},
+		{desc: "AI catalog", method: "GET", path: "/.well-known/ai-catalog.json", want: 200},
+		{desc: "agent card", method: "GET", path: "/.well-known/agent-card.json", want: 200},
+		{desc: "discovery document, POST", method: "POST", path: "/.well-known/agent-card.json", want: 405},
+		{desc: "MCP initialize", method: "POST", path: "/mcp", header: mcpHeader, body: initialize, want: 200},
+		{desc: "MCP tools/list", method: "POST", path: "/mcp", header: mcpHeader, body: `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}`, want: 200},
+		{desc: "MCP notification", method: "POST", path: "/mcp", header: mcpHeader, body: `{"jsonrpc":"2.0","method":"notifications/initialized"}`, want: 202},
+		{desc: "MCP, GET", method: "GET", path: "/mcp", want: 405},
+		{desc: "MCP, not JSON", method: "POST", path: "/mcp", header: http.Header{"Content-Type": {"text/plain"}, "Accept": {"application/json, text/event-stream"}}, body: "hello", want: 415},
+		{desc: "MCP, malformed JSON", method: "POST", path: "/mcp", header: mcpHeader, body: `{"jsonrpc":`, want: 400},
+		{desc: "MCP, Accept without event-stream", method: "POST", path: "/mcp", header: http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json"}}, body: initialize, want: 400},
+		{desc: "unknown page", method: "GET", path: "/no/such/page/", want: 404},
+		{desc: "dot segments", method: "GET", path: "/../", want: 404},
+		{desc: "odd encoding in a slug", method: "GET", path: "/2026/11/%ff%fe%00/", want: 404},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			exchange(t, c, inst, tc.method, tc.path, tc.header, tc.body, tc.want)
+		})
+	}
+	t.Run("conditional reads", func(t *testing.T) {
+		for _, path := range []string{
+			first.Path() + "/", "/section/mandates/", "/countries/de/", "/newsletter/" + week + "/", "/assets/site.css",
+			"/feeds/all.xml", "/feeds/all.json", "/sitemap-index.xml", "/sitemaps/articles-1.xml", "/news-sitemap.xml",
+			"/developers", "/auth.md", "/llms.txt", "/robots.txt", "/.well-known/oauth-protected-resource",
+			"/.well-known/http-message-signatures-directory", "/.well-known/agent-card.json", "/mcp/server-card",
+		} {
+			resp, _ := exchange(t, c, inst, "GET", path, nil, "", 200)
+			exchange(t, c, inst, "GET", path, http.Header{"If-None-Match": {resp.Header.Get("ETag")}}, "", 304)
+		}
+	})
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/invoicewire/invoicewire/internal/netguard"
+	"github.com/invoicewire/invoicewire/internal/signing"
 	"github.com/invoicewire/invoicewire/internal/store"
 	"github.com/invoicewire/invoicewire/internal/token"
 	"github.com/invoicewire/invoicewire/internal/webhook"
@@ -22,6 +23,7 @@ import (
 	"github.com/invoicewire/invoicewire/origin/api"
 	"github.com/invoicewire/invoicewire/origin/ask"
 	"github.com/invoicewire/invoicewire/origin/idempotency"
+	"github.com/invoicewire/invoicewire/origin/mcp"
 	"github.com/invoicewire/invoicewire/origin/openapi"
 	"github.com/invoicewire/invoicewire/origin/respond"
 	"github.com/invoicewire/invoicewire/origin/site"
@@ -42,6 +44,10 @@ type Config struct {
 	// WebhookPolicy decides which receiver addresses subscriptions may
 	// name (IW_WEBHOOK_ALLOW_CIDRS).
 	WebhookPolicy netguard.Policy
+	// SigningKey is IW_SIGNING_KEY, the base64url Ed25519 seed of the
+	// service key; empty means the key shared through Redis (package
+	// internal/signing).
+	SigningKey string
 }
 
 // Server is the origin's HTTP handler.
@@ -76,7 +82,7 @@ func New(cfg Config, st *store.Store) (*Server, error) {
 		return nil, err
 	}
 	a := &api.API{Store: st, SiteRoot: cfg.SiteRoot}
-	st2 := &site.Site{Store: st, SiteRoot: cfg.SiteRoot}
+	st2 := &site.Site{Store: st, SiteRoot: cfg.SiteRoot, Keys: signing.NewSource(st.Client(), cfg.SigningKey), Log: cfg.Log}
 	rt := &s.router
 	rt.get("/api/v1/", a.Index)
 	rt.get("/api/v1/articles", a.Articles)
@@ -91,6 +97,16 @@ func New(cfg Config, st *store.Store) (*Server, error) {
 	rt.get("/openapi.json", func(*http.Request) (*respond.Response, error) {
 		return respond.Bytes("application/json", openapi.Document, "openapi"), nil
 	})
+	// Site pages, feeds, sitemaps, developer portal, discovery documents
+	// and the MCP server (issue 6). Registered before the
+	// /{year}/{month}/{file} wildcard, which would take three-segment paths.
+	for _, r := range st2.Routes() {
+		rt.get(r.Pattern, r.Handler)
+	}
+	for _, m := range st2.Mounts() {
+		rt.mount(m.Pattern, m.Handler)
+	}
+	rt.mount("/mcp", mcp.Handler(&mcp.Server{Store: st, SiteRoot: cfg.SiteRoot, Log: cfg.Log}))
 	rt.get("/{year}/{month}/{file}", st2.ArticleMarkdown)
 	// POST /ask streams (D22), so it is mounted raw and answers its own
 	// methods, errors and headers.

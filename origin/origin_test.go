@@ -224,6 +224,11 @@ func TestEndpoints(t *testing.T) {
 				t.Fatalf("Allow = %q", r.header.Get("Allow"))
 			}
 		}},
+		{desc: "GET of a POST-only API route is a 405, not a 401", path: "/api/v1/agent-auth/claim", status: 405, code: "method_not_allowed", check: func(t *testing.T, r result) {
+			if r.header.Get("Allow") != "POST, OPTIONS" || r.header.Get("WWW-Authenticate") != "" {
+				t.Fatalf("Allow %q, WWW-Authenticate %q", r.header.Get("Allow"), r.header.Get("WWW-Authenticate"))
+			}
+		}},
 		{desc: "reads ignore a bad token", path: "/api/v1/countries", header: http.Header{"Authorization": {"Bearer nope"}}, status: 200},
 		{desc: "write to a site path", method: "POST", path: "/openapi.json", status: 405, code: "method_not_allowed"},
 		{desc: "HEAD has headers and no body", method: "HEAD", path: "/api/v1/sources", status: 200, check: func(t *testing.T, r result) {

@@ -246,7 +246,8 @@ func (s *Server) preflight(w http.ResponseWriter) {
 // write surfaces"); with a valid token it is the plain 405 (or 404 for an
 // unknown path).
 func (s *Server) refuseMethod(r *http.Request, rte *route) *apierror.Error {
-	if strings.HasPrefix(r.URL.Path, "/api/v1/") || r.URL.Path == "/api/v1" {
+	write := r.Method == http.MethodPost || r.Method == http.MethodPut || r.Method == http.MethodPatch || r.Method == http.MethodDelete
+	if write && (strings.HasPrefix(r.URL.Path, "/api/v1/") || r.URL.Path == "/api/v1") {
 		raw, present := token.FromHeader(r.Header)
 		if !present {
 			return token.Unauthorized(s.cfg.SiteRoot, r.Method, false)

@@ -456,7 +456,11 @@ func (h *Handler) fetch(w http.ResponseWriter, r *http.Request, next caddyhttp.H
 		if fresh == nil {
 			fresh = stale
 		}
-		requests.WithLabelValues(map[bool]string{true: "refresh", false: "revalidated"}[fwd == "request"]).Inc()
+		if fwd == "request" {
+			requests.WithLabelValues("refresh").Inc()
+		} else {
+			requests.WithLabelValues("revalidated").Inc()
+		}
 		h.writeEntry(w, r, fresh, now, []string{h.cacheStatus(fwd, http.StatusNotModified, stored)})
 		return nil
 	}

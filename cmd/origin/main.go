@@ -55,7 +55,7 @@ func run() error {
 	}
 	srv, err := origin.New(origin.Config{
 		SiteRoot: cfg.PublicURL, CacheBytes: cfg.OriginCacheBytes, Log: log, Registry: reg,
-		IDJAGIssuers: issuers, WebhookPolicy: netguard.Policy{Allow: cfg.WebhookAllowCIDRs},
+		IDJAGIssuers: issuers, WebhookPolicy: netguard.Policy{Allow: cfg.WebhookAllowCIDRs}, SigningKey: cfg.SigningKey,
 	}, st)
 	if err != nil {
 		return err

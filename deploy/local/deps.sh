@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what `make run` and `make test` need and a fresh Debian machine with
-# Go lacks: redis-server (with redis-cli), curl and, for the tests, Node.js with npm
-# and the npm packages of the OpenAPI client check. As root it installs with
+# Go lacks: redis-server (with redis-cli), curl and, for the tests, Node.js with npm,
+# the npm packages of the OpenAPI client check, Chromium and python3. As root it installs with
 # apt; otherwise it prints the command to run and fails.
 #
 #   deploy/local/deps.sh run     what `make run` needs
@@ -17,6 +17,10 @@ if [ "${1:-run}" = test ]; then
   command -v npm >/dev/null || need+=(nodejs npm)
   # deploy/check: promtool checks and unit-tests the alert rules.
   command -v promtool >/dev/null || need+=(prometheus)
+  # The site's browser tests (origin/site) drive headless Chromium; the
+  # developer portal's Python verification sample runs under python3.
+  command -v chromium >/dev/null || need+=(chromium)
+  command -v python3 >/dev/null || need+=(python3)
 fi
 
 if [ ${#need[@]} -gt 0 ]; then

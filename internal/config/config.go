@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/invoicewire/invoicewire/internal/signing"
 )
 
 // Config is the configuration shared by the binaries. Each binary uses the
@@ -193,6 +195,12 @@ func FromLookup(lookup func(string) (string, bool)) (Config, error) {
 	u, err := url.Parse(c.PublicURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
 		return c, fmt.Errorf("config: IW_PUBLIC_URL must be an absolute http(s) URL without path or query, got %q", c.PublicURL)
+	}
+	if c.SigningKey != "" {
+		if _, err := signing.ParseSeed(c.SigningKey); err != nil {
+			// Never echo the value: it is a private key.
+			return c, fmt.Errorf("config: IW_SIGNING_KEY must be base64url of a 32-byte Ed25519 seed")
+		}
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":

@@ -33,6 +33,12 @@ func TestFromLookup(t *testing.T) {
 		{desc: "cache not a number", env: map[string]string{"IW_ORIGIN_CACHE_BYTES": "lots"}, wantErr: "IW_ORIGIN_CACHE_BYTES"},
 		{desc: "bad log level", env: map[string]string{"IW_LOG_LEVEL": "loud"}, wantErr: "IW_LOG_LEVEL"},
 		{desc: "bad grace", env: map[string]string{"IW_SHUTDOWN_GRACE": "soon"}, wantErr: "IW_SHUTDOWN_GRACE"},
+		{desc: "signing key", env: map[string]string{"IW_SIGNING_KEY": "n4Ni-HpISpVObnQMW0wOhCKROaIKqKtW_2ZYb2p9KcU"}, check: func(t *testing.T, c Config) {
+			if c.SigningKey != "n4Ni-HpISpVObnQMW0wOhCKROaIKqKtW_2ZYb2p9KcU" {
+				t.Fatalf("SigningKey = %q", c.SigningKey)
+			}
+		}},
+		{desc: "signing key too short", env: map[string]string{"IW_SIGNING_KEY": "c2hvcnQ"}, wantErr: "IW_SIGNING_KEY"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.desc, func(t *testing.T) {
@@ -48,5 +54,19 @@ func TestFromLookup(t *testing.T) {
 			}
 			tc.check(t, c)
 		})
+	}
+}
+
+// TestSigningKeyErrorHidesTheValue: a malformed IW_SIGNING_KEY is still a
+// private key, so the error names the variable but never its value.
+func TestSigningKeyErrorHidesTheValue(t *testing.T) {
+	_, err := FromLookup(func(k string) (string, bool) {
+		if k == "IW_SIGNING_KEY" {
+			return "secret-value-xyz", true
+		}
+		return "", false
+	})
+	if err == nil || strings.Contains(err.Error(), "secret-value-xyz") {
+		t.Fatalf("err = %v", err)
 	}
 }

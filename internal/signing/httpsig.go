@@ -30,6 +30,24 @@ type Component struct {
 	Req  bool
 }
 
+// HeaderSignatureAgent names where a verifier finds the signer's key
+// (Web Bot Auth): a Structured Field Dictionary from a signature label to
+// the https URL of a signatures directory.
+const HeaderSignatureAgent = "Signature-Agent"
+
+// SignatureAgent is the Signature-Agent value for one signature label and a
+// directory URL, in the dictionary form the Web Bot Auth drafts require of
+// signers: label="https://…".
+func SignatureAgent(label, directoryURL string) (string, error) {
+	d := httpsfv.NewDictionary()
+	d.Add(label, httpsfv.NewItem(directoryURL))
+	s, err := httpsfv.Marshal(d)
+	if err != nil {
+		return "", fmt.Errorf("signing: Signature-Agent for %q: %w", label, err)
+	}
+	return s, nil
+}
+
 // Components is a shorthand for request components without parameters.
 func Components(names ...string) []Component {
 	out := make([]Component, len(names))

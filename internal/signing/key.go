@@ -13,9 +13,12 @@
 //     8037) whose kid is the RFC 7638 thumbprint ([Thumbprint]).
 //   - Signing. [Key.SignRequest] signs an outgoing request (the worker's
 //     deliveries); [Key.SignResponse] signs a response in place (the
-//     directory). Both set Signature-Input and Signature for one label.
-//     [ContentDigest] computes the RFC 9530 Content-Digest a signature over a
-//     body covers.
+//     directory). Both set Signature-Input and Signature for one label,
+//     keeping other labels already present. [ContentDigest] computes the
+//     RFC 9530 Content-Digest a signature over a body covers, and
+//     [SignatureAgent] the Web Bot Auth header naming the directory; set both
+//     before signing when they are covered (see the example of
+//     [Key.SignRequest] for a webhook delivery).
 //   - Verifying. [VerifyRequest] and [VerifyResponse] check one label's
 //     signature with a public key; [VerifyContentDigest] checks a body.
 //

@@ -119,6 +119,9 @@ func wordEnd(text string, i int) int {
 }
 
 func isWordRune(r rune) bool {
+	if r < utf8.RuneSelf {
+		return ('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z') || ('0' <= r && r <= '9')
+	}
 	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r)
 }
 
@@ -141,12 +144,21 @@ var foldDiacritics = transform.Chain(norm.NFD, runes.Remove(runes.In(unicode.Mn)
 // normalize lowercases a raw word, drops a possessive and apostrophes, folds
 // diacritics and removes the digit-group commas of numbers.
 func normalize(raw string) string {
-	ascii := true
+	ascii, plain := true, true
 	for i := 0; i < len(raw); i++ {
-		if raw[i] >= utf8.RuneSelf {
-			ascii = false
+		c := raw[i]
+		if c >= utf8.RuneSelf {
+			ascii, plain = false, false
 			break
 		}
+		if ('A' <= c && c <= 'Z') || c == '\'' || c == ',' {
+			plain = false
+		}
+	}
+	if plain {
+		// The common case: lower-case ASCII letters and digits (the scanner
+		// guarantees one of them), possibly with dots between digits.
+		return raw
 	}
 	s := raw
 	if !ascii {

@@ -216,8 +216,10 @@ type Engine struct {
 	buildMu sync.Mutex
 
 	// wake has room for one signal: requests to rebuild while a build runs
-	// collapse into one more build.
-	wake chan struct{}
+	// collapse into one more build. named signals that changes named
+	// articles to check.
+	wake  chan struct{}
+	named chan struct{}
 	// seq counts announced changes; an index remembers the count when its
 	// build began.
 	seq atomic.Uint64
@@ -246,7 +248,7 @@ func New(cfg Config) *Engine {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 10 * time.Second
 	}
-	e := &Engine{cfg: cfg, log: cfg.Log, wake: make(chan struct{}, 1), pending: map[string]uint64{}}
+	e := &Engine{cfg: cfg, log: cfg.Log, wake: make(chan struct{}, 1), named: make(chan struct{}, 1), pending: map[string]uint64{}}
 	empty := map[string]uint64{}
 	e.hidden.Store(&empty)
 	return e
@@ -256,13 +258,21 @@ func New(cfg Config) *Engine {
 // never blocks: the worker started by Run does the work.
 func (e *Engine) Purge(tags []string) {
 	seq := e.seq.Add(1)
+	named := false
 	e.mu.Lock()
 	for _, t := range tags {
 		if slug, ok := strings.CutPrefix(t, "article:"); ok {
 			e.pending[slug] = seq
+			named = true
 		}
 	}
 	e.mu.Unlock()
+	if named {
+		select {
+		case e.named <- struct{}{}:
+		default:
+		}
+	}
 	e.signal()
 }
 
@@ -281,18 +291,36 @@ func (e *Engine) signal() {
 
 // Run builds the index and rebuilds it after every announced change until
 // ctx ends. A failed build is retried with backoff; the previous index keeps
-// answering meanwhile.
+// answering meanwhile. Beside the rebuilds, a second loop checks the
+// articles that changes name, so a retraction is not kept waiting by a
+// rebuild under way.
 func (e *Engine) Run(ctx context.Context) {
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-e.named:
+				e.hideRetracted(ctx)
+			}
+		}
+	}()
 	e.signal()
 	var backoff time.Duration
+	first := true
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-e.wake:
 		}
-		e.hideRetracted(ctx)
-		if _, err := e.rebuild(ctx); err != nil {
+		start := time.Now()
+		ix, err := e.rebuild(ctx)
+		if err == nil && first {
+			first = false
+			e.log.Info("ask: index built", "articles", ix.Len(), "terms", len(ix.idf), "took", time.Since(start).Round(time.Millisecond))
+		}
+		if err != nil {
 			if ctx.Err() != nil {
 				return
 			}
@@ -310,8 +338,8 @@ func (e *Engine) Run(ctx context.Context) {
 	}
 }
 
-// maxQuickChecks bounds the articles checked one by one before a rebuild; a
-// larger batch (a whole-corpus sync) waits for the rebuild.
+// maxQuickChecks bounds the articles checked one by one; a larger batch (a
+// whole-corpus sync) waits for the rebuild.
 const maxQuickChecks = 64
 
 // hideRetracted checks the articles named by recent changes that the
@@ -404,26 +432,51 @@ func (e *Engine) rebuild(ctx context.Context) (*Index, error) {
 }
 
 // LoadCorpus reads every published article and the country and spec
-// registries from the store.
+// registries from the store. Pages are read by offset, several at once: an
+// article published or retracted meanwhile may be missed or read twice (the
+// index keeps one copy), and the change that moved it triggers the next
+// rebuild anyway.
 func LoadCorpus(ctx context.Context, st *store.Store) (Corpus, error) {
 	var c Corpus
-	const page = 500
-	var after *store.Cursor
-	for {
-		p, err := st.Articles(ctx, store.ArticleFilter{}, 0, page, after)
-		if err != nil {
-			return c, fmt.Errorf("ask: reading articles: %w", err)
-		}
-		for _, rec := range p.Articles {
+	const page, readers = 500, 4
+	first, err := st.Articles(ctx, store.ArticleFilter{}, 0, page, nil)
+	if err != nil {
+		return c, fmt.Errorf("ask: reading articles: %w", err)
+	}
+	pages := make([][]*store.ArticleRecord, max(1, (first.Total+page-1)/page))
+	pages[0] = first.Articles
+	var (
+		wg      sync.WaitGroup
+		errOnce sync.Once
+		readErr error
+		next    atomic.Int64
+	)
+	next.Store(1)
+	for range min(readers, len(pages)-1) {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(pages) || ctx.Err() != nil {
+					return
+				}
+				p, err := st.Articles(ctx, store.ArticleFilter{}, i*page, page, nil)
+				if err != nil {
+					errOnce.Do(func() { readErr = err })
+					return
+				}
+				pages[i] = p.Articles
+			}
+		})
+	}
+	wg.Wait()
+	if readErr != nil {
+		return c, fmt.Errorf("ask: reading articles: %w", readErr)
+	}
+	for _, p := range pages {
+		for _, rec := range p {
 			c.Articles = append(c.Articles, &rec.Article)
 		}
-		if len(p.Articles) == 0 || p.Start+page >= p.Total {
-			break
-		}
-		last := p.Articles[len(p.Articles)-1]
-		after = &store.Cursor{PublishedAt: last.PublishedAt, Slug: last.Slug}
 	}
-	var err error
 	if c.Countries, err = st.Countries(ctx); err != nil {
 		return c, fmt.Errorf("ask: reading countries: %w", err)
 	}
@@ -593,4 +646,22 @@ func (p *prepared) meta(start time.Time) Meta {
 		TookMS:         math.Round(float64(time.Since(start).Microseconds())/10) / 100,
 		SummaryMethod:  "extractive",
 	}
+}
+
+// Tool adapts the engine to callers that pass a question and a locale and
+// take any JSON-encodable answer, such as the MCP server's ask tool
+// (origin/mcp's Asker): mcp.Server{Ask: engine.Tool()}.
+func (e *Engine) Tool() Tool { return Tool{e} }
+
+// Tool is an Engine seen as a question-and-locale tool.
+type Tool struct{ e *Engine }
+
+// Ask answers query in locale ("" for en) with the default number of
+// results. The answer marshals to the JSON answer of POST /ask.
+func (t Tool) Ask(ctx context.Context, query, locale string) (any, error) {
+	ans, err := t.e.Ask(ctx, Request{Query: query, Locale: locale})
+	if err != nil {
+		return nil, err
+	}
+	return ans, nil
 }

@@ -207,3 +207,64 @@ func TestSwapUnderLoad(t *testing.T) {
 	cancel()
 	wg.Wait()
 }
+
+// TestLoadCorpusPages reads an archive of several pages: every published
+// article once, retracted ones never.
+func TestLoadCorpusPages(t *testing.T) {
+	st := store.New(redistest.Start(t).Client())
+	ctx := context.Background()
+	pub := &store.Publisher{Store: st, SiteRoot: testSiteRoot, Now: func() time.Time { return contenttest.Base }}
+	const n = 1234
+	if err := pub.SyncCorpus(ctx, contenttest.Corpus(n), nil); err != nil {
+		t.Fatal(err)
+	}
+	gone := contenttest.Article(777).Slug
+	if _, err := pub.Retract(ctx, gone, "test"); err != nil {
+		t.Fatal(err)
+	}
+	c, err := LoadCorpus(ctx, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, a := range c.Articles {
+		if seen[a.Slug] {
+			t.Errorf("%s read twice", a.Slug)
+		}
+		seen[a.Slug] = true
+	}
+	if len(seen) != n-1 || seen[gone] {
+		t.Errorf("read %d articles (retracted one included: %v), want %d", len(seen), seen[gone], n-1)
+	}
+	if len(c.Countries) != len(contenttest.Countries) || len(c.Specs) != len(contenttest.Specs) {
+		t.Errorf("registries: %d countries, %d specs", len(c.Countries), len(c.Specs))
+	}
+}
+
+// TestRetractionDuringRebuild: while a rebuild is under way (here: held),
+// a retraction still leaves the answers, through the quick check.
+func TestRetractionDuringRebuild(t *testing.T) {
+	st, pub, a := published(t)
+	e := New(Config{Store: st, SiteRoot: testSiteRoot, Log: quiet})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := e.Rebuild(ctx); err != nil {
+		t.Fatal(err)
+	}
+	go e.Run(ctx)
+	ready := make(chan struct{})
+	go st.FollowInvalidations(ctx, e, quiet, ready)
+	<-ready
+
+	const q = "Zanzibar procurement"
+	e.buildMu.Lock() // a rebuild that takes as long as this test needs
+	defer e.buildMu.Unlock()
+	before := e.idx.Load()
+	if _, err := pub.Retract(ctx, a.Slug, "The agency denied the report."); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "a retracted article disappears while a rebuild is held", func() bool { return !slices.Contains(slugs(t, e, q), a.Slug) })
+	if e.idx.Load() != before {
+		t.Fatal("the index was replaced although the rebuild was held")
+	}
+}

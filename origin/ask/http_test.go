@@ -545,3 +545,29 @@ func TestLateFailure(t *testing.T) {
 		t.Error("a 503 without Retry-After")
 	}
 }
+
+// TestTool checks the adapter the MCP ask tool uses: same answer as
+// POST /ask, errors as *apierror.Error.
+func TestTool(t *testing.T) {
+	e, srv := serveReal(t)
+	var asker interface {
+		Ask(ctx context.Context, query, locale string) (any, error)
+	} = e.Tool()
+	got, err := asker.Ask(context.Background(), "When is KSeF mandatory in Poland?", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	toolJSON, err := json.Marshal(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp := post(t, srv, "application/json", `{"query":"When is KSeF mandatory in Poland?"}`, nil)
+	httpJSON := readBody(t, resp)
+	strip := regexp.MustCompile(`"(took_ms|request_id)":[^,}]+`)
+	if a, b := strip.ReplaceAll(toolJSON, nil), strip.ReplaceAll(bytes.TrimSpace(httpJSON), nil); !bytes.Equal(a, b) {
+		t.Errorf("the tool's answer differs from POST /ask:\n%s\n%s", a, b)
+	}
+	if _, err := asker.Ask(context.Background(), "  ", ""); err == nil {
+		t.Error("an empty question was answered")
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -67,6 +68,19 @@ type doc struct {
 	// boost is the recency multiplier.
 	boost     float64
 	sentences []sentence
+	// ids are the term ids of the sentences, one run per sentence; ents
+	// are the countries and specs the sentences name (see sentEntity).
+	// Snippets and summaries score sentences from these without analysing
+	// text again.
+	ids  []int32
+	ents []sentEntity
+}
+
+// sentEntity is a synthetic term (a country or spec) that sentence sent
+// of a doc names.
+type sentEntity struct {
+	sent uint32
+	id   int32
 }
 
 // posting is one article containing a term, with the term's BM25F
@@ -114,9 +128,111 @@ type rawPosting struct {
 	tf  [numFields]uint16
 }
 
+// Building runs in two phases. Analysis (splitting, normalising, stemming)
+// is most of the work and needs no shared state, so the articles are cut
+// into one contiguous share per CPU and each share is analysed on its own,
+// into term ids of a vocabulary local to the share. The merge then maps the
+// local vocabularies onto one, in share order, and counts the postings.
+// Term ids therefore do not depend on timing, and scores never depend on
+// term ids.
+
+// analysed is one article after analysis: its terms per field as ids of
+// its share's vocabulary. The dek and body fields are the doc's sentence
+// ids, kept in the doc itself.
+type analysed struct {
+	title, tags, entities []int32
+}
+
+// share analyses a contiguous run of articles.
+type share struct {
+	st       *stemmer
+	entities *entityMatcher
+	surface  map[string]surface // normalised word → what it is
+	ids      map[string]int32   // term → local id
+	terms    []string           // local id → term
+	docs     []analysed
+	// seq and raw collect a sentence's words for entity matching.
+	seq, raw []string
+}
+
+// surface is what a normalised word is: its local term id (-1 for none) and
+// whether an entity alias starts with it.
+type surface struct {
+	id    int32
+	alias bool
+}
+
+func (sh *share) id(t string) int32 {
+	id, ok := sh.ids[t]
+	if !ok {
+		id = int32(len(sh.terms))
+		sh.ids[t] = id
+		sh.terms = append(sh.terms, t)
+	}
+	return id
+}
+
+// text appends the local term ids of text to dst. It reports whether the
+// text may name an entity: a word that starts an alias, or a word in
+// capitals that may be a country code.
+func (sh *share) text(dst []int32, text string, words bool) ([]int32, bool) {
+	named := false
+	if words {
+		sh.seq, sh.raw = sh.seq[:0], sh.raw[:0]
+	}
+	scanWords(text, func(w word) {
+		sf, ok := sh.surface[w.norm]
+		if !ok {
+			sf.id = -1
+			if t := termOf(w, sh.st.stem); t != "" {
+				sf.id = sh.id(t)
+			}
+			_, sf.alias = sh.entities.byFirst[w.norm]
+			sh.surface[w.norm] = sf
+		}
+		if sf.id >= 0 {
+			dst = append(dst, sf.id)
+		}
+		if words && !w.joined {
+			sh.seq, sh.raw = append(sh.seq, w.norm), append(sh.raw, w.raw)
+			if sf.alias || (len(w.raw) <= 3 && sh.entities.codes[w.raw] != "") {
+				named = true
+			}
+		}
+	})
+	return dst, named
+}
+
+func (sh *share) analyse(a *content.Article, d *doc) {
+	var out analysed
+	out.title, _ = sh.text(nil, a.Title, false)
+	out.tags, _ = sh.text(nil, strings.Join(a.Tags, " "), false)
+	out.tags, _ = sh.text(out.tags, a.Kicker, false)
+	var ent []int32
+	for _, cc := range a.Countries {
+		ent = append(ent, sh.id(countryTerm(strings.ToLower(cc))))
+	}
+	for _, sp := range a.Specs {
+		ent = append(ent, sh.id(specTerm(sp)))
+	}
+	out.entities, _ = sh.text(ent, sectionWords[a.Section], false)
+	for i := range d.sentences {
+		s := &d.sentences[i]
+		s.start = uint32(len(d.ids))
+		var named bool
+		d.ids, named = sh.text(d.ids, s.text, true)
+		s.end = uint32(len(d.ids))
+		if named {
+			for _, t := range sh.entities.match(sh.seq, sh.raw) {
+				d.ents = append(d.ents, sentEntity{sent: uint32(i), id: sh.id(t)})
+			}
+		}
+	}
+	sh.docs = append(sh.docs, out)
+}
+
 type builder struct {
 	ix      *Index
-	st      *stemmer
 	counts  [][numFields]uint16
 	touched []int32
 	raw     [][]rawPosting
@@ -127,63 +243,116 @@ type builder struct {
 func buildIndex(c Corpus, siteRoot string) *Index {
 	ix := &Index{
 		bySlug:   make(map[string]uint32, len(c.Articles)),
-		terms:    map[string]int32{},
-		surface:  map[string]int32{},
 		entities: newEntityMatcher(c.Countries, c.Specs),
 		langs:    map[string]bool{},
 	}
-	b := &builder{ix: ix, st: newStemmer()}
 	var newest time.Time
 	for _, a := range c.Articles {
 		if a.PublishedAt.After(newest) {
 			newest = a.PublishedAt
 		}
 	}
+	var articles []*content.Article
 	for _, a := range c.Articles {
 		if _, dup := ix.bySlug[a.Slug]; dup {
 			continue
 		}
-		id := uint32(len(ix.docs))
-		ix.bySlug[a.Slug] = id
-		d := doc{
-			slug:      a.Slug,
-			title:     a.Title,
-			url:       siteRoot + a.Path() + "/",
-			published: a.PublishedAt.UTC(),
-			lang:      primaryLanguage(a.Locale),
-			sentences: articleSentences(a.Dek, a.Body),
-		}
-		age := newest.Sub(a.PublishedAt)
-		d.boost = 1 + recencyWeight*math.Exp2(-float64(age)/float64(recencyHalfLife))
-		ix.langs[d.lang] = true
+		ix.bySlug[a.Slug] = uint32(len(articles))
+		articles = append(articles, a)
+	}
+	ix.docs = make([]doc, len(articles))
 
-		var lens [numFields]uint32
-		b.addText(fieldTitle, a.Title, &lens)
-		b.addText(fieldDek, a.Dek, &lens)
-		b.addText(fieldTags, strings.Join(a.Tags, " ")+" "+a.Kicker, &lens)
-		for _, cc := range a.Countries {
-			b.addTerm(fieldEntities, countryTerm(strings.ToLower(cc)), &lens)
+	// Analysis, one share per CPU.
+	n := max(1, min(runtime.GOMAXPROCS(0), len(articles)/256))
+	shares := make([]*share, n)
+	var wg sync.WaitGroup
+	for k := range shares {
+		// Sized for an archive's vocabulary, so the maps rarely grow.
+		guess := 1024 + 8*len(articles)/n
+		sh := &share{st: newStemmer(), entities: ix.entities, surface: make(map[string]surface, guess), ids: make(map[string]int32, guess)}
+		shares[k] = sh
+		lo, hi := k*len(articles)/n, (k+1)*len(articles)/n
+		wg.Go(func() {
+			for i := lo; i < hi; i++ {
+				a := articles[i]
+				d := &ix.docs[i]
+				*d = doc{
+					slug:      a.Slug,
+					title:     a.Title,
+					url:       siteRoot + a.Path() + "/",
+					published: a.PublishedAt.UTC(),
+					lang:      primaryLanguage(a.Locale),
+					sentences: articleSentences(a.Dek, a.Body),
+				}
+				age := newest.Sub(a.PublishedAt)
+				d.boost = 1 + recencyWeight*math.Exp2(-float64(age)/float64(recencyHalfLife))
+				sh.analyse(a, d)
+			}
+		})
+	}
+	wg.Wait()
+
+	// Merge, in share order.
+	words, terms := 0, 0
+	for _, sh := range shares {
+		words += len(sh.surface)
+		terms += len(sh.terms)
+	}
+	ix.surface = make(map[string]int32, words)
+	ix.terms = make(map[string]int32, terms)
+	b := &builder{ix: ix, lens: make([][numFields]uint32, 0, len(articles))}
+	docID := uint32(0)
+	for _, sh := range shares {
+		global := make([]int32, len(sh.terms))
+		for lid, t := range sh.terms {
+			global[lid] = b.termID(t)
 		}
-		for _, s := range a.Specs {
-			b.addTerm(fieldEntities, specTerm(s), &lens)
-		}
-		b.addText(fieldEntities, sectionWords[a.Section], &lens)
-		for _, s := range d.sentences {
-			if s.kind != kindDek {
-				b.addText(fieldBody, s.text, &lens)
+		for w, sf := range sh.surface {
+			if _, ok := ix.surface[w]; !ok {
+				if sf.id >= 0 {
+					ix.surface[w] = global[sf.id]
+				} else {
+					ix.surface[w] = -1
+				}
 			}
 		}
-		b.lens = append(b.lens, lens)
-		for _, t := range b.touched {
-			b.raw[t] = append(b.raw[t], rawPosting{doc: id, tf: b.counts[t]})
-			b.counts[t] = [numFields]uint16{}
+		for _, ad := range sh.docs {
+			var lens [numFields]uint32
+			for f, ids := range [...][]int32{fieldTitle: ad.title, fieldTags: ad.tags, fieldEntities: ad.entities} {
+				for _, lid := range ids {
+					b.count(global[lid], f, &lens)
+				}
+			}
+			d := &ix.docs[docID]
+			for _, st := range d.sentences {
+				f := fieldBody
+				if st.kind == kindDek {
+					f = fieldDek
+				}
+				for k := st.start; k < st.end; k++ {
+					d.ids[k] = global[d.ids[k]]
+					b.count(d.ids[k], f, &lens)
+				}
+			}
+			for k := range d.ents {
+				d.ents[k].id = global[d.ents[k].id]
+			}
+			b.lens = append(b.lens, lens)
+			for _, t := range b.touched {
+				b.raw[t] = append(b.raw[t], rawPosting{doc: docID, tf: b.counts[t]})
+				b.counts[t] = [numFields]uint16{}
+			}
+			b.touched = b.touched[:0]
+			docID++
 		}
-		b.touched = b.touched[:0]
-		ix.docs = append(ix.docs, d)
+		sh.docs = nil
+	}
+	for i := range ix.docs {
+		ix.langs[ix.docs[i].lang] = true
 	}
 	b.finish()
-	n := len(ix.docs)
-	ix.scratch.New = func() any { return &scratch{scores: make([]float32, n)} }
+	nd := len(ix.docs)
+	ix.scratch.New = func() any { return &scratch{scores: make([]float32, nd)} }
 	return ix
 }
 
@@ -196,31 +365,6 @@ func (b *builder) termID(t string) int32 {
 		b.counts = append(b.counts, [numFields]uint16{})
 	}
 	return id
-}
-
-// surfaceID returns the term id of a word, stemming each distinct word once.
-func (b *builder) surfaceID(w word) int32 {
-	if id, ok := b.ix.surface[w.norm]; ok {
-		return id
-	}
-	id := int32(-1)
-	if t := termOf(w, b.st.stem); t != "" {
-		id = b.termID(t)
-	}
-	b.ix.surface[w.norm] = id
-	return id
-}
-
-func (b *builder) addText(field int, text string, lens *[numFields]uint32) {
-	scanWords(text, func(w word) {
-		if id := b.surfaceID(w); id >= 0 {
-			b.count(id, field, lens)
-		}
-	})
-}
-
-func (b *builder) addTerm(field int, term string, lens *[numFields]uint32) {
-	b.count(b.termID(term), field, lens)
 }
 
 func (b *builder) count(id int32, field int, lens *[numFields]uint32) {
@@ -251,9 +395,26 @@ func (b *builder) finish() {
 			avg[f] = 1
 		}
 	}
+	// A term that occurs only in fields of weight zero adds nothing;
+	// dropping such postings keeps every stored weight above zero.
+	weighted := func(rp rawPosting) bool {
+		for f := range numFields {
+			if rp.tf[f] > 0 && fieldWeight[f] > 0 {
+				return true
+			}
+		}
+		return false
+	}
 	total := 0
-	for _, list := range b.raw {
-		total += len(list)
+	for t, list := range b.raw {
+		kept := list[:0]
+		for _, rp := range list {
+			if weighted(rp) {
+				kept = append(kept, rp)
+			}
+		}
+		b.raw[t] = kept
+		total += len(kept)
 	}
 	all := make([]posting, total)
 	ix.postings = make([][]posting, len(b.raw))
@@ -412,6 +573,8 @@ func (ix *Index) search(ctx context.Context, q *query, accept func(d uint32) boo
 		}
 		f := float32(t.idf * (k1 + 1))
 		for _, p := range ix.postings[t.id] {
+			// Every posting weighs more than zero (finish drops the
+			// others), so a score of zero means "not touched yet".
 			if sc.scores[p.doc] == 0 {
 				sc.touched = append(sc.touched, p.doc)
 			}

@@ -35,38 +35,51 @@ const (
 	quoteMinWords = 6
 )
 
-// sentenceTerms returns the question terms a sentence contains, as
-// positions in q.terms, and all its term ids (for similarity). Countries and
-// specifications the sentence names count as their synthetic terms, so
-// "Belgian businesses must…" covers a question about Belgium.
-func (ix *Index) sentenceTerms(text string, q *query) (matched []int, all []int32) {
-	var seq, raw []string
-	scanWords(text, func(w word) {
-		if q.entities && !w.joined {
-			seq = append(seq, w.norm)
-			raw = append(raw, w.raw)
-		}
-		id, ok := ix.surface[w.norm]
-		if !ok || id < 0 {
-			return
-		}
-		if !containsID(all, id) {
-			all = append(all, id)
-		}
-		if p, ok := q.pos[id]; ok && !containsInt(matched, p) {
+// sentenceTerms returns the question terms sentence i of d contains, as
+// positions in q.terms. Countries and specifications the sentence names
+// count as their synthetic terms, so "Belgian businesses must…" covers a
+// question about Belgium.
+func (q *query) sentenceTerms(d *doc, i int, matched []int) []int {
+	matched = matched[:0]
+	s := &d.sentences[i]
+	for _, id := range d.ids[s.start:s.end] {
+		if p := q.position(id); p >= 0 && !containsInt(matched, p) {
 			matched = append(matched, p)
 		}
-	})
+	}
 	if q.entities {
-		for _, t := range ix.entities.match(seq, raw) {
-			if id, ok := ix.terms[t]; ok {
-				if p, ok := q.pos[id]; ok && !containsInt(matched, p) {
+		for _, e := range d.ents {
+			if e.sent == uint32(i) {
+				if p := q.position(e.id); p >= 0 && !containsInt(matched, p) {
 					matched = append(matched, p)
 				}
 			}
 		}
 	}
-	return matched, all
+	return matched
+}
+
+// position returns the position of term id in q.terms, or -1. A question
+// has few terms, so a scan beats a map.
+func (q *query) position(id int32) int {
+	for p := range q.terms {
+		if q.terms[p].id == id {
+			return p
+		}
+	}
+	return -1
+}
+
+// sentenceIDs returns the distinct term ids of sentence i of d.
+func sentenceIDs(d *doc, i int) []int32 {
+	s := &d.sentences[i]
+	var out []int32
+	for _, id := range d.ids[s.start:s.end] {
+		if !containsID(out, id) {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 func containsID(s []int32, v int32) bool {
@@ -104,6 +117,7 @@ func (q *query) coverage(matched []int) float64 {
 // the earlier sentence wins, so the dek is preferred.
 func (ix *Index) snippet(d *doc, q *query) string {
 	best, bestCov := -1, 0.0
+	var matched []int
 	for i, s := range d.sentences {
 		if !s.quotable() {
 			continue
@@ -111,7 +125,7 @@ func (ix *Index) snippet(d *doc, q *query) string {
 		if best < 0 {
 			best = i
 		}
-		matched, _ := ix.sentenceTerms(s.text, q)
+		matched = q.sentenceTerms(d, i, matched)
 		if c := q.coverage(matched); c > bestCov {
 			best, bestCov = i, c
 		}
@@ -138,6 +152,7 @@ func (ix *Index) summarize(q *query, hits []hit) *Summary {
 		return nil
 	}
 	var cands []candidate
+	var matched []int
 	for rank, h := range hits[:min(summaryDocs, len(hits))] {
 		if float64(h.norm) < summaryDocShare*float64(hits[0].norm) {
 			break
@@ -150,12 +165,12 @@ func (ix *Index) summarize(q *query, hits []hit) *Summary {
 			if !s.quotable() || !readable(s.text) {
 				continue
 			}
-			matched, all := ix.sentenceTerms(s.text, q)
+			matched = q.sentenceTerms(d, i, matched)
 			cov := q.coverage(matched)
 			if cov < summaryMinCoverage {
 				continue
 			}
-			cands = append(cands, candidate{text: s.text, url: d.url, score: cov * rankPrior / (1 + 0.02*float64(i)), terms: all})
+			cands = append(cands, candidate{text: s.text, url: d.url, score: cov * rankPrior / (1 + 0.02*float64(i)), terms: sentenceIDs(d, i)})
 		}
 	}
 	var picked []candidate

@@ -21,10 +21,12 @@ const (
 	kindTable                // a table row: never quoted
 )
 
-// sentence is one sentence of an article, in plain text.
+// sentence is one sentence of an article, in plain text. Once indexed,
+// start and end delimit its term ids in its doc's ids.
 type sentence struct {
-	text string
-	kind uint8
+	text       string
+	kind       uint8
+	start, end uint32
 }
 
 // quotable reports whether s may appear in a snippet or a summary.

@@ -57,9 +57,9 @@ func TestMarkdownBlocks(t *testing.T) {
 
 func TestArticleSentences(t *testing.T) {
 	got := articleSentences("One. Two.", "Body **here**. More.\n\n## H\n")
-	want := []sentence{{"One.", kindDek}, {"Two.", kindDek}, {"Body here.", kindPara}, {"More.", kindPara}, {"H", kindHeading}}
+	want := []sentence{{text: "One.", kind: kindDek}, {text: "Two.", kind: kindDek}, {text: "Body here.", kind: kindPara}, {text: "More.", kind: kindPara}, {text: "H", kind: kindHeading}}
 	if !reflect.DeepEqual(got, want) {
-		t.Errorf("got %q, want %q", got, want)
+		t.Errorf("got %+v, want %+v", got, want)
 	}
 	if got[4].quotable() || !got[0].quotable() {
 		t.Error("a heading is quotable or the dek is not")

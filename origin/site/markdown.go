@@ -1,6 +1,3 @@
-// Package site serves the origin's non-JSON surfaces at {site_root}: the
-// markdown twins of article pages (DESIGN D11), and the pages, feeds and
-// discovery documents as they land.
 package site
 
 import (
@@ -20,12 +17,6 @@ import (
 	"github.com/invoicewire/invoicewire/origin/api"
 	"github.com/invoicewire/invoicewire/origin/respond"
 )
-
-// Site answers the site-root routes.
-type Site struct {
-	Store    *store.Store
-	SiteRoot string
-}
 
 // MarkdownType is the media type of markdown twins (RFC 7763).
 const MarkdownType = "text/markdown; charset=utf-8"

@@ -1,0 +1,132 @@
+package mcp
+
+import (
+	"net/http"
+	"strings"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/invoicewire/invoicewire/internal/apierror"
+	"github.com/invoicewire/invoicewire/origin/respond"
+)
+
+// Handler serves the MCP server over Streamable HTTP at /mcp. It is mounted
+// as a raw route (never cached), so it adds the shared headers itself and
+// turns the SDK's plain-text HTTP errors into the JSON of DESIGN D6;
+// JSON-RPC answers, errors included, pass through unchanged.
+func Handler(s *Server) http.Handler {
+	srv := s.New()
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, &sdk.StreamableHTTPOptions{
+		Stateless: true,
+		// Every tool answers at once without progress notifications, so
+		// one JSON answer per POST is simpler for clients and proxies than
+		// a one-event stream.
+		JSONResponse: true,
+		// The origin listens on loopback behind the edge, which forwards
+		// the public Host; the SDK's DNS-rebinding guard would refuse every
+		// proxied request. The guard protects servers on a user's machine;
+		// this one is public, read-only and needs no credentials.
+		DisableLocalhostProtection: true,
+		MaxRequestBodyBytes:        MaxBody,
+		Logger:                     s.Log,
+	})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hdr := w.Header()
+		hdr.Set("Access-Control-Allow-Origin", "*")
+		hdr.Set("Access-Control-Expose-Headers", "Mcp-Session-Id, MCP-Protocol-Version, RateLimit, RateLimit-Policy, Retry-After, X-Request-Id")
+		hdr.Set("Cache-Control", respond.NoStore)
+		hdr.Set("X-Content-Type-Options", "nosniff")
+		if id := r.Header.Get("X-Request-Id"); id != "" {
+			hdr.Set("X-Request-Id", id)
+		}
+		switch r.Method {
+		case http.MethodOptions:
+			hdr.Set("Access-Control-Allow-Methods", "POST, OPTIONS")
+			hdr.Set("Access-Control-Allow-Headers", "Content-Type, Accept, MCP-Protocol-Version, Mcp-Session-Id, Mcp-Method, Mcp-Name, Last-Event-ID, X-Request-Id")
+			hdr.Set("Access-Control-Max-Age", "86400")
+			w.WriteHeader(http.StatusNoContent)
+			return
+		case http.MethodPost:
+		default:
+			// Stateless Streamable HTTP has no GET stream and no DELETE.
+			e := apierror.New(http.StatusMethodNotAllowed, "Method "+r.Method+" is not allowed here.",
+				"The MCP endpoint takes one JSON-RPC message per POST (Streamable HTTP); its card is at /mcp/server-card.")
+			e.Header = http.Header{"Allow": {"POST, OPTIONS"}}
+			apierror.Write(w, e)
+			return
+		}
+		if r.ContentLength > MaxBody {
+			apierror.Write(w, apierror.New(http.StatusRequestEntityTooLarge, "The request body is larger than 65536 bytes.", "Send one JSON-RPC message per POST."))
+			return
+		}
+		h.ServeHTTP(&jsonErrors{ResponseWriter: w}, r)
+	})
+}
+
+// jsonErrors rewrites the SDK's http.Error answers (status ≥ 400 with a
+// text/plain body) into D6 JSON errors with the same status, and keeps every
+// answer out of caches (the SDK sets "no-cache" on its own answers; D12
+// wants no-store for anything that is not a cacheable read).
+type jsonErrors struct {
+	http.ResponseWriter
+	wroteHeader bool
+	rewritten   bool
+}
+
+func (j *jsonErrors) WriteHeader(status int) {
+	if j.wroteHeader {
+		return
+	}
+	j.wroteHeader = true
+	j.Header().Set("Cache-Control", respond.NoStore)
+	ct := j.Header().Get("Content-Type")
+	if status >= 400 && (ct == "" || strings.HasPrefix(ct, "text/plain")) {
+		j.rewritten = true
+		j.Header().Del("Content-Type")
+		apierror.Write(j.ResponseWriter, apierror.New(status, messageFor(status), "See "+"/developers#mcp for how to call the MCP endpoint."))
+		return
+	}
+	j.ResponseWriter.WriteHeader(status)
+}
+
+func (j *jsonErrors) Write(b []byte) (int, error) {
+	if !j.wroteHeader {
+		j.WriteHeader(http.StatusOK)
+	}
+	if j.rewritten {
+		// The plain-text body is replaced by the JSON already written.
+		return len(b), nil
+	}
+	return j.ResponseWriter.Write(b)
+}
+
+// Flush lets the SDK stream server-sent events through the wrapper.
+func (j *jsonErrors) Flush() {
+	if !j.wroteHeader {
+		j.WriteHeader(http.StatusOK)
+	}
+	if f, ok := j.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap gives http.ResponseController the underlying writer.
+func (j *jsonErrors) Unwrap() http.ResponseWriter { return j.ResponseWriter }
+
+func messageFor(status int) string {
+	switch status {
+	case http.StatusBadRequest:
+		return "The MCP request is malformed: send one JSON-RPC message as JSON, with Accept: application/json, text/event-stream."
+	case http.StatusUnsupportedMediaType:
+		return "The MCP request body must be JSON (Content-Type: application/json)."
+	case http.StatusRequestEntityTooLarge:
+		return "The request body is larger than 65536 bytes."
+	case http.StatusNotFound:
+		return "No MCP session with this id; this server is stateless, so send requests without Mcp-Session-Id."
+	case http.StatusForbidden:
+		return "The MCP request was refused."
+	case http.StatusMethodNotAllowed:
+		return "The MCP endpoint answers POST only."
+	}
+	return "The MCP request failed."
+}

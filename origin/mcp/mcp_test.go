@@ -1,0 +1,266 @@
+package mcp_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/invoicewire/invoicewire/internal/content/contenttest"
+	"github.com/invoicewire/invoicewire/origin/mcp"
+	"github.com/invoicewire/invoicewire/origin/origintest"
+	"github.com/invoicewire/invoicewire/origin/site"
+)
+
+// connect opens a session with the SDK's own client over Streamable HTTP,
+// exactly as an MCP client would.
+func connect(t *testing.T, endpoint string, client *http.Client) *sdk.ClientSession {
+	t.Helper()
+	c := sdk.NewClient(&sdk.Implementation{Name: "invoicewire-test", Version: "1.0.0"}, nil)
+	cs, err := c.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: endpoint, HTTPClient: client}, nil)
+	if err != nil {
+		t.Fatalf("connecting to %s: %v", endpoint, err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+func call(t *testing.T, cs *sdk.ClientSession, tool string, args map[string]any) *sdk.CallToolResult {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: protocol error %v (bad arguments must be tool errors)", tool, err)
+	}
+	return res
+}
+
+func text(res *sdk.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*sdk.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+// TestTools exercises every tool through the origin with the SDK client:
+// the tool list matches the server card, results come from the store, and
+// bad arguments or unknown identifiers are tool errors with a useful text.
+func TestTools(t *testing.T) {
+	inst := origintest.Start(t)
+	cs := connect(t, inst.SiteRoot+"/mcp", inst.Server.Client())
+	if v := cs.InitializeResult().ProtocolVersion; v != site.MCPProtocolVersions[0] {
+		t.Errorf("negotiated protocol %s, the server card's newest is %s", v, site.MCPProtocolVersions[0])
+	}
+	for _, v := range site.MCPProtocolVersions {
+		if !slices.Contains(sdk.SupportedProtocolVersions(), v) {
+			t.Errorf("the server card lists %s, which the SDK does not speak", v)
+		}
+	}
+
+	tools, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names, want []string
+	for _, tl := range tools.Tools {
+		names = append(names, tl.Name)
+		if tl.Annotations == nil || !tl.Annotations.ReadOnlyHint {
+			t.Errorf("%s is not marked read-only", tl.Name)
+		}
+	}
+	for _, tl := range site.MCPTools {
+		want = append(want, tl.Name)
+	}
+	slices.Sort(names)
+	slices.Sort(want)
+	if !slices.Equal(names, want) {
+		t.Errorf("tools %v, the server card lists %v", names, want)
+	}
+
+	first := contenttest.Article(0)
+	testCases := []struct {
+		desc     string
+		tool     string
+		args     map[string]any
+		wantErr  string // substring of the tool error; "" means success
+		wantText string // substring of a successful result
+		wantNot  string // must not appear in a successful result
+	}{
+		{desc: "newest articles", tool: "search_articles", args: map[string]any{}, wantText: first.Slug},
+		{desc: "filtered", tool: "search_articles", args: map[string]any{"section": "mandates", "country": "BE", "limit": 3}, wantText: first.Slug},
+		{desc: "text query", tool: "search_articles", args: map[string]any{"query": "synthetic ARTICLE 12"}, wantText: contenttest.Article(12).Slug},
+		{desc: "text query without matches", tool: "search_articles", args: map[string]any{"query": "blockchain"}, wantText: `"count":0`},
+		{desc: "retracted articles are not found", tool: "search_articles", args: map[string]any{"query": "synthetic", "limit": 50}, wantText: `"count":29`, wantNot: origintest.RetractedSlug},
+		{desc: "unknown section", tool: "search_articles", args: map[string]any{"section": "sport"}, wantErr: "section"},
+		{desc: "country of three letters", tool: "search_articles", args: map[string]any{"country": "deu"}, wantErr: "country"},
+		{desc: "limit 0", tool: "search_articles", args: map[string]any{"limit": 0}, wantErr: "limit"},
+		{desc: "limit too high", tool: "search_articles", args: map[string]any{"limit": 500}, wantErr: "limit"},
+		{desc: "negative offset", tool: "search_articles", args: map[string]any{"offset": -1}, wantErr: "offset"},
+		{desc: "limit of the wrong type", tool: "search_articles", args: map[string]any{"limit": "ten"}, wantErr: "limit"},
+		{desc: "unknown argument", tool: "search_articles", args: map[string]any{"colour": "blue"}, wantErr: "colour"},
+		{desc: "overlong query", tool: "search_articles", args: map[string]any{"query": strings.Repeat("x", 201)}, wantErr: "query"},
+		{desc: "article as markdown", tool: "get_article", args: map[string]any{"slug": first.Slug}, wantText: "# " + first.Title},
+		{desc: "unknown article", tool: "get_article", args: map[string]any{"slug": "no-such-article"}, wantErr: "search_articles"},
+		{desc: "retracted article", tool: "get_article", args: map[string]any{"slug": origintest.RetractedSlug}, wantErr: "retracted"},
+		{desc: "malformed slug", tool: "get_article", args: map[string]any{"slug": "../../etc/passwd"}, wantErr: "slug"},
+		{desc: "missing slug", tool: "get_article", args: map[string]any{}, wantErr: "slug"},
+		{desc: "countries", tool: "list_countries", args: nil, wantText: `"code":"jp"`},
+		{desc: "country, either case", tool: "get_country", args: map[string]any{"code": "DE"}, wantText: `"mandate_status":"phased-rollout"`},
+		{desc: "untracked country", tool: "get_country", args: map[string]any{"code": "zz"}, wantErr: "list_countries"},
+		{desc: "country code of digits", tool: "get_country", args: map[string]any{"code": "12"}, wantErr: "code"},
+		{desc: "specs", tool: "list_specs", args: nil, wantText: "peppol-bis-billing-3"},
+		{desc: "spec", tool: "get_spec", args: map[string]any{"slug": "peppol-bis-billing-3"}, wantText: `"version":"3.0.20"`},
+		{desc: "unknown spec", tool: "get_spec", args: map[string]any{"slug": "no-such-spec"}, wantErr: "list_specs"},
+		{desc: "sources", tool: "list_sources", args: nil, wantText: "openpeppol"},
+		{desc: "a list tool refuses arguments", tool: "list_sources", args: map[string]any{"x": 1}, wantErr: "x"},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			res := call(t, cs, tc.tool, tc.args)
+			got := text(res)
+			if tc.wantErr != "" {
+				if !res.IsError {
+					t.Fatalf("no tool error: %s", got)
+				}
+				if !strings.Contains(got, tc.wantErr) {
+					t.Errorf("tool error %q does not mention %q", got, tc.wantErr)
+				}
+				return
+			}
+			if res.IsError {
+				t.Fatalf("tool error: %s", got)
+			}
+			if !strings.Contains(got, tc.wantText) {
+				t.Errorf("result does not contain %q: %.400s", tc.wantText, got)
+			}
+			if tc.wantNot != "" && strings.Contains(got, tc.wantNot) {
+				t.Errorf("result contains %q", tc.wantNot)
+			}
+		})
+	}
+
+	t.Run("an unknown tool is a protocol error", func(t *testing.T) {
+		if _, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "delete_everything"}); err == nil {
+			t.Error("no error")
+		}
+	})
+	t.Run("search pages through results", func(t *testing.T) {
+		var out mcp.SearchOutput
+		res := call(t, cs, "search_articles", map[string]any{"query": "synthetic", "limit": 5, "offset": 5})
+		if err := json.Unmarshal([]byte(text(res)), &out); err != nil {
+			t.Fatal(err)
+		}
+		if out.Count != origintest.Articles-1 || len(out.Items) != 5 || out.Items[0].Slug != contenttest.Article(6).Slug {
+			t.Errorf("count %d, %d items, first %v", out.Count, len(out.Items), out.Items)
+		}
+	})
+}
+
+type fakeAsker struct{ got string }
+
+func (f *fakeAsker) Ask(_ context.Context, query, locale string) (any, error) {
+	f.got = query + "|" + locale
+	return map[string]any{"answer": "quoted"}, nil
+}
+
+// TestAskHook shows the hook the /ask engine plugs into: with Server.Ask
+// set, an "ask" tool appears and passes the question through.
+func TestAskHook(t *testing.T) {
+	inst := origintest.Start(t)
+	asker := &fakeAsker{}
+	ts := httptest.NewServer(mcp.Handler(&mcp.Server{Store: inst.Store, SiteRoot: inst.SiteRoot, Log: slog.New(slog.DiscardHandler), Ask: asker}))
+	defer ts.Close()
+	cs := connect(t, ts.URL, ts.Client())
+	res := call(t, cs, "ask", map[string]any{"query": " When is KSeF mandatory? "})
+	if res.IsError || !strings.Contains(text(res), "quoted") || asker.got != "When is KSeF mandatory?|en" {
+		t.Errorf("ask: %v %s %q", res.IsError, text(res), asker.got)
+	}
+	if res := call(t, cs, "ask", map[string]any{"query": ""}); !res.IsError {
+		t.Error("an empty question is not a tool error")
+	}
+}
+
+// TestHTTPErrors checks the transport's refusals are D6 JSON with no-store.
+func TestHTTPErrors(t *testing.T) {
+	inst := origintest.Start(t)
+	testCases := []struct {
+		desc        string
+		method      string
+		contentType string
+		accept      string
+		body        string
+		want        int
+	}{
+		{desc: "GET", method: "GET", want: 405},
+		{desc: "DELETE", method: "DELETE", want: 405},
+		{desc: "text body", method: "POST", contentType: "text/plain", accept: "application/json, text/event-stream", body: "hi", want: 415},
+		{desc: "malformed JSON", method: "POST", contentType: "application/json", accept: "application/json, text/event-stream", body: "{", want: 400},
+		{desc: "Accept lacks event-stream", method: "POST", contentType: "application/json", accept: "application/json", body: `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, want: 400},
+		{desc: "body over 64 KiB", method: "POST", contentType: "application/json", accept: "application/json, text/event-stream", body: `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"x":"` + strings.Repeat("a", 70<<10) + `"}}`, want: 413},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			req, _ := http.NewRequest(tc.method, inst.SiteRoot+"/mcp", strings.NewReader(tc.body))
+			if tc.contentType != "" {
+				req.Header.Set("Content-Type", tc.contentType)
+			}
+			if tc.accept != "" {
+				req.Header.Set("Accept", tc.accept)
+			}
+			resp, err := inst.Server.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tc.want || resp.Header.Get("Content-Type") != "application/json" || resp.Header.Get("Cache-Control") != "no-store" {
+				t.Fatalf("%d %s %s: %s", resp.StatusCode, resp.Header.Get("Content-Type"), resp.Header.Get("Cache-Control"), body)
+			}
+			var e struct {
+				Error struct{ Code, Message string } `json:"error"`
+			}
+			if json.Unmarshal(body, &e) != nil || e.Error.Code == "" {
+				t.Errorf("not D6 JSON: %s", body)
+			}
+		})
+	}
+	t.Run("preflight", func(t *testing.T) {
+		req, _ := http.NewRequest("OPTIONS", inst.SiteRoot+"/mcp", nil)
+		req.Header.Set("Origin", "https://agent.example")
+		req.Header.Set("Access-Control-Request-Method", "POST")
+		resp, err := inst.Server.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 204 || resp.Header.Get("Access-Control-Allow-Origin") != "*" || !strings.Contains(resp.Header.Get("Access-Control-Allow-Methods"), "POST") {
+			t.Errorf("%d %v", resp.StatusCode, resp.Header)
+		}
+	})
+	t.Run("a proxied Host is served", func(t *testing.T) {
+		// Behind the edge the origin listens on loopback and sees the
+		// public Host; the SDK's DNS-rebinding guard must not refuse it.
+		req, _ := http.NewRequest("POST", inst.SiteRoot+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`))
+		req.Host = "invoicewire.example"
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := inst.Server.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(body), `"protocolVersion"`) {
+			t.Errorf("%d %s", resp.StatusCode, body)
+		}
+	})
+}

@@ -1,0 +1,79 @@
+package site
+
+import (
+	"bytes"
+	"embed"
+	"fmt"
+	"net/http"
+	"text/template"
+
+	"github.com/invoicewire/invoicewire/internal/store"
+	"github.com/invoicewire/invoicewire/origin/respond"
+)
+
+//go:embed docs/*
+var docFiles embed.FS
+
+// The text documents are text/template: their output is markdown or plain
+// text, never HTML.
+var docs = template.Must(template.ParseFS(docFiles, "docs/*"))
+
+// ContentSignal is the site's AI-use preference (contentsignals.org): search
+// and answers that cite the articles yes, model training no. It is the
+// robots.txt line and the Content-Signal header of pages and twins.
+const ContentSignal = "search=yes, ai-input=yes, ai-train=no"
+
+type docData struct {
+	Site, Base string
+	Articles   []docArticle
+}
+
+type docArticle struct {
+	Title, URL, Dek string
+}
+
+func (s *Site) doc(name string, data docData) ([]byte, error) {
+	data.Site, data.Base = s.SiteRoot, s.baseURL()
+	var b bytes.Buffer
+	if err := docs.ExecuteTemplate(&b, name, data); err != nil {
+		return nil, fmt.Errorf("site: rendering %s: %w", name, err)
+	}
+	return b.Bytes(), nil
+}
+
+// AuthMarkdown answers GET /auth.md: the agent registration walkthrough.
+func (s *Site) AuthMarkdown(r *http.Request) (*respond.Response, error) {
+	body, err := s.doc("auth.md", docData{})
+	if err != nil {
+		return nil, err
+	}
+	return respond.Bytes(MarkdownType, body, tagDiscovery), nil
+}
+
+// LLMsTxt answers GET /llms.txt (llmstxt.org): the site for language
+// models, with the markdown twins of the 20 newest articles.
+func (s *Site) LLMsTxt(r *http.Request) (*respond.Response, error) {
+	p, err := s.Store.Articles(r.Context(), store.ArticleFilter{}, 0, 20, nil)
+	if err != nil {
+		return nil, err
+	}
+	var d docData
+	for _, rec := range p.Articles {
+		d.Articles = append(d.Articles, docArticle{Title: rec.Title, URL: s.SiteRoot + rec.Path() + ".md", Dek: rec.Dek})
+	}
+	body, err := s.doc("llms.txt", d)
+	if err != nil {
+		return nil, err
+	}
+	return respond.Bytes("text/plain; charset=utf-8", body, tagDiscovery, store.TagList), nil
+}
+
+// RobotsTxt answers GET /robots.txt with a Content-Signal line and the
+// sitemaps.
+func (s *Site) RobotsTxt(r *http.Request) (*respond.Response, error) {
+	body, err := s.doc("robots.txt", docData{})
+	if err != nil {
+		return nil, err
+	}
+	return respond.Bytes("text/plain; charset=utf-8", body, tagDiscovery), nil
+}

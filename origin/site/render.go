@@ -1,0 +1,225 @@
+package site
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/extension"
+	"github.com/yuin/goldmark/parser"
+
+	"github.com/invoicewire/invoicewire/origin/respond"
+)
+
+//go:embed templates/*.html assets/*
+var files embed.FS
+
+// HTMLType is the media type of every page.
+const HTMLType = "text/html; charset=utf-8"
+
+// ContentSecurityPolicy forbids every script and every third-party
+// resource: the pages need no JavaScript. The schema.org JSON-LD block is a
+// "data block" (HTML §4.12.1.2: a script element whose type is not a
+// JavaScript MIME type), which browsers never execute, so script-src does not
+// apply to it and no 'unsafe-inline' or hash is needed. Images may come from
+// any https origin because articles may name an external og:image.
+const ContentSecurityPolicy = "default-src 'none'; style-src 'self'; img-src 'self' https: data:; " +
+	"base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+// pageHeaders are the security headers of every HTML page. X-Content-Type-
+// Options: nosniff is added by the origin to every response.
+var pageHeaders = http.Header{
+	"Content-Security-Policy":    {ContentSecurityPolicy},
+	"Referrer-Policy":            {"strict-origin-when-cross-origin"},
+	"X-Frame-Options":            {"DENY"},
+	"Cross-Origin-Opener-Policy": {"same-origin"},
+	"Permissions-Policy":         {"camera=(), microphone=(), geolocation=(), interest-cohort=()"},
+	"Content-Signal":             {ContentSignal},
+}
+
+// markdown renders article bodies: GitHub-flavoured markdown (tables,
+// strikethrough, autolinks), heading ids for anchors, and raw HTML left out
+// (goldmark's default), so an article cannot inject markup or script.
+var markdown = goldmark.New(
+	goldmark.WithExtensions(extension.GFM),
+	goldmark.WithParserOptions(parser.WithAutoHeadingID()),
+)
+
+// renderMarkdown turns markdown into safe HTML.
+func renderMarkdown(src string) (template.HTML, error) {
+	var b bytes.Buffer
+	if err := markdown.Convert([]byte(src), &b); err != nil {
+		return "", fmt.Errorf("site: rendering markdown: %w", err)
+	}
+	// goldmark escapes text and omits raw HTML, so its output is safe.
+	return template.HTML(b.String()), nil
+}
+
+// The stylesheet and icon, with a version derived from their bytes so the
+// long cache lifetime of /assets never serves an old file after a deploy.
+var (
+	styleCSS, _ = files.ReadFile("assets/site.css")
+	iconSVG, _  = files.ReadFile("assets/icon.svg")
+	assetsVer   = func() string {
+		h := sha256.New()
+		h.Write(styleCSS)
+		h.Write(iconSVG)
+		return hex.EncodeToString(h.Sum(nil))[:12]
+	}()
+)
+
+// AssetCacheControl lets browsers and caches keep assets for a year: their
+// URLs carry a content version (?v=…), so a new file has a new URL.
+const AssetCacheControl = "public, max-age=31536000, immutable"
+
+// tagAssets is the surrogate key of the assets (they change only on deploy).
+const tagAssets = "assets"
+
+// Asset answers GET /assets/{file}: the stylesheet and the icon.
+func (s *Site) Asset(r *http.Request) (*respond.Response, error) {
+	var resp *respond.Response
+	switch r.PathValue("file") {
+	case "site.css":
+		resp = respond.Bytes("text/css; charset=utf-8", styleCSS, tagAssets)
+	case "icon.svg":
+		resp = respond.Bytes("image/svg+xml", iconSVG, tagAssets)
+	default:
+		return nil, notFoundPage(s.SiteRoot)
+	}
+	resp.CacheControl = AssetCacheControl
+	return resp, nil
+}
+
+var funcs = template.FuncMap{
+	"date": longDate,
+	"iso":  func(t time.Time) string { return t.UTC().Format(isoLayout) },
+	"deref": func(t *time.Time) time.Time {
+		if t == nil {
+			return time.Time{}
+		}
+		return *t
+	},
+	"upper": strings.ToUpper,
+	"label": label,
+}
+
+// labels are the human names of section, audience and status values.
+var labels = map[string]string{
+	"mandates": "Mandates", "network": "Network", "vendors": "Vendors", "policy": "Policy", "specs": "Specifications", "guides": "Guides",
+	"biz": "Businesses", "ap": "Accounts payable", "vendor": "Vendors and providers",
+	"live": "Live", "phased-rollout": "Phased roll-out", "scheduled": "Scheduled", "planned": "Planned",
+	"b2g-only": "B2G only", "reporting-only": "Reporting only", "voluntary": "Voluntary",
+}
+
+// label names a section, audience or mandate status for readers. "policy"
+// is both a section and an audience; both read "Policy".
+func label(v string) string {
+	if l, ok := labels[v]; ok {
+		return l
+	}
+	return v
+}
+
+// templates holds one template set per page: the layout plus the page's
+// own "content".
+var templates = func() map[string]*template.Template {
+	layout := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(files, "templates/layout.html", "templates/partials.html"))
+	pages, err := fs.Glob(files, "templates/*.html")
+	if err != nil {
+		panic(err)
+	}
+	out := map[string]*template.Template{}
+	for _, p := range pages {
+		name := strings.TrimSuffix(strings.TrimPrefix(p, "templates/"), ".html")
+		if name == "layout" || name == "partials" {
+			continue
+		}
+		out[name] = template.Must(template.Must(layout.Clone()).ParseFS(files, p))
+	}
+	return out
+}()
+
+// link is a <link> or <a> target.
+type link struct {
+	Rel, Type, Href, Title string
+}
+
+// meta is one <meta> element: Property for Open Graph, Name otherwise.
+type meta struct {
+	Property, Name, Content string
+}
+
+// head is what the layout puts in <head>, plus the shared navigation.
+type head struct {
+	SiteRoot    string
+	Title       string
+	Description string
+	Canonical   string
+	Alternates  []link
+	OpenGraph   []meta
+	Twitter     []meta
+	// JSONLD is the schema.org description of the page, already marshalled.
+	JSONLD    template.JS
+	CSS, Icon string
+	Prev      string
+	Next      string
+	Nav       []link
+	Current   string
+}
+
+// newHead fills the parts every page shares.
+func (s *Site) newHead(title, description, path string) head {
+	h := head{
+		SiteRoot:    s.SiteRoot,
+		Title:       title,
+		Description: description,
+		Canonical:   s.SiteRoot + path,
+		CSS:         "/assets/site.css?v=" + assetsVer,
+		Icon:        "/assets/icon.svg?v=" + assetsVer,
+		Current:     path,
+		Alternates: []link{
+			{Rel: "alternate", Type: "application/rss+xml", Href: s.SiteRoot + "/feeds/all.xml", Title: "Invoicewire: all articles (RSS)"},
+			{Rel: "alternate", Type: "application/feed+json", Href: s.SiteRoot + "/feeds/all.json", Title: "Invoicewire: all articles (JSON Feed)"},
+		},
+	}
+	for _, sec := range []string{"mandates", "network", "vendors", "policy", "specs", "guides"} {
+		h.Nav = append(h.Nav, link{Href: "/section/" + sec + "/", Title: label(sec)})
+	}
+	return h
+}
+
+// jsonLD marshals a schema.org object for a <script type="application/ld+json">
+// block. encoding/json escapes <, > and & as \u003c etc., so the data can
+// never close the script element.
+func jsonLD(v any) (template.JS, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "", fmt.Errorf("site: encoding JSON-LD: %w", err)
+	}
+	return template.JS(b), nil
+}
+
+// render executes the named page template and returns it as a cacheable
+// HTML response tagged with keys.
+func render(name string, data any, keys ...string) (*respond.Response, error) {
+	t, ok := templates[name]
+	if !ok {
+		return nil, fmt.Errorf("site: no template %q", name)
+	}
+	var b bytes.Buffer
+	if err := t.ExecuteTemplate(&b, "layout", data); err != nil {
+		return nil, fmt.Errorf("site: rendering %s: %w", name, err)
+	}
+	resp := respond.Bytes(HTMLType, b.Bytes(), keys...)
+	resp.Header = pageHeaders
+	return resp, nil
+}

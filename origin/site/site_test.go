@@ -1,0 +1,899 @@
+package site_test
+
+import (
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"html"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mmcdole/gofeed"
+
+	"github.com/invoicewire/invoicewire/internal/content"
+	"github.com/invoicewire/invoicewire/internal/content/contenttest"
+	"github.com/invoicewire/invoicewire/internal/signing"
+	"github.com/invoicewire/invoicewire/internal/store"
+	"github.com/invoicewire/invoicewire/origin"
+	"github.com/invoicewire/invoicewire/origin/origintest"
+	"github.com/invoicewire/invoicewire/origin/site"
+)
+
+// get fetches path (relative to the site root, or absolute) and returns the
+// response with its body read.
+func get(t *testing.T, inst *origintest.Instance, path string, header ...string) (*http.Response, []byte) {
+	t.Helper()
+	u := path
+	if !strings.HasPrefix(u, "http") {
+		u = inst.SiteRoot + path
+	}
+	req, err := http.NewRequest(http.MethodGet, u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := inst.Server.Client().Do(req)
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, b
+}
+
+// eventually retries check until it passes: content changes reach the
+// origin's cache through Redis pub/sub, asynchronously.
+func eventually(t *testing.T, what string, check func() error) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err := check()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %v", what, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+type catalog struct {
+	Count int `json:"count"`
+	Items []struct {
+		Title string `json:"title"`
+		URL   string `json:"url"`
+		Type  string `json:"type"`
+	} `json:"items"`
+}
+
+// TestFeedsMatchTheCatalog reads every feed the catalog lists with a real
+// feed parser: each parses, has the catalog's type and title, at most 50
+// items newest first with absolute links and full content; and no feed the
+// catalog lacks is served.
+func TestFeedsMatchTheCatalog(t *testing.T) {
+	inst := origintest.Start(t)
+	ctx := context.Background()
+	// 60 articles in all (one retracted), so the master feed is capped.
+	for i := origintest.Articles; i < 60; i++ {
+		if _, err := inst.Publisher.SyncArticle(ctx, contenttest.Article(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A tracked country without articles has no feed.
+	if _, err := inst.Publisher.SyncCountry(ctx, &content.Country{Code: "nl", Name: "Netherlands", MandateStatus: "planned"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := inst.Publisher.SendNewsletter(ctx, store.ISOWeek(contenttest.Base), nil); err != nil {
+		t.Fatal(err)
+	}
+	var cat catalog
+	eventually(t, "the catalog shows the new articles", func() error {
+		_, body := get(t, inst, "/api/v1/feeds")
+		if err := json.Unmarshal(body, &cat); err != nil {
+			return err
+		}
+		_, all := get(t, inst, "/feeds/all.json")
+		if !strings.Contains(string(all), contenttest.Article(49).Slug) {
+			return fmt.Errorf("the master feed does not have the new articles yet")
+		}
+		return nil
+	})
+	want := 2 * (1 + len(content.Sections) + len(content.Audiences) + len(contenttest.Countries) + 1)
+	if len(cat.Items) != want || cat.Count != want {
+		t.Fatalf("catalog has %d feeds (count %d), want %d", len(cat.Items), cat.Count, want)
+	}
+	parser := gofeed.NewParser()
+	for _, f := range cat.Items {
+		t.Run(strings.TrimPrefix(f.URL, inst.SiteRoot), func(t *testing.T) {
+			resp, body := get(t, inst, f.URL)
+			if resp.StatusCode != 200 {
+				t.Fatalf("status %d: %s", resp.StatusCode, body)
+			}
+			wantType := map[string]string{"rss": "application/rss+xml", "json": "application/feed+json"}[f.Type]
+			if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, wantType) {
+				t.Errorf("Content-Type %q, want %s", ct, wantType)
+			}
+			feed, err := parser.ParseString(string(body))
+			if err != nil {
+				t.Fatalf("gofeed: %v", err)
+			}
+			wantFeedType := map[string]string{"rss": "rss", "json": "json"}[f.Type]
+			if feed.FeedType != wantFeedType {
+				t.Errorf("parsed as %s, want %s", feed.FeedType, wantFeedType)
+			}
+			if f.Type == "json" && feed.FeedVersion != "https://jsonfeed.org/version/1.1" {
+				t.Errorf("JSON Feed version %q, want 1.1", feed.FeedVersion)
+			}
+			if f.Type == "rss" && feed.FeedVersion != "2.0" {
+				t.Errorf("RSS version %q, want 2.0", feed.FeedVersion)
+			}
+			if !strings.HasPrefix(f.Title, feed.Title) || feed.Title == "" {
+				t.Errorf("feed title %q does not match the catalog's %q", feed.Title, f.Title)
+			}
+			if feed.FeedLink != f.URL {
+				t.Errorf("self link %q, want %q", feed.FeedLink, f.URL)
+			}
+			if len(feed.Items) == 0 || len(feed.Items) > site.FeedItems {
+				t.Fatalf("%d items", len(feed.Items))
+			}
+			for i, it := range feed.Items {
+				if !strings.HasPrefix(it.Link, inst.SiteRoot+"/") || !strings.HasPrefix(it.GUID, inst.SiteRoot+"/") {
+					t.Errorf("item %d link %q / id %q is not an absolute site URL", i, it.Link, it.GUID)
+				}
+				if it.Content == "" || it.PublishedParsed == nil {
+					t.Errorf("item %d has no content or date", i)
+				}
+				if i > 0 && it.PublishedParsed.After(*feed.Items[i-1].PublishedParsed) {
+					t.Errorf("item %d is newer than item %d", i, i-1)
+				}
+				if strings.Contains(it.Link, origintest.RetractedSlug) {
+					t.Error("the retracted article is in the feed")
+				}
+			}
+			if strings.Contains(f.URL, "/feeds/all.") {
+				if len(feed.Items) != site.FeedItems {
+					t.Errorf("the master feed has %d items, want the newest %d", len(feed.Items), site.FeedItems)
+				}
+				if !strings.Contains(feed.Items[0].Content, "Body of synthetic article 0.") {
+					t.Errorf("item content is not the full text: %q", feed.Items[0].Content)
+				}
+			}
+		})
+	}
+	t.Run("feeds the catalog does not list", func(t *testing.T) {
+		for _, path := range []string{"/feeds/country/nl.xml", "/feeds/country/nl.json", "/feeds/country/zz.json", "/feeds/section/sport.xml", "/feeds/audience/cfo.json", "/feeds/all.rss", "/feeds/section/mandates.atom"} {
+			resp, body := get(t, inst, path)
+			if resp.StatusCode != 404 || !strings.Contains(string(body), `"not_found"`) {
+				t.Errorf("%s: %d %s", path, resp.StatusCode, body)
+			}
+		}
+	})
+}
+
+type urlset struct {
+	URLs []struct {
+		Loc     string `xml:"loc"`
+		LastMod string `xml:"lastmod"`
+		News    *struct {
+			Name     string `xml:"publication>name"`
+			Language string `xml:"publication>language"`
+			Date     string `xml:"publication_date"`
+			Title    string `xml:"title"`
+		} `xml:"http://www.google.com/schemas/sitemap-news/0.9 news"`
+	} `xml:"url"`
+}
+
+// TestSitemaps parses the index and every sitemap in it, and requests every
+// address they list: each must answer 200.
+func TestSitemaps(t *testing.T) {
+	inst := origintest.Start(t)
+	resp, body := get(t, inst, "/sitemap-index.xml")
+	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/xml") {
+		t.Fatalf("index: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	var idx struct {
+		XMLName  xml.Name
+		Sitemaps []struct {
+			Loc string `xml:"loc"`
+		} `xml:"sitemap"`
+	}
+	if err := xml.Unmarshal(body, &idx); err != nil {
+		t.Fatal(err)
+	}
+	if idx.XMLName.Space != "http://www.sitemaps.org/schemas/sitemap/0.9" || idx.XMLName.Local != "sitemapindex" {
+		t.Errorf("root element %v", idx.XMLName)
+	}
+	seen := map[string]bool{}
+	for _, sm := range idx.Sitemaps {
+		resp, body := get(t, inst, sm.Loc)
+		if resp.StatusCode != 200 {
+			t.Fatalf("%s: %d", sm.Loc, resp.StatusCode)
+		}
+		var set urlset
+		if err := xml.Unmarshal(body, &set); err != nil {
+			t.Fatalf("%s: %v", sm.Loc, err)
+		}
+		for _, u := range set.URLs {
+			if seen[u.Loc] {
+				continue
+			}
+			seen[u.Loc] = true
+			if r, _ := get(t, inst, u.Loc); r.StatusCode != 200 {
+				t.Errorf("%s lists %s, which answers %d", sm.Loc, u.Loc, r.StatusCode)
+			}
+			if u.LastMod != "" {
+				if _, err := time.Parse(time.RFC3339, u.LastMod); err != nil {
+					t.Errorf("lastmod %q: %v", u.LastMod, err)
+				}
+			}
+		}
+	}
+	// Every published article is in the sitemaps, the retracted one is not.
+	for i := range origintest.Articles {
+		a := contenttest.Article(i)
+		if in := seen[inst.SiteRoot+a.Path()+"/"]; in != (a.Slug != origintest.RetractedSlug) {
+			t.Errorf("%s in the sitemaps: %v", a.Slug, in)
+		}
+	}
+	for _, path := range []string{"/", "/section/guides/", "/audience/biz/", "/countries/jp/", "/developers"} {
+		if !seen[inst.SiteRoot+path] {
+			t.Errorf("the pages sitemap lacks %s", path)
+		}
+	}
+}
+
+// TestSitemapSplit lowers the per-sitemap limit so the article sitemaps
+// split, and checks the pieces cover every article once.
+func TestSitemapSplit(t *testing.T) {
+	inst := origintest.Start(t)
+	s := &site.Site{Store: inst.Store, SiteRoot: inst.SiteRoot, SitemapURLs: 7}
+	req := httptest.NewRequest("GET", "/sitemap-index.xml", nil)
+	resp, err := s.SitemapIndex(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	published := origintest.Articles - 1
+	for n := 1; n <= (published+6)/7; n++ {
+		if !strings.Contains(string(resp.Body), fmt.Sprintf("/sitemaps/articles-%d.xml", n)) {
+			t.Errorf("the index lacks articles-%d.xml", n)
+		}
+	}
+	if strings.Contains(string(resp.Body), fmt.Sprintf("/sitemaps/articles-%d.xml", (published+6)/7+1)) {
+		t.Error("the index lists one sitemap too many")
+	}
+	all := map[string]bool{}
+	for n := 1; ; n++ {
+		req := httptest.NewRequest("GET", "/", nil)
+		req.SetPathValue("file", fmt.Sprintf("articles-%d.xml", n))
+		resp, err := s.Sitemap(req)
+		if n > (published+6)/7 {
+			if err == nil {
+				t.Fatalf("articles-%d.xml exists past the end", n)
+			}
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		var set urlset
+		if err := xml.Unmarshal(resp.Body, &set); err != nil {
+			t.Fatal(err)
+		}
+		if len(set.URLs) > 7 {
+			t.Errorf("articles-%d.xml has %d URLs", n, len(set.URLs))
+		}
+		for _, u := range set.URLs {
+			if all[u.Loc] {
+				t.Errorf("%s is in two sitemaps", u.Loc)
+			}
+			all[u.Loc] = true
+		}
+	}
+	if len(all) != published {
+		t.Errorf("the sitemaps hold %d articles, want %d", len(all), published)
+	}
+}
+
+// TestPublishAndRetractNow publishes an article dated now: it appears in the
+// news sitemap and the feeds; retracted, it leaves both and its page is 410.
+func TestPublishAndRetractNow(t *testing.T) {
+	inst := origintest.Start(t)
+	ctx := context.Background()
+	now := time.Now().UTC().Truncate(time.Second)
+	a := contenttest.Article(0)
+	a.Slug, a.Title, a.PublishedAt, a.Countries = "breaking-news-now", "Breaking: a mandate moves", now, []string{"pl"}
+	// Warm the caches so the test also shows that publishing purges them.
+	for _, p := range []string{"/news-sitemap.xml", "/feeds/all.xml", "/feeds/country/pl.json", "/sitemaps/articles-1.xml", a.Path() + "/"} {
+		get(t, inst, p)
+	}
+	if _, err := inst.Publisher.SyncArticle(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	page := inst.SiteRoot + a.Path() + "/"
+	in := func(path string) (bool, error) {
+		resp, body := get(t, inst, path)
+		if resp.StatusCode != 200 {
+			return false, fmt.Errorf("%s answered %d", path, resp.StatusCode)
+		}
+		return strings.Contains(string(body), page), nil
+	}
+	check := func(want bool) func() error {
+		return func() error {
+			for _, p := range []string{"/news-sitemap.xml", "/feeds/all.xml", "/feeds/all.json", "/feeds/country/pl.json", "/feeds/section/mandates.xml", "/sitemaps/articles-1.xml"} {
+				got, err := in(p)
+				if err != nil {
+					return err
+				}
+				if got != want {
+					return fmt.Errorf("%s lists the article: %v, want %v", p, got, want)
+				}
+			}
+			return nil
+		}
+	}
+	eventually(t, "the published article appears", check(true))
+	_, body := get(t, inst, "/news-sitemap.xml")
+	var set urlset
+	if err := xml.Unmarshal(body, &set); err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range set.URLs {
+		if u.Loc == page && (u.News == nil || u.News.Title != a.Title || u.News.Name != "Invoicewire" || u.News.Language != "en" || u.News.Date != now.Format(time.RFC3339)) {
+			t.Errorf("news entry %+v", u.News)
+		}
+	}
+	if resp, _ := get(t, inst, page); resp.StatusCode != 200 {
+		t.Fatalf("the page answers %d", resp.StatusCode)
+	}
+
+	if _, err := inst.Publisher.Retract(ctx, a.Slug, "Published in error."); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the retracted article disappears", check(false))
+	eventually(t, "the page answers 410", func() error {
+		resp, body := get(t, inst, page)
+		if resp.StatusCode != 410 || !strings.Contains(string(body), "Published in error.") {
+			return fmt.Errorf("%d %s", resp.StatusCode, body)
+		}
+		return nil
+	})
+}
+
+// TestNewsSitemapWindow pins the two-day window with the site's clock.
+func TestNewsSitemapWindow(t *testing.T) {
+	inst := origintest.Start(t)
+	testCases := []struct {
+		desc string
+		now  time.Time
+		want int
+	}{
+		{desc: "right after the newest article", now: contenttest.Base.Add(time.Minute), want: 2},
+		{desc: "a day later", now: contenttest.Base.Add(24 * time.Hour), want: 2},
+		{desc: "three days later", now: contenttest.Base.Add(72 * time.Hour), want: 0},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			s := &site.Site{Store: inst.Store, SiteRoot: inst.SiteRoot, Now: func() time.Time { return tc.now }}
+			resp, err := s.NewsSitemap(httptest.NewRequest("GET", "/news-sitemap.xml", nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var set urlset
+			if err := xml.Unmarshal(resp.Body, &set); err != nil {
+				t.Fatal(err)
+			}
+			// Articles 0 and 1 are a day apart, so within two days of
+			// Base+1 day both count, and nothing older than two days.
+			if len(set.URLs) > tc.want || (tc.want == 0 && len(set.URLs) != 0) {
+				t.Errorf("%d entries, want at most %d", len(set.URLs), tc.want)
+			}
+			for _, u := range set.URLs {
+				d, _ := time.Parse(time.RFC3339, u.News.Date)
+				if tc.now.Sub(d) > site.NewsWindow {
+					t.Errorf("%s is older than two days", u.Loc)
+				}
+			}
+		})
+	}
+}
+
+// TestPageHeaders checks the security and cache headers of pages.
+func TestPageHeaders(t *testing.T) {
+	inst := origintest.Start(t)
+	a := contenttest.Article(0)
+	for _, path := range []string{"/", a.Path() + "/", "/section/network/", "/countries/fr/", "/developers"} {
+		t.Run(path, func(t *testing.T) {
+			resp, body := get(t, inst, path)
+			h := resp.Header
+			if resp.StatusCode != 200 || h.Get("Content-Type") != "text/html; charset=utf-8" {
+				t.Fatalf("%d %s", resp.StatusCode, h.Get("Content-Type"))
+			}
+			csp := h.Get("Content-Security-Policy")
+			for _, d := range []string{"default-src 'none'", "style-src 'self'", "frame-ancestors 'none'", "base-uri 'none'"} {
+				if !strings.Contains(csp, d) {
+					t.Errorf("CSP %q lacks %q", csp, d)
+				}
+			}
+			if strings.Contains(csp, "unsafe-inline") || strings.Contains(csp, "script-src") {
+				t.Errorf("CSP %q allows scripts", csp)
+			}
+			for k, want := range map[string]string{
+				"X-Content-Type-Options": "nosniff", "Referrer-Policy": "strict-origin-when-cross-origin",
+				"Cache-Control":  "public, max-age=300, s-maxage=3600, stale-while-revalidate=86400",
+				"Content-Signal": site.ContentSignal,
+			} {
+				if got := h.Get(k); got != want {
+					t.Errorf("%s %q, want %q", k, got, want)
+				}
+			}
+			if h.Get("ETag") == "" || h.Get("Surrogate-Key") == "" {
+				t.Errorf("ETag %q, Surrogate-Key %q", h.Get("ETag"), h.Get("Surrogate-Key"))
+			}
+			if strings.Contains(string(body), "<script>") || strings.Contains(string(body), "<script src") {
+				t.Error("the page has a script")
+			}
+		})
+	}
+	t.Run("article page", func(t *testing.T) {
+		resp, body := get(t, inst, a.Path()+"/")
+		if v := resp.Header.Get("Vary"); v != "Accept" {
+			t.Errorf("Vary %q, want Accept (D11)", v)
+		}
+		if !slices.Contains(strings.Fields(resp.Header.Get("Surrogate-Key")), store.TagArticle(a.Slug)) {
+			t.Errorf("Surrogate-Key %q lacks article:%s", resp.Header.Get("Surrogate-Key"), a.Slug)
+		}
+		html := string(body)
+		for _, want := range []string{
+			`<link rel="canonical" href="` + inst.SiteRoot + a.Path() + `/">`,
+			`<link rel="alternate" type="text/markdown" href="` + inst.SiteRoot + a.Path() + `.md"`,
+			`<meta property="og:title" content="` + a.Title + `">`,
+			`<meta property="og:type" content="article">`,
+			`<meta name="twitter:card" content="summary">`,
+			`<script type="application/ld+json">`,
+			`<time datetime="2026-11-20T09:00:00Z">20 November 2026</time>`,
+			a.Dek, "OpenPeppol AISBL", "Body of synthetic article 0.",
+		} {
+			if !strings.Contains(html, want) {
+				t.Errorf("the page lacks %s", want)
+			}
+		}
+		start := strings.Index(html, `<script type="application/ld+json">`) + len(`<script type="application/ld+json">`)
+		end := strings.Index(html[start:], "</script>")
+		var ld map[string]any
+		if err := json.Unmarshal([]byte(html[start:start+end]), &ld); err != nil {
+			t.Fatalf("JSON-LD: %v", err)
+		}
+		if ld["@type"] != "NewsArticle" || ld["headline"] != a.Title || ld["datePublished"] != "2026-11-20T09:00:00Z" || ld["url"] != inst.SiteRoot+a.Path()+"/" {
+			t.Errorf("JSON-LD %v", ld)
+		}
+	})
+	t.Run("assets are cached for a year", func(t *testing.T) {
+		resp, body := get(t, inst, "/assets/site.css?v=x")
+		if resp.Header.Get("Cache-Control") != site.AssetCacheControl || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/css") || len(body) == 0 {
+			t.Errorf("%d %s %s", resp.StatusCode, resp.Header.Get("Cache-Control"), resp.Header.Get("Content-Type"))
+		}
+	})
+}
+
+// TestCorrectionShowsOnThePage corrects an article and finds the note on
+// its page once the change has purged the cached page.
+func TestCorrectionShowsOnThePage(t *testing.T) {
+	inst := origintest.Start(t)
+	a := contenttest.Article(2)
+	get(t, inst, a.Path()+"/") // cached before the change
+	when := contenttest.Base.Add(3 * time.Hour)
+	a.Corrections = []content.Correction{{Date: when, Text: "An earlier version named the wrong authority."}}
+	a.UpdatedAt = &when
+	if _, err := inst.Publisher.SyncArticle(context.Background(), a); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the correction note appears", func() error {
+		_, body := get(t, inst, a.Path()+"/")
+		if !strings.Contains(string(body), "An earlier version named the wrong authority.") || !strings.Contains(string(body), "updated <time") {
+			return fmt.Errorf("no correction on the page")
+		}
+		return nil
+	})
+}
+
+// TestBadInput sends malformed and unknown page addresses: every answer is
+// the JSON error of D6 with the right status, never HTML, never a 500.
+func TestBadInput(t *testing.T) {
+	inst := origintest.Start(t)
+	long := strings.Repeat("a", content.MaxSlugLength+1)
+	testCases := []struct {
+		desc string
+		path string // sent as the raw request target
+		want int
+	}{
+		{desc: "unknown page", path: "/about-us", want: 404},
+		{desc: "month 13", path: "/2026/13/x/", want: 404},
+		{desc: "month 00", path: "/2026/00/article-00000/", want: 404},
+		{desc: "year not a number", path: "/20x6/11/article-00000/", want: 404},
+		{desc: "wrong year for the article", path: "/2025/11/article-00000/", want: 404},
+		{desc: "dot segments", path: "/../", want: 404},
+		{desc: "encoded dot segments", path: "/%2e%2e/%2e%2e/etc/passwd", want: 404},
+		{desc: "empty segments", path: "/2026//article-00000/", want: 404},
+		{desc: "overlong slug", path: "/2026/11/" + long + "/", want: 404},
+		{desc: "overlong markdown slug", path: "/2026/11/" + long + ".md", want: 404},
+		{desc: "invalid UTF-8", path: "/2026/11/%ff%fe/", want: 404},
+		{desc: "NUL bytes", path: "/2026/11/a%00b/", want: 404},
+		{desc: "uppercase slug", path: "/2026/11/ARTICLE-00000/", want: 404},
+		{desc: "unicode slug", path: "/2026/11/%C3%A4rticle/", want: 404},
+		{desc: "percent-encoded slash", path: "/2026/11/a%2Fb/", want: 404},
+		{desc: "page 0", path: "/?page=0", want: 400},
+		{desc: "page -1", path: "/?page=-1", want: 400},
+		{desc: "page not a number", path: "/?page=abc", want: 400},
+		{desc: "page with leading zero", path: "/?page=01", want: 400},
+		{desc: "page given twice", path: "/?page=1&page=2", want: 400},
+		{desc: "page huge", path: "/?page=99999999999999999999", want: 400},
+		{desc: "page past the end", path: "/?page=500", want: 404},
+		{desc: "unknown section", path: "/section/sport/", want: 404},
+		{desc: "uppercase section", path: "/section/MANDATES/", want: 404},
+		{desc: "country code with NULs", path: "/countries/%00%00/", want: 400},
+		{desc: "country code one letter", path: "/countries/d/", want: 400},
+		{desc: "untracked country", path: "/countries/zz/", want: 404},
+		{desc: "newsletter week 99", path: "/newsletter/2026-w99/", want: 404},
+		{desc: "newsletter garbage", path: "/newsletter/%3Cscript%3E/", want: 404},
+		{desc: "sitemap 0", path: "/sitemaps/articles-0.xml", want: 404},
+		{desc: "sitemap with a leading zero", path: "/sitemaps/articles-01.xml", want: 404},
+		{desc: "sitemap garbage", path: "/sitemaps/articles-x.xml", want: 404},
+		{desc: "developers with a slash", path: "/developers/", want: 404},
+		{desc: "unknown asset", path: "/assets/../../etc/passwd", want: 404},
+		{desc: "unknown well-known", path: "/.well-known/security.txt", want: 404},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			req, err := http.NewRequest("GET", inst.SiteRoot+"/", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Send the target exactly as written, bypassing URL cleaning.
+			req.URL.Opaque = strings.SplitN(tc.path, "?", 2)[0]
+			if _, q, ok := strings.Cut(tc.path, "?"); ok {
+				req.URL.RawQuery = q
+			}
+			resp, err := inst.Server.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tc.want {
+				t.Errorf("status %d, want %d: %s", resp.StatusCode, tc.want, body)
+			}
+			if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
+				t.Errorf("Content-Type %q", ct)
+			}
+			var e struct {
+				Error struct {
+					Code    string `json:"code"`
+					Message string `json:"message"`
+				} `json:"error"`
+			}
+			if err := json.Unmarshal(body, &e); err != nil || e.Error.Code == "" || e.Error.Message == "" {
+				t.Errorf("not the D6 error shape: %s", body)
+			}
+		})
+	}
+}
+
+// TestDiscoveryDocuments checks the fields each document must have and
+// requests every address of this site that any of them names: GET answers
+// 200, or 405 with JSON and Allow for POST-only endpoints (D23).
+func TestDiscoveryDocuments(t *testing.T) {
+	inst := origintest.Start(t)
+	docs := map[string]map[string]any{}
+	for _, path := range []string{
+		"/.well-known/oauth-protected-resource", "/.well-known/oauth-authorization-server",
+		"/.well-known/mcp/server-card.json", "/mcp/server-card", "/.well-known/ai-catalog.json", "/.well-known/agent-card.json",
+	} {
+		resp, body := get(t, inst, path)
+		if resp.StatusCode != 200 {
+			t.Fatalf("%s: %d", path, resp.StatusCode)
+		}
+		var doc map[string]any
+		if err := json.Unmarshal(body, &doc); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		docs[path] = doc
+	}
+	t.Run("fields", func(t *testing.T) {
+		prm := docs["/.well-known/oauth-protected-resource"]
+		if prm["resource"] != inst.SiteRoot {
+			t.Errorf("resource %v, want %s (RFC 9728 §3.3)", prm["resource"], inst.SiteRoot)
+		}
+		as := docs["/.well-known/oauth-authorization-server"]
+		if as["issuer"] != inst.SiteRoot || as["registration_endpoint"] != inst.BaseURL+"/agent-auth/register" ||
+			as["token_endpoint"] != inst.BaseURL+"/agent-auth/claim" || as["revocation_endpoint"] != inst.BaseURL+"/agent-auth/revoke" {
+			t.Errorf("authorization server metadata %v", as)
+		}
+		card := docs["/mcp/server-card"]
+		if name, _ := card["name"].(string); strings.Count(name, "/") != 1 {
+			t.Errorf("server card name %q needs exactly one /", name)
+		}
+		for _, k := range []string{"$schema", "version", "description", "remotes"} {
+			if card[k] == nil {
+				t.Errorf("server card lacks %s", k)
+			}
+		}
+		agent := docs["/.well-known/agent-card.json"]
+		for _, k := range []string{"name", "description", "version", "supportedInterfaces", "capabilities", "defaultInputModes", "defaultOutputModes", "skills"} {
+			if agent[k] == nil {
+				t.Errorf("agent card lacks %s (A2A 1.0)", k)
+			}
+		}
+		for _, s := range agent["skills"].([]any) {
+			sk := s.(map[string]any)
+			for _, k := range []string{"id", "name", "description", "tags"} {
+				if sk[k] == nil {
+					t.Errorf("skill %v lacks %s", sk["id"], k)
+				}
+			}
+		}
+		catalog := docs["/.well-known/ai-catalog.json"]
+		if catalog["specVersion"] == nil || len(catalog["entries"].([]any)) != 2 {
+			t.Errorf("AI catalog %v", catalog)
+		}
+	})
+	// The agent-auth and /ask routes are built on other branches; until
+	// they are merged here they answer 404. Each is documented in
+	// openapi.json, so this list only shrinks.
+	pending := map[string]bool{
+		inst.BaseURL + "/agent-auth/register": true, inst.BaseURL + "/agent-auth/claim": true,
+		inst.BaseURL + "/agent-auth/revoke": true, inst.SiteRoot + "/ask": true,
+	}
+	urls := map[string]bool{}
+	for _, doc := range docs {
+		collectURLs(doc, inst.SiteRoot, urls)
+	}
+	if len(urls) < 10 {
+		t.Fatalf("only %d URLs found: %v", len(urls), urls)
+	}
+	for u := range urls {
+		t.Run(strings.TrimPrefix(u, inst.SiteRoot), func(t *testing.T) {
+			resp, body := get(t, inst, u)
+			switch {
+			case resp.StatusCode == 200:
+			case resp.StatusCode == 405 && resp.Header.Get("Allow") != "" && resp.Header.Get("Content-Type") == "application/json":
+			case resp.StatusCode == 404 && pending[u]:
+				t.Logf("%s is built on another branch (404 here)", u)
+			default:
+				t.Errorf("GET %s answered %d: %s", u, resp.StatusCode, body)
+			}
+		})
+	}
+}
+
+// collectURLs gathers every string under siteRoot in a JSON document,
+// without fragments.
+func collectURLs(v any, siteRoot string, into map[string]bool) {
+	switch v := v.(type) {
+	case map[string]any:
+		for _, x := range v {
+			collectURLs(x, siteRoot, into)
+		}
+	case []any:
+		for _, x := range v {
+			collectURLs(x, siteRoot, into)
+		}
+	case string:
+		if v == siteRoot || strings.HasPrefix(v, siteRoot+"/") {
+			u, _, _ := strings.Cut(v, "#")
+			into[u] = true
+		}
+	}
+}
+
+// TestSignaturesDirectory fetches the directory like a Web Bot Auth
+// verifier: the media type, the JWKS with kid = RFC 7638 thumbprint, the
+// Content-Digest, and the response signature made with the listed key.
+func TestSignaturesDirectory(t *testing.T) {
+	inst := origintest.Start(t)
+	fetch := func(t *testing.T, siteRoot string, client *http.Client, header ...string) (*http.Response, []byte) {
+		req, _ := http.NewRequest("GET", siteRoot+"/.well-known/http-message-signatures-directory", nil)
+		for i := 0; i+1 < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, b
+	}
+	verify := func(t *testing.T, resp *http.Response, body []byte) signing.JWK {
+		t.Helper()
+		if ct := resp.Header.Get("Content-Type"); ct != site.DirectoryType {
+			t.Errorf("Content-Type %q, want %s", ct, site.DirectoryType)
+		}
+		var dir struct {
+			Keys []signing.JWK `json:"keys"`
+		}
+		if err := json.Unmarshal(body, &dir); err != nil || len(dir.Keys) != 1 {
+			t.Fatalf("directory %s: %v", body, err)
+		}
+		k := dir.Keys[0]
+		pub, err := k.PublicKey()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k.Kid != signing.Thumbprint(pub) {
+			t.Errorf("kid %s is not the RFC 7638 thumbprint %s", k.Kid, signing.Thumbprint(pub))
+		}
+		if err := signing.VerifyContentDigest(resp.Header.Values("Content-Digest"), body); err != nil {
+			t.Error(err)
+		}
+		v, err := signing.VerifyResponse(resp, site.DirectoryLabel, pub, time.Now())
+		if err != nil {
+			t.Fatalf("the response signature: %v", err)
+		}
+		if v.Params.Tag != site.DirectoryTag || v.Params.KeyID != k.Kid || v.Params.Alg != "ed25519" {
+			t.Errorf("signature params %+v", v.Params)
+		}
+		if !v.Covers(signing.Component{Name: "@authority", Req: true}) || !v.Covers(signing.Component{Name: "content-digest"}) {
+			t.Errorf("the signature covers %v", v.Components)
+		}
+		if v.Params.Expires.Sub(v.Params.Created) != site.DirectorySignatureTTL {
+			t.Errorf("validity %s", v.Params.Expires.Sub(v.Params.Created))
+		}
+		return k
+	}
+	resp, body := fetch(t, inst.SiteRoot, inst.Server.Client())
+	key := verify(t, resp, body)
+
+	t.Run("304 carries a fresh signature", func(t *testing.T) {
+		resp, body := fetch(t, inst.SiteRoot, inst.Server.Client(), "If-None-Match", resp.Header.Get("ETag"))
+		if resp.StatusCode != 304 || len(body) != 0 || resp.Header.Get("Signature") == "" {
+			t.Errorf("%d, %d bytes, Signature %q", resp.StatusCode, len(body), resp.Header.Get("Signature"))
+		}
+	})
+	t.Run("a second origin on the same Redis serves the same key", func(t *testing.T) {
+		srv, err := origin.New(origin.Config{CacheBytes: 1 << 20, Log: slog.New(slog.DiscardHandler)}, inst.Store)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer srv.Close()
+		ts := httptest.NewUnstartedServer(nil)
+		root := "http://" + ts.Listener.Addr().String()
+		srv2, err := origin.New(origin.Config{SiteRoot: root, CacheBytes: 1 << 20, Log: slog.New(slog.DiscardHandler)}, inst.Store)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer srv2.Close()
+		ts.Config.Handler = srv2
+		ts.Start()
+		defer ts.Close()
+		resp, body := fetch(t, root, ts.Client())
+		if k := verify(t, resp, body); k.Kid != key.Kid {
+			t.Errorf("second origin serves %s, first %s", k.Kid, key.Kid)
+		}
+	})
+	t.Run("a configured key wins", func(t *testing.T) {
+		const seed = "n4Ni-HpISpVObnQMW0wOhCKROaIKqKtW_2ZYb2p9KcU" // RFC 9421 B.1.4
+		ts := httptest.NewUnstartedServer(nil)
+		root := "http://" + ts.Listener.Addr().String()
+		srv, err := origin.New(origin.Config{SiteRoot: root, CacheBytes: 1 << 20, Log: slog.New(slog.DiscardHandler), SigningKey: seed}, inst.Store)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer srv.Close()
+		ts.Config.Handler = srv
+		ts.Start()
+		defer ts.Close()
+		resp, body := fetch(t, root, ts.Client())
+		if k := verify(t, resp, body); k.Kid != "poqkLGiymh_W0uP6PZFw-dvez3QJT5SolqXBCW38r0U" {
+			t.Errorf("kid %s", k.Kid)
+		}
+	})
+	t.Run("another authority does not verify", func(t *testing.T) {
+		req, _ := http.NewRequest("GET", "http://evil.example/.well-known/http-message-signatures-directory", nil)
+		resp.Request = req
+		pub, _ := key.PublicKey()
+		if _, err := signing.VerifyResponse(resp, site.DirectoryLabel, pub, time.Now()); err == nil {
+			t.Error("the signature verified for another authority")
+		}
+	})
+}
+
+// TestTextDocuments checks robots.txt, llms.txt and auth.md.
+func TestTextDocuments(t *testing.T) {
+	inst := origintest.Start(t)
+	resp, body := get(t, inst, "/robots.txt")
+	if !strings.Contains(string(body), "\nContent-Signal: "+site.ContentSignal+"\n") || !strings.Contains(string(body), "Sitemap: "+inst.SiteRoot+"/sitemap-index.xml") {
+		t.Errorf("robots.txt:\n%s", body)
+	}
+	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain") {
+		t.Errorf("robots.txt Content-Type %q", resp.Header.Get("Content-Type"))
+	}
+	_, body = get(t, inst, "/llms.txt")
+	llms := string(body)
+	if !strings.HasPrefix(llms, "# Invoicewire\n\n> ") || !strings.Contains(llms, "\n## ") {
+		t.Errorf("llms.txt is not in the llmstxt.org shape:\n%s", llms)
+	}
+	if !strings.Contains(llms, inst.SiteRoot+contenttest.Article(0).Path()+".md") || strings.Contains(llms, origintest.RetractedSlug) {
+		t.Error("llms.txt does not list the newest markdown twins (or lists the retracted one)")
+	}
+	resp, body = get(t, inst, "/auth.md")
+	if resp.Header.Get("Content-Type") != site.MarkdownType || !strings.Contains(string(body), inst.BaseURL+"/agent-auth/register") || strings.Contains(string(body), "{{") {
+		t.Errorf("auth.md: %s\n%s", resp.Header.Get("Content-Type"), body)
+	}
+	_, body = get(t, inst, "/developers")
+	for _, want := range []string{inst.BaseURL + "/articles?limit=2", `id="versioning"`, `id="mcp"`, `id="ask"`, "X-Invoicewire-Signature", "hmac.compare_digest", "timingSafeEqual", "hmac.Equal", "RateLimit-Policy", "article.published", "search_articles"} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("the developer portal lacks %q", want)
+		}
+	}
+	if strings.Contains(string(body), "http://localhost:8080") {
+		t.Error("the developer portal shows the document's example server instead of this instance")
+	}
+}
+
+// TestQuickStartCommandsWork runs the developer portal's quick start as a
+// reader would: each command copied from the page, run with bash and curl
+// against this instance, must succeed and show what its title promises.
+func TestQuickStartCommandsWork(t *testing.T) {
+	for _, bin := range []string{"bash", "curl", "python3"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			t.Fatalf("%s is not installed; make test installs it (deploy/local/deps.sh test)", bin)
+		}
+	}
+	inst := origintest.Start(t)
+	_, body := get(t, inst, "/developers")
+	page := string(body)
+	start := strings.Index(page, `<section id="quick-start">`)
+	end := strings.Index(page[start:], "</section>")
+	if start < 0 || end < 0 {
+		t.Fatal("no quick start section")
+	}
+	blocks := regexp.MustCompile(`(?s)<h3>(.*?)</h3>\s*<pre><code[^>]*>(.*?)</code></pre>`).FindAllStringSubmatch(page[start:start+end], -1)
+	if len(blocks) < 8 {
+		t.Fatalf("only %d commands", len(blocks))
+	}
+	// What each command's output must show, by a word of its title.
+	expect := map[string]string{
+		"service index": `"base_url"`, "two newest": `"items"`, "Germany": `"count"`, "Page through": "article-00029",
+		"slug of the newest": `"slug"`, "markdown": "\ntitle: ", "mandate status": `"mandate_status"`,
+		"Revalidate": "304", "feed": `"items"`,
+	}
+	for _, b := range blocks {
+		title, cmd := html.UnescapeString(b[1]), html.UnescapeString(b[2])
+		t.Run(title, func(t *testing.T) {
+			if strings.Contains(cmd, "/ask") {
+				t.Skip("/ask is built on another branch")
+			}
+			out, err := exec.Command("bash", "-o", "pipefail", "-c", cmd).CombinedOutput()
+			if err != nil {
+				t.Fatalf("%s\n%v\n%s", cmd, err, out)
+			}
+			matched := false
+			for word, want := range expect {
+				if strings.Contains(title, word) {
+					matched = true
+					if !strings.Contains(string(out), want) {
+						t.Errorf("%s\noutput lacks %q:\n%.500s", cmd, want, out)
+					}
+				}
+			}
+			if !matched {
+				t.Errorf("no expectation for %q", title)
+			}
+		})
+	}
+}

@@ -1,0 +1,192 @@
+package site
+
+import (
+	"bytes"
+	"encoding/xml"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/invoicewire/invoicewire/internal/apierror"
+	"github.com/invoicewire/invoicewire/internal/content"
+	"github.com/invoicewire/invoicewire/internal/store"
+	"github.com/invoicewire/invoicewire/origin/respond"
+)
+
+// Sitemap limits (sitemaps.org; Google News sitemaps).
+const (
+	// SitemapURLs is the most URLs one sitemap may hold.
+	SitemapURLs = 50000
+	// NewsURLs is the most news:news entries of the news sitemap.
+	NewsURLs = 1000
+	// NewsWindow is how far back the news sitemap reaches: Google asks for
+	// articles "created in the last two days".
+	NewsWindow = 48 * time.Hour
+)
+
+// XMLType is the media type of sitemaps.
+const XMLType = "application/xml; charset=utf-8"
+
+const (
+	nsSitemap = "http://www.sitemaps.org/schemas/sitemap/0.9"
+	nsNews    = "http://www.google.com/schemas/sitemap-news/0.9"
+)
+
+type sitemapIndex struct {
+	XMLName  xml.Name     `xml:"sitemapindex"`
+	NS       string       `xml:"xmlns,attr"`
+	Sitemaps []sitemapRef `xml:"sitemap"`
+}
+
+type sitemapRef struct {
+	Loc     string `xml:"loc"`
+	LastMod string `xml:"lastmod,omitempty"`
+}
+
+type urlSet struct {
+	XMLName xml.Name     `xml:"urlset"`
+	NS      string       `xml:"xmlns,attr"`
+	NewsNS  string       `xml:"xmlns:news,attr,omitempty"`
+	URLs    []sitemapURL `xml:"url"`
+}
+
+type sitemapURL struct {
+	Loc     string    `xml:"loc"`
+	LastMod string    `xml:"lastmod,omitempty"`
+	News    *newsItem `xml:"news:news,omitempty"`
+}
+
+type newsItem struct {
+	Publication     newsPublication `xml:"news:publication"`
+	PublicationDate string          `xml:"news:publication_date"`
+	Title           string          `xml:"news:title"`
+}
+
+type newsPublication struct {
+	Name     string `xml:"news:name"`
+	Language string `xml:"news:language"`
+}
+
+func (s *Site) sitemapURLs() int {
+	if s.SitemapURLs > 0 {
+		return s.SitemapURLs
+	}
+	return SitemapURLs
+}
+
+func xmlResponse(v any, keys ...string) (*respond.Response, error) {
+	var b bytes.Buffer
+	b.WriteString(xml.Header)
+	enc := xml.NewEncoder(&b)
+	enc.Indent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return nil, fmt.Errorf("site: writing a sitemap: %w", err)
+	}
+	b.WriteByte('\n')
+	return respond.Bytes(XMLType, b.Bytes(), keys...), nil
+}
+
+// SitemapIndex answers GET /sitemap-index.xml: the pages sitemap, the
+// article sitemaps (one per SitemapURLs articles) and the news sitemap.
+func (s *Site) SitemapIndex(r *http.Request) (*respond.Response, error) {
+	n, err := s.Store.ArticleCount(r.Context())
+	if err != nil {
+		return nil, err
+	}
+	idx := sitemapIndex{NS: nsSitemap, Sitemaps: []sitemapRef{{Loc: s.SiteRoot + "/sitemaps/pages.xml"}}}
+	per := int64(s.sitemapURLs())
+	for i := int64(1); i == 1 || (i-1)*per < n; i++ {
+		idx.Sitemaps = append(idx.Sitemaps, sitemapRef{Loc: s.SiteRoot + "/sitemaps/articles-" + strconv.FormatInt(i, 10) + ".xml"})
+	}
+	idx.Sitemaps = append(idx.Sitemaps, sitemapRef{Loc: s.SiteRoot + "/news-sitemap.xml"})
+	return xmlResponse(idx, store.TagSitemaps)
+}
+
+// Sitemap answers GET /sitemaps/pages.xml and /sitemaps/articles-<n>.xml.
+func (s *Site) Sitemap(r *http.Request) (*respond.Response, error) {
+	file := r.PathValue("file")
+	notFound := apierror.NotFound("No sitemap at this address.", "The sitemaps are listed at "+s.SiteRoot+"/sitemap-index.xml.")
+	notFound.SurrogateKeys = []string{store.TagSitemaps}
+	if file == "pages.xml" {
+		return s.pagesSitemap(r)
+	}
+	num, ok := strings.CutPrefix(file, "articles-")
+	num, ok2 := strings.CutSuffix(num, ".xml")
+	n, err := strconv.Atoi(num)
+	if !ok || !ok2 || err != nil || n < 1 || strconv.Itoa(n) != num {
+		return nil, notFound
+	}
+	per := s.sitemapURLs()
+	p, err := s.Store.Articles(r.Context(), store.ArticleFilter{}, (n-1)*per, per, nil)
+	if err != nil {
+		return nil, err
+	}
+	if n > 1 && len(p.Articles) == 0 {
+		return nil, notFound
+	}
+	set := urlSet{NS: nsSitemap, URLs: []sitemapURL{}}
+	for _, rec := range p.Articles {
+		set.URLs = append(set.URLs, sitemapURL{Loc: s.SiteRoot + rec.Path() + "/", LastMod: rec.LastModified().UTC().Format(isoLayout)})
+	}
+	return xmlResponse(set, store.TagSitemaps)
+}
+
+// pagesSitemap lists the site's pages other than articles: home, sections,
+// audiences, countries, newsletter issues and the developer portal.
+func (s *Site) pagesSitemap(r *http.Request) (*respond.Response, error) {
+	set := urlSet{NS: nsSitemap}
+	add := func(path string) { set.URLs = append(set.URLs, sitemapURL{Loc: s.SiteRoot + path}) }
+	add("/")
+	for _, sec := range content.Sections {
+		add("/section/" + sec + "/")
+	}
+	for _, au := range content.Audiences {
+		add("/audience/" + au + "/")
+	}
+	countries, err := s.Store.Countries(r.Context())
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range countries {
+		add("/countries/" + c.Code + "/")
+	}
+	issues, err := s.Store.Newsletters(r.Context(), 1000)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range issues {
+		add("/newsletter/" + n.Week + "/")
+	}
+	add("/developers")
+	return xmlResponse(set, store.TagSitemaps, store.TagCountries, store.TagNewsletter)
+}
+
+// NewsSitemap answers GET /news-sitemap.xml (Google News): the articles
+// first published in the last two days, newest first, at most NewsURLs. An
+// empty sitemap is valid. Its cache entry is dropped by every article change;
+// an article that only ages out of the window leaves at the next change or
+// when the edge's copy expires.
+func (s *Site) NewsSitemap(r *http.Request) (*respond.Response, error) {
+	p, err := s.Store.Articles(r.Context(), store.ArticleFilter{}, 0, NewsURLs, nil)
+	if err != nil {
+		return nil, err
+	}
+	since := s.now().Add(-NewsWindow)
+	set := urlSet{NS: nsSitemap, NewsNS: nsNews, URLs: []sitemapURL{}}
+	for _, rec := range p.Articles {
+		if rec.PublishedAt.Before(since) {
+			break // newest first: the rest are older still
+		}
+		set.URLs = append(set.URLs, sitemapURL{
+			Loc: s.SiteRoot + rec.Path() + "/",
+			News: &newsItem{
+				Publication:     newsPublication{Name: "Invoicewire", Language: "en"},
+				PublicationDate: rec.PublishedAt.UTC().Format(isoLayout),
+				Title:           rec.Title,
+			},
+		})
+	}
+	return xmlResponse(set, store.TagSitemaps)
+}

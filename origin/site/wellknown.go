@@ -1,0 +1,314 @@
+package site
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/invoicewire/invoicewire/internal/apierror"
+	"github.com/invoicewire/invoicewire/internal/signing"
+	"github.com/invoicewire/invoicewire/origin/respond"
+)
+
+// tagDiscovery is the surrogate key of documents that depend only on
+// configuration (they change on deploy, never with content).
+const tagDiscovery = "index"
+
+// Scopes are the OAuth scopes of agent tokens (D18).
+var Scopes = []string{"webhooks:read", "webhooks:write"}
+
+// Grant types the claim endpoint accepts (D18).
+const (
+	GrantIdentityAssertion = "urn:ietf:params:oauth:grant-type:identity-assertion"
+	GrantJWTBearer         = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+)
+
+// MCPProtocolVersions are the MCP revisions the /mcp endpoint speaks over
+// Streamable HTTP, newest first (origin/mcp's tests check the SDK supports
+// each; its own client negotiates the first).
+var MCPProtocolVersions = []string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"}
+
+func (s *Site) baseURL() string { return s.SiteRoot + "/api/v1" }
+
+func jsonDoc(v any, contentType string) (*respond.Response, error) {
+	resp, err := respond.JSON(v, tagDiscovery)
+	if err != nil {
+		return nil, err
+	}
+	resp.ContentType = contentType
+	return resp, nil
+}
+
+// ProtectedResourceMetadata answers GET /.well-known/oauth-protected-resource
+// (RFC 9728), the document every 401 challenge points at. The resource is
+// {site_root}: the metadata URL is built from it by inserting the
+// well-known path (§3), so §3.3's identity check holds.
+func (s *Site) ProtectedResourceMetadata(r *http.Request) (*respond.Response, error) {
+	return jsonDoc(map[string]any{
+		"resource":                 s.SiteRoot,
+		"authorization_servers":    []string{s.SiteRoot},
+		"scopes_supported":         Scopes,
+		"bearer_methods_supported": []string{"header"},
+		"resource_name":            "Invoicewire",
+		"resource_documentation":   s.SiteRoot + "/developers",
+	}, "application/json")
+}
+
+// AuthorizationServerMetadata answers GET
+// /.well-known/oauth-authorization-server (RFC 8414). The issuer is
+// {site_root}. There is no authorization endpoint (no grant uses one), so
+// response_types_supported is empty (RFC 8414 erratum 7793); clients are
+// public and identify with client_id alone, hence "none".
+func (s *Site) AuthorizationServerMetadata(r *http.Request) (*respond.Response, error) {
+	b := s.baseURL()
+	return jsonDoc(map[string]any{
+		"issuer":                                     s.SiteRoot,
+		"registration_endpoint":                      b + "/agent-auth/register",
+		"token_endpoint":                             b + "/agent-auth/claim",
+		"revocation_endpoint":                        b + "/agent-auth/revoke",
+		"grant_types_supported":                      []string{GrantIdentityAssertion, GrantJWTBearer},
+		"scopes_supported":                           Scopes,
+		"response_types_supported":                   []string{},
+		"token_endpoint_auth_methods_supported":      []string{"none"},
+		"revocation_endpoint_auth_methods_supported": []string{"none"},
+		"service_documentation":                      s.SiteRoot + "/auth.md",
+	}, "application/json")
+}
+
+// serverName is the MCP server card's reverse-DNS name (SEP-2127: exactly
+// one "/"), derived from the site's host: news.example.com gives
+// com.example.news/invoicewire.
+func (s *Site) serverName() string {
+	host := s.SiteRoot
+	if u, err := url.Parse(s.SiteRoot); err == nil && u.Hostname() != "" {
+		host = u.Hostname()
+	}
+	labels := strings.Split(host, ".")
+	slices.Reverse(labels)
+	return strings.Join(labels, ".") + "/invoicewire"
+}
+
+func (s *Site) publisherDomain() string {
+	if u, err := url.Parse(s.SiteRoot); err == nil && u.Hostname() != "" {
+		return u.Hostname()
+	}
+	return "localhost"
+}
+
+// MCPTools names the tools of the MCP server for the server card (the MCP
+// server registers exactly these; its tests check that).
+var MCPTools = []struct{ Name, Description string }{
+	{"search_articles", "Search and list published articles, newest first, with the API's filters (section, audience, country) and a text query."},
+	{"get_article", "Read one article as markdown, with its sources and corrections."},
+	{"list_countries", "List the tracked countries and their e-invoicing mandate status."},
+	{"get_country", "Read one tracked country: mandate status, authority and summary."},
+	{"list_specs", "List the tracked specifications of the e-invoicing network."},
+	{"get_spec", "Read one tracked specification."},
+	{"list_sources", "List the registry of publishers the articles cite."},
+}
+
+// MCPServerCard answers GET /.well-known/mcp/server-card.json and GET
+// /mcp/server-card: the SEP-2127 card (application/mcp-server-card+json at
+// the reserved <endpoint>/server-card address) with the older SEP-1649
+// members (serverInfo, transport, capabilities, tools) beside it for clients
+// that still read those at the well-known address.
+func (s *Site) MCPServerCard(r *http.Request) (*respond.Response, error) {
+	tools := make([]map[string]string, len(MCPTools))
+	for i, t := range MCPTools {
+		tools[i] = map[string]string{"name": t.Name, "description": t.Description}
+	}
+	card := map[string]any{
+		"$schema":     "https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json",
+		"name":        s.serverName(),
+		"title":       "Invoicewire",
+		"version":     "1.0.0",
+		"description": "Read-only access to Invoicewire's e-invoicing news: articles (as markdown), tracked countries and their mandates, specifications and cited sources.",
+		"websiteUrl":  s.SiteRoot + "/developers#mcp",
+		"remotes": []map[string]any{{
+			"type": "streamable-http", "url": s.SiteRoot + "/mcp", "supportedProtocolVersions": MCPProtocolVersions,
+		}},
+		"serverInfo":     map[string]string{"name": "invoicewire", "title": "Invoicewire", "version": "1.0.0"},
+		"transport":      map[string]string{"type": "streamable-http", "url": s.SiteRoot + "/mcp"},
+		"capabilities":   map[string]any{"tools": map[string]bool{"listChanged": false}},
+		"authentication": map[string]any{"required": false},
+		"tools":          tools,
+	}
+	ct := "application/json"
+	if r.URL.Path == "/mcp/server-card" {
+		ct = "application/mcp-server-card+json"
+	}
+	return jsonDoc(card, ct)
+}
+
+// AICatalog answers GET /.well-known/ai-catalog.json (AI Catalog 1.0): the
+// MCP server card and the A2A agent card of this domain.
+func (s *Site) AICatalog(r *http.Request) (*respond.Response, error) {
+	d := s.publisherDomain()
+	pub := map[string]string{"identifier": d, "displayName": "Invoicewire", "identityType": "dns"}
+	return jsonDoc(map[string]any{
+		"specVersion": "1.0",
+		"host":        map[string]string{"displayName": "Invoicewire", "identifier": d, "documentationUrl": s.SiteRoot + "/developers"},
+		"entries": []map[string]any{
+			{
+				"identifier": "urn:air:" + d + ":mcp:invoicewire", "type": "application/mcp-server-card+json",
+				"url": s.SiteRoot + "/mcp/server-card", "description": "MCP server with read-only tools over the e-invoicing news archive.",
+				"tags": []string{"news", "e-invoicing", "peppol"}, "version": "1.0.0", "publisher": pub,
+			},
+			{
+				"identifier": "urn:air:" + d + ":a2a:invoicewire", "type": "application/a2a-agent-card+json",
+				"url": s.SiteRoot + "/.well-known/agent-card.json", "description": "Agent card of the Invoicewire service.",
+				"tags": []string{"news", "e-invoicing"}, "version": "1.0.0", "publisher": pub,
+			},
+		},
+	}, "application/ai-catalog+json")
+}
+
+// AgentCard answers GET /.well-known/agent-card.json (A2A 1.0). The service
+// does not speak A2A's own JSON-RPC binding; supportedInterfaces names the
+// agent-facing endpoints it does have, with open-string protocol bindings
+// (A2A 1.0 allows bindings beyond its three core ones): the MCP endpoint and
+// the NLWeb-style /ask endpoint.
+func (s *Site) AgentCard(r *http.Request) (*respond.Response, error) {
+	skill := func(id, name, desc string, tags []string, examples ...string) map[string]any {
+		return map[string]any{"id": id, "name": name, "description": desc, "tags": tags, "examples": examples,
+			"inputModes": []string{"application/json"}, "outputModes": []string{"application/json", "text/markdown"}}
+	}
+	return jsonDoc(map[string]any{
+		"name":        "Invoicewire",
+		"description": "News about e-invoicing — the Peppol network, national mandates, specifications and vendors — for people and agents. Read-only and anonymous.",
+		"version":     "1.0.0",
+		"supportedInterfaces": []map[string]string{
+			{"url": s.SiteRoot + "/mcp", "protocolBinding": "MCP", "protocolVersion": MCPProtocolVersions[0]},
+			{"url": s.SiteRoot + "/ask", "protocolBinding": "NLWeb", "protocolVersion": "0.55"},
+		},
+		"provider":           map[string]string{"organization": "Invoicewire", "url": s.SiteRoot + "/"},
+		"documentationUrl":   s.SiteRoot + "/developers",
+		"iconUrl":            s.SiteRoot + "/assets/icon.svg?v=" + assetsVer,
+		"capabilities":       map[string]any{"streaming": true, "pushNotifications": false, "extendedAgentCard": false},
+		"defaultInputModes":  []string{"text/plain", "application/json"},
+		"defaultOutputModes": []string{"application/json", "text/markdown"},
+		"skills": []map[string]any{
+			skill("search-articles", "Search articles", "Find published articles by section, audience, country or words.", []string{"news", "search"}, "Latest Peppol news for Belgium"),
+			skill("read-article", "Read an article", "Read one article as markdown with its sources.", []string{"news"}),
+			skill("mandates", "Country mandates", "The e-invoicing mandate status of tracked countries.", []string{"mandates", "countries"}, "Is B2B e-invoicing mandatory in Germany?"),
+			skill("specifications", "Specifications", "Tracked specifications such as Peppol BIS Billing 3.0 and EN 16931.", []string{"specs"}),
+			skill("ask", "Ask", "Answer a question with passages quoted from the articles, with citations.", []string{"question-answering"}, "When does Poland's KSeF become mandatory?"),
+		},
+	}, "application/json")
+}
+
+// DirectoryType is the media type of the signatures directory
+// (draft-meunier-webbotauth-httpsig-directory, -01 and later).
+const DirectoryType = "application/http-message-signatures-directory+json"
+
+// DirectoryTag is the signature tag of a directory response.
+const DirectoryTag = "http-message-signatures-directory"
+
+// DirectoryCacheControl keeps cached copies far younger than the response
+// signature's lifetime (DirectorySignatureTTL), so no cache ever serves an
+// expired signature: at most 5 minutes fresh plus an hour stale.
+const DirectoryCacheControl = "public, max-age=300, s-maxage=300, stale-while-revalidate=3600"
+
+// DirectorySignatureTTL is how long a directory response's signature is
+// valid (the Web Bot Auth drafts recommend at most 24 hours).
+const DirectorySignatureTTL = 24 * time.Hour
+
+// DirectoryLabel is the signature label of the directory response.
+const DirectoryLabel = "sig1"
+
+// SignaturesDirectory answers /.well-known/http-message-signatures-directory:
+// the service's Ed25519 key as a JWKS (kid = RFC 7638 thumbprint), the
+// response signed with that key as the Web Bot Auth directory draft
+// describes — covering ("@authority";req "content-digest") with
+// tag="http-message-signatures-directory" — and a Content-Digest (RFC 9530).
+// It is a raw handler because every answer carries a fresh signature; the
+// origin's response cache would keep one signature forever.
+func (s *Site) SignaturesDirectory(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Access-Control-Allow-Origin", "*")
+	h.Set("Access-Control-Expose-Headers", "Signature, Signature-Input, Content-Digest, ETag, Cache-Status, Age, RateLimit, RateLimit-Policy, Retry-After, X-Request-Id")
+	if id := r.Header.Get("X-Request-Id"); id != "" {
+		h.Set("X-Request-Id", id)
+	}
+	switch r.Method {
+	case http.MethodGet, http.MethodHead:
+	case http.MethodOptions:
+		h.Set("Access-Control-Allow-Methods", "GET, HEAD, OPTIONS")
+		h.Set("Access-Control-Allow-Headers", "Accept, If-None-Match, X-Request-Id")
+		h.Set("Access-Control-Max-Age", "86400")
+		h.Set("Cache-Control", respond.NoStore)
+		w.WriteHeader(http.StatusNoContent)
+		return
+	default:
+		e := apierror.New(http.StatusMethodNotAllowed, "Method "+r.Method+" is not allowed here.", "This resource answers GET, HEAD, OPTIONS.")
+		e.Header = http.Header{"Allow": {"GET, HEAD, OPTIONS"}, "Cache-Control": {respond.NoStore}}
+		apierror.Write(w, e)
+		return
+	}
+	key, err := s.Keys.Key(r.Context())
+	if err != nil {
+		if s.Log != nil {
+			s.Log.ErrorContext(r.Context(), "site: loading the signing key", "err", err)
+		}
+		e := apierror.New(http.StatusServiceUnavailable, "The signing key is not available yet.", "Try again in a few seconds.")
+		e.Header = http.Header{"Retry-After": {"5"}, "Cache-Control": {respond.NoStore}}
+		apierror.Write(w, e)
+		return
+	}
+	body, err := json.Marshal(map[string]any{"keys": []signing.JWK{key.JWK()}})
+	if err != nil {
+		apierror.Write(w, apierror.As(err))
+		return
+	}
+	body = append(body, '\n')
+	sum := sha256.Sum256(body)
+	etag := `"` + base64.RawURLEncoding.EncodeToString(sum[:18]) + `"`
+	h.Set("Content-Type", DirectoryType)
+	h.Set("Cache-Control", DirectoryCacheControl)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("ETag", etag)
+	h.Set(signing.HeaderContentDigest, signing.ContentDigest(body))
+
+	now := s.now().UTC().Truncate(time.Second)
+	m := signing.Message{Request: r, Status: http.StatusOK, Header: h}
+	if u, err := url.Parse(s.SiteRoot); err == nil && u.Host != "" {
+		// Behind the edge the request may reach the origin under another
+		// name or scheme; sign the public one the client asked for.
+		m.Authority, m.Scheme = u.Host, u.Scheme
+	}
+	comps := []signing.Component{{Name: "@authority", Req: true}, {Name: "content-digest"}}
+	params := signing.Params{Created: now, Expires: now.Add(DirectorySignatureTTL), KeyID: key.ID, Alg: signing.Alg, Tag: DirectoryTag}
+	if err := key.SignResponse(m, DirectoryLabel, comps, params); err != nil {
+		apierror.Write(w, apierror.As(fmt.Errorf("site: signing the directory: %w", err)))
+		return
+	}
+	if matchesETag(r.Header.Values("If-None-Match"), etag) {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(http.StatusOK)
+	if r.Method != http.MethodHead {
+		w.Write(body)
+	}
+}
+
+// matchesETag is If-None-Match's weak comparison (RFC 9110 §13.1.2).
+func matchesETag(values []string, etag string) bool {
+	for _, v := range values {
+		for part := range strings.SplitSeq(v, ",") {
+			part = strings.TrimSpace(part)
+			if part == "*" || strings.TrimPrefix(part, "W/") == etag {
+				return true
+			}
+		}
+	}
+	return false
+}
