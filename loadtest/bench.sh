@@ -75,7 +75,7 @@ fi
   echo
   echo "make bench: $(date -u +%FT%TZ), $(nproc) cores, $(go version | awk '{print $3}')"
   printf '| %-8s | %-46s | %10s | %-36s | %6s | %6s | %3s |\n' area measurement value reference ratio goal met
-  printf '|%s|%s|%s|%s|%s|%s|%s|\n' ---------- ------------------------------------------------ ------------ -------------------------------------- -------- ------- -----
+  printf '|%s|%s|%s|%s|%s|%s|%s|\n' ---------- ------------------------------------------------ ------------ -------------------------------------- -------- -------- -----
   for r in "${rows[@]}"; do
     IFS='|' read -r a m v ref ratio goal met <<<"$r"
     printf '| %-8s | %-46s | %10s | %-36s | %6s | %6s | %3s |\n' "$a" "$m" "$v" "$ref" "$ratio" "$goal" "$met"
