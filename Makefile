@@ -5,7 +5,7 @@ GO ?= go
 BIN := bin
 GOFLAGS_TEST ?=
 
-.PHONY: run test build vet bench bench-webhooks eval-ask bench-ask clean
+.PHONY: run test build vet bench bench-webhooks eval-ask bench-ask loadtest chaos clean
 
 build:
 	$(GO) build -o $(BIN)/ ./cmd/...
@@ -18,17 +18,34 @@ test:
 	@deploy/local/deps.sh test
 	$(GO) vet ./...
 	$(GO) test -count=1 $(GOFLAGS_TEST) ./...
+	# deploy/ (Kubernetes, systemd, Prometheus, Grafana) is its own module.
+	cd deploy/check && $(GO) vet ./... && $(GO) test -count=1 $(GOFLAGS_TEST) ./...
 
-# Speed is reported as ratios against a reference measured in the same run.
-bench:
+# Speed is reported as ratios against a reference measured in the same run:
+# every side-by-side benchmark (origin, edge, webhooks, ask), then one table
+# (loadtest/bench.sh; BENCH_ONLY="origin webhooks" runs a subset).
+bench: build
 	@deploy/local/deps.sh run
-	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./origin/
+	@loadtest/bench.sh
 
 # Webhook delivery (DESIGN §8): a burst of 1,000 events x 10 subscribers, then
 # 200 events/s to 10 subscribers for 30 s, against the real worker binary.
 bench-webhooks:
 	@deploy/local/deps.sh run
 	$(GO) test -run '^$$' -bench 'Webhook' -benchtime 1x -timeout 20m ./worker/
+
+# k6 against the make run stack (loadtest/run.sh): read mix, spike, rate
+# limits, webhook subscriptions; summary in loadtest/out/.
+loadtest: build
+	@deploy/local/deps.sh run
+	@loadtest/run.sh
+
+# Redis stopped mid-load, worker killed and restarted, origin restarted
+# behind the edge; prints what clients saw (loadtest/chaos).
+chaos: build
+	@deploy/local/deps.sh run
+	$(GO) build -o $(BIN)/ ./loadtest/receiver
+	$(GO) run ./loadtest/chaos
 
 # Ranking quality of POST /ask on the real corpus (origin/ask/testdata/eval.json):
 # nDCG@5, MRR and recall@10. IW_EVAL_VERBOSE=1 adds one line per question.

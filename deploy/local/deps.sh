@@ -15,6 +15,8 @@ command -v redis-cli >/dev/null || need+=(redis-tools)
 command -v curl >/dev/null || need+=(curl)
 if [ "${1:-run}" = test ]; then
   command -v npm >/dev/null || need+=(nodejs npm)
+  # deploy/check: promtool checks and unit-tests the alert rules.
+  command -v promtool >/dev/null || need+=(prometheus)
   # The site's browser tests (origin/site) drive headless Chromium; the
   # developer portal's Python verification sample runs under python3.
   command -v chromium >/dev/null || need+=(chromium)

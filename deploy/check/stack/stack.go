@@ -1,0 +1,322 @@
+// Package stack starts Invoicewire's real processes for the deploy checks:
+// a redis-server on a free loopback port, the content published with iwctl,
+// the origin, the worker and the edge (Caddy with the modules, running the
+// Kubernetes Caddyfile with loopback addresses), each with its metrics
+// listener. Binaries are built from the repository with its own module.
+package stack
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/invoicewire/invoicewire/deploy/check/repo"
+)
+
+// Stack is a running set of processes.
+type Stack struct {
+	t    testing.TB
+	Root string
+	dir  string
+	bins map[string]string
+	env  []string
+
+	RedisPort     int
+	OriginAddr    string // host:port of the origin's public listener
+	OriginMetrics string
+	WorkerMetrics string
+	EdgeAddr      string // host:port of the edge's public listener ("" without edge)
+	EdgeMetrics   string
+
+	procs map[string]*exec.Cmd
+}
+
+// Options choose what runs.
+type Options struct {
+	Edge, Worker bool
+	// Env is added to every process's environment (IW_RATELIMIT_QUOTA, …).
+	Env []string
+}
+
+// FreePort returns a loopback port nothing listens on now.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("stack: free port: %v", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// Start builds the binaries and starts Redis, publishes content/, and
+// starts the origin and, as asked, the worker and the edge. Everything is
+// stopped when the test ends.
+func Start(t testing.TB, o Options) *Stack {
+	t.Helper()
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Fatal("stack: redis-server is not installed (deploy/local/deps.sh installs it)")
+	}
+	root := repo.Root(t)
+	names := []string{"origin", "iwctl"}
+	if o.Worker {
+		names = append(names, "worker")
+	}
+	if o.Edge {
+		names = append(names, "edge")
+	}
+	s := &Stack{t: t, Root: root, dir: t.TempDir(), procs: map[string]*exec.Cmd{}}
+	s.bins = repo.Build(t, root, filepath.Join(s.dir, "bin"), names...)
+	s.RedisPort = FreePort(t)
+	s.OriginAddr = fmt.Sprintf("127.0.0.1:%d", FreePort(t))
+	s.OriginMetrics = fmt.Sprintf("127.0.0.1:%d", FreePort(t))
+	s.WorkerMetrics = fmt.Sprintf("127.0.0.1:%d", FreePort(t))
+	public := s.OriginAddr
+	if o.Edge {
+		s.EdgeAddr = fmt.Sprintf("127.0.0.1:%d", FreePort(t))
+		s.EdgeMetrics = fmt.Sprintf("127.0.0.1:%d", FreePort(t))
+		public = s.EdgeAddr
+	}
+	s.env = append(os.Environ(),
+		"IW_PUBLIC_URL=http://"+public,
+		fmt.Sprintf("IW_REDIS_URL=redis://127.0.0.1:%d/0", s.RedisPort),
+		"IW_ORIGIN_ADDR="+s.OriginAddr,
+		"IW_ORIGIN_METRICS_ADDR="+s.OriginMetrics,
+		"IW_WORKER_METRICS_ADDR="+s.WorkerMetrics,
+		"IW_WEBHOOK_ALLOW_CIDRS=127.0.0.0/8",
+		"IW_LOG_LEVEL=warn",
+		"IW_SHUTDOWN_GRACE=2s",
+	)
+	s.env = append(s.env, o.Env...)
+
+	s.StartRedis()
+	s.run("iwctl-sync", s.bins["iwctl"], "sync", filepath.Join(root, "content"))
+	s.StartOrigin()
+	if o.Worker {
+		s.StartWorker()
+	}
+	if o.Edge {
+		s.startEdge()
+	}
+	return s
+}
+
+// Bin is the path of a built binary.
+func (s *Stack) Bin(name string) string { return s.bins[name] }
+
+// Env is the environment every process gets.
+func (s *Stack) Env() []string { return s.env }
+
+// RedisURL is the URL of the stack's Redis.
+func (s *Stack) RedisURL() string { return fmt.Sprintf("redis://127.0.0.1:%d/0", s.RedisPort) }
+
+// PublicURL is where clients go: the edge, or the origin without one.
+func (s *Stack) PublicURL() string {
+	if s.EdgeAddr != "" {
+		return "http://" + s.EdgeAddr
+	}
+	return "http://" + s.OriginAddr
+}
+
+// StartRedis starts (or restarts, on the same port and data) redis-server
+// with append-only persistence, as make run does.
+func (s *Stack) StartRedis() {
+	data := filepath.Join(s.dir, "redis")
+	os.MkdirAll(data, 0o755)
+	s.start("redis", "redis-server", "--port", strconv.Itoa(s.RedisPort), "--bind", "127.0.0.1",
+		"--dir", data, "--appendonly", "yes", "--appendfsync", "everysec", "--save", "")
+	s.waitTCP("redis", fmt.Sprintf("127.0.0.1:%d", s.RedisPort))
+}
+
+// StartOrigin starts (or restarts) the origin and waits until it answers.
+func (s *Stack) StartOrigin() {
+	s.start("origin", s.bins["origin"])
+	s.waitHTTP("origin", "http://"+s.OriginAddr+"/api/v1/")
+}
+
+// StartWorker starts (or restarts) the worker and waits for its metrics.
+func (s *Stack) StartWorker() {
+	s.start("worker", s.bins["worker"])
+	s.waitHTTP("worker", "http://"+s.WorkerMetrics+"/metrics")
+}
+
+// Caddyfile is deploy/k8s/base/Caddyfile with the cluster's addresses
+// replaced by this stack's loopback ones: the same file, run for real.
+func (s *Stack) Caddyfile() string {
+	b, err := os.ReadFile(filepath.Join(s.Root, "deploy", "k8s", "base", "Caddyfile"))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	_, originPort, _ := net.SplitHostPort(s.OriginAddr)
+	_, edgePort, _ := net.SplitHostPort(s.EdgeAddr)
+	_, metricsPort, _ := net.SplitHostPort(s.EdgeMetrics)
+	c := string(b)
+	for _, r := range []struct{ re, repl string }{
+		{`(?m)^\tadmin 127\.0\.0\.1:2019$`, fmt.Sprintf("\tadmin 127.0.0.1:%d", FreePort(s.t))},
+		// Same site addresses, other ports, bound to loopback only.
+		{`(?m)^:8080 \{$`, ":" + edgePort + " {\n\tbind 127.0.0.1"},
+		{`(?m)^:9180 \{$`, ":" + metricsPort + " {\n\tbind 127.0.0.1"},
+		{`(?m)^(\t+)name origin$`, "${1}name 127.0.0.1"},
+		{`(?m)^(\t+)port 8081$`, "${1}port " + originPort},
+	} {
+		re := regexp.MustCompile(r.re)
+		if !re.MatchString(c) {
+			s.t.Fatalf("stack: deploy/k8s/base/Caddyfile no longer has %s; update deploy/check/stack", r.re)
+		}
+		c = re.ReplaceAllString(c, r.repl)
+	}
+	return c
+}
+
+func (s *Stack) startEdge() {
+	path := filepath.Join(s.dir, "Caddyfile")
+	if err := os.WriteFile(path, []byte(s.Caddyfile()), 0o644); err != nil {
+		s.t.Fatal(err)
+	}
+	s.start("edge", s.bins["edge"], "run", "--config", path, "--adapter", "caddyfile")
+	s.waitHTTP("edge", "http://"+s.EdgeMetrics+"/healthz")
+}
+
+// run runs a command to completion.
+func (s *Stack) run(name, bin string, args ...string) {
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(s.env, "XDG_CONFIG_HOME="+s.dir, "XDG_DATA_HOME="+s.dir)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		s.t.Fatalf("stack: %s: %v\n%s", name, err, out)
+	}
+}
+
+// Run runs a binary of the stack (iwctl …) to completion and returns its output.
+func (s *Stack) Run(name string, args ...string) string {
+	cmd := exec.Command(s.bins[name], args...)
+	cmd.Env = s.env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		s.t.Fatalf("stack: %s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+func (s *Stack) start(name, bin string, args ...string) {
+	if old := s.procs[name]; old != nil && old.ProcessState == nil {
+		s.t.Fatalf("stack: %s is already running", name)
+	}
+	logf, err := os.OpenFile(filepath.Join(s.dir, name+".log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(s.env, "XDG_CONFIG_HOME="+s.dir, "XDG_DATA_HOME="+s.dir)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		s.t.Fatalf("stack: starting %s: %v", name, err)
+	}
+	s.procs[name] = cmd
+	done := make(chan struct{})
+	go func() { cmd.Wait(); logf.Close(); close(done) }()
+	s.t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+		if s.t.Failed() {
+			s.t.Logf("stack: last lines of %s.log:\n%s", name, s.Tail(name, 15))
+		}
+	})
+}
+
+// Stop stops a process: gracefully (SIGTERM) or as a crash (SIGKILL).
+func (s *Stack) Stop(name string, crash bool) {
+	cmd := s.procs[name]
+	if cmd == nil {
+		s.t.Fatalf("stack: %s never started", name)
+	}
+	sig := syscall.SIGTERM
+	if crash {
+		sig = syscall.SIGKILL
+	}
+	cmd.Process.Signal(sig)
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if err := cmd.Process.Signal(syscall.Signal(0)); err != nil {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cmd.Process.Kill()
+}
+
+// Tail returns the last n lines of a process's log.
+func (s *Stack) Tail(name string, n int) string {
+	b, _ := os.ReadFile(filepath.Join(s.dir, name+".log"))
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (s *Stack) waitTCP(name, addr string) {
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+		if err == nil {
+			c.Close()
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	s.t.Fatalf("stack: %s did not listen on %s:\n%s", name, addr, s.Tail(name, 20))
+}
+
+func (s *Stack) waitHTTP(name, url string) {
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := http.Get(url)
+		if err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode < 500 {
+				return
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	s.t.Fatalf("stack: %s did not answer %s:\n%s", name, url, s.Tail(name, 20))
+}
+
+// Scrape fetches a /metrics endpoint's text.
+func Scrape(ctx context.Context, addr string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("scraping %s: %w", addr, err)
+	}
+	defer resp.Body.Close()
+	var buf bytes.Buffer
+	if _, err := io.Copy(&buf, resp.Body); err != nil {
+		return nil, fmt.Errorf("scraping %s: %w", addr, err)
+	}
+	if resp.StatusCode != 200 {
+		return nil, fmt.Errorf("scraping %s: status %d", addr, resp.StatusCode)
+	}
+	return buf.Bytes(), nil
+}

@@ -1,0 +1,231 @@
+// Package systemd checks deploy/systemd, the units of a single-VM install:
+// they parse, run the binaries the repository builds with the environment
+// file it ships, order themselves after Redis, and are hardened — rated by
+// systemd's own `systemd-analyze security` where it is installed.
+package systemd
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/coreos/go-systemd/v22/unit"
+
+	"github.com/invoicewire/invoicewire/deploy/check/repo"
+)
+
+// hardening are the options every service unit sets.
+var hardening = []string{
+	"NoNewPrivileges", "ProtectSystem", "ProtectHome", "PrivateTmp", "PrivateDevices",
+	"ProtectKernelTunables", "ProtectKernelModules", "ProtectKernelLogs", "ProtectControlGroups",
+	"RestrictAddressFamilies", "RestrictNamespaces", "RestrictSUIDSGID", "LockPersonality",
+	"MemoryDenyWriteExecute", "SystemCallFilter", "SystemCallArchitectures", "CapabilityBoundingSet",
+	"DynamicUser", "UMask",
+}
+
+// maxExposure is the highest `systemd-analyze security` exposure allowed,
+// in its tenths (25 = 2.5, "OK").
+const maxExposure = "25"
+
+type unitFile struct {
+	name string
+	path string
+	opts []*unit.UnitOption
+}
+
+func (u unitFile) get(section, name string) []string {
+	var out []string
+	for _, o := range u.opts {
+		if o.Section == section && o.Name == name {
+			out = append(out, o.Value)
+		}
+	}
+	return out
+}
+
+func units(t *testing.T, root string) []unitFile {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join(root, "deploy", "systemd", "*.service"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no units in deploy/systemd (%v)", err)
+	}
+	var out []unitFile
+	for _, p := range paths {
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts, err := unit.DeserializeOptions(f)
+		f.Close()
+		if err != nil {
+			t.Errorf("%s: does not parse: %v", filepath.Base(p), err)
+			continue
+		}
+		out = append(out, unitFile{filepath.Base(p), p, opts})
+	}
+	return out
+}
+
+func TestUnits(t *testing.T) {
+	root := repo.Root(t)
+	us := units(t, root)
+	names := map[string]bool{"invoicewire.target": true}
+	for _, u := range us {
+		names[u.name] = true
+	}
+	want := []string{"invoicewire-redis.service", "invoicewire-origin.service", "invoicewire-worker.service", "invoicewire-edge.service"}
+	for _, w := range want {
+		if !names[w] {
+			t.Errorf("deploy/systemd has no %s", w)
+		}
+	}
+	for _, u := range us {
+		t.Run(u.name, func(t *testing.T) {
+			exec := u.get("Service", "ExecStart")
+			if len(exec) != 1 {
+				t.Fatalf("want one ExecStart, got %q", exec)
+			}
+			bin := strings.Fields(exec[0])[0]
+			if b, ok := strings.CutPrefix(bin, "/usr/local/bin/"); ok {
+				if !repo.HasCommand(root, b) {
+					t.Logf("cmd/%s is not in this checkout yet (its branch is not merged)", b)
+				}
+				if env := u.get("Service", "EnvironmentFile"); !slices.Contains(env, "/etc/invoicewire/invoicewire.env") {
+					t.Errorf("EnvironmentFile=%q, want /etc/invoicewire/invoicewire.env (deploy/systemd/invoicewire.env)", env)
+				}
+				if !slices.ContainsFunc(u.get("Unit", "After"), func(v string) bool {
+					return strings.Contains(v, "invoicewire-redis.service") || strings.Contains(v, "invoicewire-origin.service")
+				}) {
+					t.Errorf("not ordered after Redis (or the origin)")
+				}
+			} else if bin != "/usr/bin/redis-server" {
+				t.Errorf("ExecStart runs %s: neither an Invoicewire binary nor redis-server", bin)
+			}
+			for _, h := range hardening {
+				if len(u.get("Service", h)) == 0 {
+					t.Errorf("missing hardening option %s=", h)
+				}
+			}
+			if v := u.get("Service", "Restart"); len(v) != 1 || v[0] != "on-failure" {
+				t.Errorf("Restart=%q, want on-failure", v)
+			}
+			for _, dep := range append(u.get("Unit", "After"), u.get("Unit", "Wants")...) {
+				for _, d := range strings.Fields(dep) {
+					if strings.HasPrefix(d, "invoicewire") && !names[d] {
+						t.Errorf("depends on %s, which deploy/systemd does not hold", d)
+					}
+				}
+			}
+			if u.name == "invoicewire-redis.service" {
+				conf := u.get("Service", "ExecStart")[0]
+				if !strings.Contains(conf, "/etc/invoicewire/redis.conf") {
+					t.Errorf("redis-server does not read /etc/invoicewire/redis.conf (deploy/systemd/invoicewire-redis.conf)")
+				}
+			}
+		})
+	}
+}
+
+// TestExposure rates each unit with `systemd-analyze security --offline`.
+func TestExposure(t *testing.T) {
+	sa, err := exec.LookPath("systemd-analyze")
+	if err != nil {
+		t.Skip("systemd-analyze is not installed; the hardening options are still checked by TestUnits")
+	}
+	root := repo.Root(t)
+	for _, u := range units(t, root) {
+		cmd := exec.Command(sa, "security", "--offline=yes", "--no-pager", "--threshold="+maxExposure, u.path)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Errorf("%s: exposure above %s tenths (or not rated): %v\n%s", u.name, maxExposure, err, lastLines(string(out), 3))
+		} else {
+			t.Logf("%s: %s", u.name, lastLines(string(out), 1))
+		}
+	}
+}
+
+// TestEnvironmentFile: the example environment sets only variables the
+// code reads, the Redis URL agrees with redis.conf's port and password, and
+// the edge's Caddyfile variables are there.
+func TestEnvironmentFile(t *testing.T) {
+	root := repo.Root(t)
+	env := readEnv(t, filepath.Join(root, "deploy", "systemd", "invoicewire.env"))
+	known := repo.KnownVars(t, root)
+	for _, k := range repo.Sorted(mapKeys(env)) {
+		if known[k] {
+			continue
+		}
+		if strings.HasPrefix(k, "IW_WORKER_") && !repo.HasCommand(root, "worker") {
+			t.Logf("%s is read by the worker branch, not merged yet", k)
+			continue
+		}
+		if !repo.HasCommand(root, "edge") && (k == "IW_SITE_HOST" || k == "IW_ORIGIN_ADDRS" || strings.HasPrefix(k, "IW_RATELIMIT_") || k == "IW_TRUSTED_PROXIES") {
+			t.Logf("%s is read by the edge's Caddyfile, not merged yet", k)
+			continue
+		}
+		t.Errorf("invoicewire.env sets %s, which no code of the repository reads", k)
+	}
+	conf, err := os.ReadFile(filepath.Join(root, "deploy", "systemd", "invoicewire-redis.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var port, pass string
+	for _, line := range strings.Split(string(conf), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 2 && f[0] == "port" {
+			port = f[1]
+		}
+		if len(f) == 2 && f[0] == "requirepass" {
+			pass = f[1]
+		}
+	}
+	if want := "redis://:" + pass + "@127.0.0.1:" + port + "/0"; env["IW_REDIS_URL"] != want {
+		t.Errorf("IW_REDIS_URL=%q, but redis.conf makes it %q", env["IW_REDIS_URL"], want)
+	}
+	if env["IW_ORIGIN_ADDRS"] != env["IW_ORIGIN_ADDR"] {
+		t.Errorf("the edge proxies to IW_ORIGIN_ADDRS=%q, the origin listens on IW_ORIGIN_ADDR=%q", env["IW_ORIGIN_ADDRS"], env["IW_ORIGIN_ADDR"])
+	}
+}
+
+func readEnv(t *testing.T, path string) map[string]string {
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	env := map[string]string{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if !ok {
+			t.Errorf("%s: %q is not NAME=value", path, line)
+			continue
+		}
+		env[k] = v
+	}
+	return env
+}
+
+func mapKeys(m map[string]string) map[string]bool {
+	out := map[string]bool{}
+	for k := range m {
+		out[k] = true
+	}
+	return out
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,566 @@
+// Command chaos is `make chaos`: it starts the whole service on free
+// loopback ports (Redis, origin, worker, edge with caddyfile/Caddyfile, a
+// webhook receiver), puts it under a steady read load, and breaks it three
+// ways while printing what clients saw (issue 9, DESIGN §5, D13, D15, D21):
+//
+//  1. Redis stopped mid-load: the edge keeps serving cached pages, answers
+//     the rest with D6 JSON errors, never HTML, never hangs; when Redis
+//     returns everything recovers without restarting a process.
+//  2. The worker killed (SIGKILL) mid-delivery and restarted: no event lost.
+//  3. The origin restarted behind the edge: clients of cached pages see no
+//     error.
+//
+// It exits 1 if any expectation failed. Binaries come from bin/ (make build).
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+func main() {
+	c, err := start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "chaos:", err)
+		if c != nil {
+			c.stopAll()
+		}
+		os.Exit(1)
+	}
+	ok := c.run()
+	c.stopAll()
+	if !ok {
+		fmt.Println("\nchaos: SOME EXPECTATIONS FAILED")
+		os.Exit(1)
+	}
+	fmt.Println("\nchaos: every expectation held")
+}
+
+// cluster is the running service.
+type cluster struct {
+	dir                           string
+	env                           []string
+	redisPort                     int
+	edge, origin, originMetrics   string
+	edgeAdmin, workerMetrics, rcv string
+	procs                         map[string]*exec.Cmd
+	failed                        bool
+}
+
+func freePort() int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func start() (*cluster, error) {
+	for _, b := range []string{"bin/origin", "bin/worker", "bin/edge", "bin/iwctl", "bin/receiver"} {
+		if _, err := os.Stat(b); err != nil {
+			return nil, fmt.Errorf("%s missing: run make build and go build -o bin/ ./loadtest/receiver (make chaos does)", b)
+		}
+	}
+	dir, err := os.MkdirTemp("", "invoicewire-chaos-")
+	if err != nil {
+		return nil, err
+	}
+	c := &cluster{dir: dir, procs: map[string]*exec.Cmd{}, redisPort: freePort()}
+	edgePort := freePort()
+	c.edge = fmt.Sprintf("127.0.0.1:%d", edgePort)
+	c.origin = fmt.Sprintf("127.0.0.1:%d", freePort())
+	c.originMetrics = fmt.Sprintf("127.0.0.1:%d", freePort())
+	c.workerMetrics = fmt.Sprintf("127.0.0.1:%d", freePort())
+	c.edgeAdmin = fmt.Sprintf("127.0.0.1:%d", freePort())
+	c.rcv = fmt.Sprintf("127.0.0.1:%d", freePort())
+	c.env = append(os.Environ(),
+		"IW_PUBLIC_URL=http://"+c.edge,
+		fmt.Sprintf("IW_REDIS_URL=redis://127.0.0.1:%d/0", c.redisPort),
+		"IW_ORIGIN_ADDR="+c.origin,
+		"IW_ORIGIN_METRICS_ADDR="+c.originMetrics,
+		"IW_WORKER_METRICS_ADDR="+c.workerMetrics,
+		"IW_EDGE_PORT="+strconv.Itoa(edgePort),
+		"IW_EDGE_ADMIN_ADDR="+c.edgeAdmin,
+		"IW_WEBHOOK_ALLOW_CIDRS=127.0.0.0/8",
+		"IW_RATELIMIT_QUOTA=100000000",
+		// A killed worker's events and deliveries come back quickly.
+		"IW_WORKER_CLAIM_IDLE=3s", "IW_WORKER_LEASE=3s",
+		"IW_LOG_LEVEL=warn", "IW_SHUTDOWN_GRACE=2s",
+		"XDG_CONFIG_HOME="+dir, "XDG_DATA_HOME="+dir,
+	)
+	fmt.Printf("chaos: service on http://%s (files in %s)\n", c.edge, dir)
+	if err := c.startRedis(); err != nil {
+		return c, err
+	}
+	if out, err := c.command("bin/iwctl", "sync", "content").CombinedOutput(); err != nil {
+		return c, fmt.Errorf("iwctl sync: %v\n%s", err, out)
+	}
+	steps := []struct {
+		name  string
+		args  []string
+		ready string
+	}{
+		{"receiver", []string{"bin/receiver", "-addr", c.rcv}, "http://" + c.rcv + "/stats"},
+		{"origin", []string{"bin/origin"}, "http://" + c.origin + "/api/v1/"},
+		{"worker", []string{"bin/worker"}, "http://" + c.workerMetrics + "/metrics"},
+		{"edge", []string{"bin/edge", "run", "--config", "caddyfile/Caddyfile", "--adapter", "caddyfile"}, "http://" + c.edge + "/api/v1/"},
+	}
+	for _, s := range steps {
+		if err := c.startProc(s.name, s.args...); err != nil {
+			return c, err
+		}
+		if err := waitHTTP(s.ready); err != nil {
+			return c, fmt.Errorf("%s: %v\n%s", s.name, err, c.tail(s.name))
+		}
+	}
+	return c, nil
+}
+
+func (c *cluster) command(name string, args ...string) *exec.Cmd {
+	cmd := exec.Command(name, args...)
+	cmd.Env = c.env
+	return cmd
+}
+
+func (c *cluster) startRedis() error {
+	data := filepath.Join(c.dir, "redis")
+	os.MkdirAll(data, 0o755)
+	if err := c.startProc("redis", "redis-server", "--port", strconv.Itoa(c.redisPort), "--bind", "127.0.0.1",
+		"--dir", data, "--appendonly", "yes", "--appendfsync", "everysec", "--save", ""); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if conn, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", c.redisPort)); err == nil {
+			conn.Close()
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return errors.New("redis-server did not start")
+}
+
+func (c *cluster) startProc(name string, args ...string) error {
+	logf, err := os.OpenFile(filepath.Join(c.dir, name+".log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	cmd := c.command(args[0], args[1:]...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting %s: %w", name, err)
+	}
+	c.procs[name] = cmd
+	go func() { cmd.Wait(); logf.Close() }()
+	return nil
+}
+
+// stop ends a process: SIGTERM (graceful) or SIGKILL (a crash).
+func (c *cluster) stop(name string, sig syscall.Signal) {
+	cmd := c.procs[name]
+	if cmd == nil {
+		return
+	}
+	cmd.Process.Signal(sig)
+	for i := 0; i < 200; i++ {
+		if cmd.Process.Signal(syscall.Signal(0)) != nil {
+			break
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	cmd.Process.Kill()
+	delete(c.procs, name)
+}
+
+func (c *cluster) stopAll() {
+	for _, n := range []string{"edge", "worker", "origin", "receiver", "redis"} {
+		c.stop(n, syscall.SIGTERM)
+	}
+}
+
+func (c *cluster) tail(name string) string {
+	b, _ := os.ReadFile(filepath.Join(c.dir, name+".log"))
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > 10 {
+		lines = lines[len(lines)-10:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func waitHTTP(url string) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := http.Get(url)
+		if err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode < 500 {
+				return nil
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Errorf("%s did not answer within 30 s", url)
+}
+
+// expect prints one expectation and remembers a failure.
+func (c *cluster) expect(ok bool, format string, args ...any) {
+	mark := "ok  "
+	if !ok {
+		mark = "FAIL"
+		c.failed = true
+	}
+	fmt.Printf("  [%s] %s\n", mark, fmt.Sprintf(format, args...))
+}
+
+// tally counts what clients saw in one stretch of time.
+type tally struct {
+	mu                                 sync.Mutex
+	cachedOK, cachedBad                int
+	otherOK, otherJSONErr, otherBadErr int
+	hangs                              int
+	noRateLimit                        int
+	maxLatency                         time.Duration
+	statuses                           map[int]int
+	examples                           []string
+}
+
+func (t *tally) String() string {
+	var codes []string
+	keys := make([]int, 0, len(t.statuses))
+	for k := range t.statuses {
+		keys = append(keys, k)
+	}
+	sort.Ints(keys)
+	for _, k := range keys {
+		codes = append(codes, fmt.Sprintf("%d×%d", k, t.statuses[k]))
+	}
+	return fmt.Sprintf("cached pages %d ok / %d not; other requests %d ok, %d JSON errors, %d non-JSON errors; %d hung (>5 s); slowest %v; statuses %s",
+		t.cachedOK, t.cachedBad, t.otherOK, t.otherJSONErr, t.otherBadErr, t.hangs, t.maxLatency.Round(time.Millisecond), strings.Join(codes, " "))
+}
+
+var client = &http.Client{Timeout: 5 * time.Second}
+
+// cachedPaths are warmed before each fault; uncached requests use a fresh
+// offset each time, so they must reach the origin (and Redis).
+var cachedPaths = []string{"/api/v1/", "/api/v1/articles", "/api/v1/countries", "/api/v1/specs", "/api/v1/sources", "/api/v1/countries/de", "/api/v1/articles?section=mandates"}
+
+var uncachedSeq atomic.Int64
+
+// load runs readers until ctx ends: 4 on cached pages, 1 on uncached ones.
+func (c *cluster) load(ctx context.Context, t *tally) *sync.WaitGroup {
+	var wg sync.WaitGroup
+	for i := 0; i < 5; i++ {
+		wg.Add(1)
+		go func(cached bool) {
+			defer wg.Done()
+			for n := 0; ctx.Err() == nil; n++ {
+				path := cachedPaths[n%len(cachedPaths)]
+				if !cached {
+					path = fmt.Sprintf("/api/v1/articles?limit=1&offset=%d", 1+uncachedSeq.Add(1)%10000)
+				}
+				c.probe(path, cached, t)
+				time.Sleep(5 * time.Millisecond)
+			}
+		}(i < 4)
+	}
+	return &wg
+}
+
+func (c *cluster) probe(path string, cached bool, t *tally) {
+	start := time.Now()
+	resp, err := client.Get("http://" + c.edge + path)
+	lat := time.Since(start)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.statuses == nil {
+		t.statuses = map[int]int{}
+	}
+	t.maxLatency = max(t.maxLatency, lat)
+	if err != nil {
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			t.hangs++
+		} else if cached {
+			t.cachedBad++
+		} else {
+			t.otherBadErr++
+		}
+		t.examples = append(t.examples, fmt.Sprintf("%s: %v", path, err))
+		return
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	t.statuses[resp.StatusCode]++
+	if resp.Header.Get("RateLimit-Policy") == "" {
+		t.noRateLimit++
+	}
+	ok := resp.StatusCode == 200
+	switch {
+	case cached && ok:
+		t.cachedOK++
+	case cached:
+		t.cachedBad++
+		t.examples = append(t.examples, fmt.Sprintf("%s (cached): %d %.80s", path, resp.StatusCode, body))
+	case ok:
+		t.otherOK++
+	case isJSONError(resp, body):
+		t.otherJSONErr++
+	default:
+		t.otherBadErr++
+		t.examples = append(t.examples, fmt.Sprintf("%s: %d %s %.80q", path, resp.StatusCode, resp.Header.Get("Content-Type"), body))
+	}
+}
+
+func isJSONError(resp *http.Response, body []byte) bool {
+	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		return false
+	}
+	var e struct {
+		Error struct{ Code, Message string } `json:"error"`
+	}
+	return json.Unmarshal(body, &e) == nil && e.Error.Code != "" && e.Error.Message != ""
+}
+
+// stretch runs the load for d and returns what clients saw.
+func (c *cluster) stretch(d time.Duration) *tally {
+	t := &tally{}
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	c.load(ctx, t).Wait()
+	return t
+}
+
+func (c *cluster) warm() {
+	for _, p := range cachedPaths {
+		for i := 0; i < 2; i++ {
+			if resp, err := client.Get("http://" + c.edge + p); err == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		}
+	}
+}
+
+func (c *cluster) run() bool {
+	c.redisOutage()
+	c.workerCrash()
+	c.originRestart()
+	return !c.failed
+}
+
+func (c *cluster) redisOutage() {
+	fmt.Println("\n1. Redis stopped mid-load")
+	c.warm()
+	before := c.stretch(2 * time.Second)
+	fmt.Println("  healthy:      ", before)
+	c.stop("redis", syscall.SIGTERM)
+	during := c.stretch(6 * time.Second)
+	fmt.Println("  Redis down:   ", during)
+	if err := c.startRedis(); err != nil {
+		c.expect(false, "Redis restarts: %v", err)
+		return
+	}
+	// Clients keep reading while the processes reconnect by themselves.
+	c.stretch(3 * time.Second)
+	after := c.stretch(3 * time.Second)
+	fmt.Println("  Redis back:   ", after)
+	c.expect(during.cachedBad == 0 && during.cachedOK > 0, "cached pages served throughout the outage (%d ok, %d not)", during.cachedOK, during.cachedBad)
+	c.expect(during.otherBadErr == 0, "every uncached request answered 200 or a D6 JSON error (%d JSON errors, %d other)", during.otherJSONErr, during.otherBadErr)
+	c.expect(during.noRateLimit == 0, "the limiter kept counting locally: every answer carried the RateLimit fields (%d without)", during.noRateLimit)
+	c.expect(during.hangs == 0, "nothing hung (slowest answer %v)", during.maxLatency.Round(time.Millisecond))
+	c.expect(after.cachedBad == 0 && after.otherOK > 0 && after.otherJSONErr == 0 && after.otherBadErr == 0,
+		"recovered without restarts: uncached requests 200 again (%d ok, %d errors)", after.otherOK, after.otherJSONErr+after.otherBadErr)
+	// A change published after the outage reaches the edge's cache: the
+	// invalidation subscription came back by itself.
+	slug := c.firstSlug()
+	if out, err := c.command("bin/iwctl", "retract", slug, "--reason", "chaos: publishing after the outage").CombinedOutput(); err != nil {
+		c.expect(false, "iwctl retract after the outage: %v %s", err, out)
+		return
+	}
+	gone := false
+	for i := 0; i < 50 && !gone; i++ {
+		resp, err := client.Get("http://" + c.edge + "/api/v1/articles/" + slug)
+		if err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			gone = resp.StatusCode == http.StatusGone
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	c.expect(gone, "a retraction after the outage is visible through the edge within 5 s (purges resumed)")
+	c.command("bin/iwctl", "restore", slug).Run()
+	for _, e := range during.examples[:min(3, len(during.examples))] {
+		fmt.Println("    e.g.", e)
+	}
+}
+
+func (c *cluster) firstSlug() string {
+	resp, err := client.Get("http://" + c.origin + "/api/v1/articles?limit=5")
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	var l struct {
+		Items []struct{ Slug string } `json:"items"`
+	}
+	json.NewDecoder(resp.Body).Decode(&l)
+	if len(l.Items) == 0 {
+		return ""
+	}
+	return l.Items[len(l.Items)-1].Slug
+}
+
+func (c *cluster) post(path, token string, body any) (map[string]any, error) {
+	b, _ := json.Marshal(body)
+	req, _ := http.NewRequest(http.MethodPost, "http://"+c.edge+path, bytes.NewReader(b))
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode/100 != 2 {
+		return nil, fmt.Errorf("POST %s: %d %s", path, resp.StatusCode, raw)
+	}
+	var out map[string]any
+	json.Unmarshal(raw, &out)
+	return out, nil
+}
+
+type stats struct {
+	Deliveries int      `json:"deliveries"`
+	Unique     int      `json:"unique"`
+	IDs        []string `json:"ids"`
+}
+
+func (c *cluster) receiverStats() stats {
+	var s stats
+	resp, err := client.Get("http://" + c.rcv + "/stats?ids=1")
+	if err != nil {
+		return s
+	}
+	defer resp.Body.Close()
+	json.NewDecoder(resp.Body).Decode(&s)
+	return s
+}
+
+func (c *cluster) workerCrash() {
+	fmt.Println("\n2. Worker killed mid-delivery and restarted")
+	reg, err := c.post("/api/v1/agent-auth/register", "", map[string]any{"client_name": "chaos"})
+	if err != nil {
+		c.expect(false, "register: %v", err)
+		return
+	}
+	claim, err := c.post("/api/v1/agent-auth/claim", "", map[string]any{"client_id": reg["client_id"]})
+	if err != nil {
+		c.expect(false, "claim: %v", err)
+		return
+	}
+	token, _ := claim["access_token"].(string)
+	const subs = 5
+	for i := 0; i < subs; i++ {
+		if _, err := c.post("/api/v1/webhooks", token, map[string]any{
+			"url": fmt.Sprintf("http://%s/hook/%d", c.rcv, i), "events": []string{"article.retracted", "article.published"},
+		}); err != nil {
+			c.expect(false, "subscribe: %v", err)
+			return
+		}
+	}
+	base := c.receiverStats().Unique
+	// Events: retract and restore a few articles; the worker is killed
+	// half-way through and started again a second later.
+	slugs := c.slugs(10)
+	events := 0
+	for i, s := range slugs {
+		if i == len(slugs)/2 {
+			c.stop("worker", syscall.SIGKILL)
+			fmt.Println("  worker killed (SIGKILL) after", events, "events")
+		}
+		for _, args := range [][]string{{"retract", s, "--reason", "chaos"}, {"restore", s}} {
+			if out, err := c.command("bin/iwctl", args...).CombinedOutput(); err != nil {
+				c.expect(false, "iwctl %s: %v %s", args[0], err, out)
+				return
+			}
+			events++
+		}
+	}
+	time.Sleep(time.Second)
+	if err := c.startProc("worker", "bin/worker"); err != nil {
+		c.expect(false, "restart worker: %v", err)
+		return
+	}
+	fmt.Println("  worker restarted;", events, "events published in all")
+	want := events * subs
+	deadline := time.Now().Add(60 * time.Second)
+	var got stats
+	for time.Now().Before(deadline) {
+		got = c.receiverStats()
+		if got.Unique-base >= want {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	c.expect(got.Unique-base == want, "every event reached every subscription: %d of %d (event, subscription) pairs, %d deliveries in all (duplicates are allowed: at-least-once)",
+		got.Unique-base, want, got.Deliveries)
+}
+
+func (c *cluster) slugs(n int) []string {
+	resp, err := client.Get(fmt.Sprintf("http://%s/api/v1/articles?limit=%d", c.origin, n))
+	if err != nil {
+		return nil
+	}
+	defer resp.Body.Close()
+	var l struct {
+		Items []struct{ Slug string } `json:"items"`
+	}
+	json.NewDecoder(resp.Body).Decode(&l)
+	var out []string
+	for _, it := range l.Items {
+		out = append(out, it.Slug)
+	}
+	return out
+}
+
+func (c *cluster) originRestart() {
+	fmt.Println("\n3. Origin restarted behind the edge")
+	c.warm()
+	t := &tally{}
+	ctx, cancel := context.WithCancel(context.Background())
+	wg := c.load(ctx, t)
+	time.Sleep(time.Second)
+	c.stop("origin", syscall.SIGTERM)
+	time.Sleep(time.Second)
+	err := c.startProc("origin", "bin/origin")
+	if err == nil {
+		err = waitHTTP("http://" + c.origin + "/api/v1/")
+	}
+	time.Sleep(2 * time.Second)
+	cancel()
+	wg.Wait()
+	fmt.Println("  during restart:", t)
+	c.expect(err == nil, "origin restarted (%v)", err)
+	c.expect(t.cachedBad == 0 && t.cachedOK > 0, "clients of cached pages saw no error (%d ok, %d not)", t.cachedOK, t.cachedBad)
+	c.expect(t.otherBadErr == 0 && t.hangs == 0, "uncached requests got 200 or D6 JSON errors, none hung (%d JSON errors)", t.otherJSONErr)
+}
