@@ -16,8 +16,10 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2/caddytest"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/invoicewire/invoicewire/internal/netguard"
+	"github.com/invoicewire/invoicewire/internal/sse"
 	"github.com/invoicewire/invoicewire/origin"
 	"github.com/invoicewire/invoicewire/origin/origintest"
 )
@@ -333,5 +335,82 @@ func TestAgentFlowThroughEdge(t *testing.T) {
 	}
 	if json.Unmarshal(body, &e) != nil || e.Error.Code != "unauthorized" {
 		t.Fatalf("401 body %s", body)
+	}
+}
+
+// TestAskStreamsThroughEdge reads POST /ask's event stream through the edge
+// of `make run` event by event (D22): start, the results, complete, never
+// stored by the edge cache.
+func TestAskStreamsThroughEdge(t *testing.T) {
+	inst := origintest.Start(t)
+	base := startEdge(t, inst, 1000)
+	for round := range 2 {
+		req, _ := http.NewRequest("POST", base+"/ask", strings.NewReader(`{"query":"synthetic article e-invoicing Belgium"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "text/event-stream")
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ct := resp.Header.Get("Content-Type"); resp.StatusCode != 200 || !strings.HasPrefix(ct, "text/event-stream") {
+			t.Fatalf("round %d: %d %q", round, resp.StatusCode, ct)
+		}
+		if cs := resp.Header.Get("Cache-Status"); strings.Contains(cs, "hit") || strings.Contains(cs, "stored") {
+			t.Fatalf("round %d: the stream went through the cache: %q", round, cs)
+		}
+		rd := sse.NewReader(resp.Body)
+		var names []string
+		for {
+			ev, err := rd.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			names = append(names, ev.Name)
+			if !json.Valid([]byte(ev.Data)) {
+				t.Fatalf("event %s carries %q, not JSON", ev.Name, ev.Data)
+			}
+		}
+		resp.Body.Close()
+		if len(names) < 3 || names[0] != "start" || names[len(names)-1] != "complete" || names[1] != "result" {
+			t.Fatalf("round %d: events %v, want start, result…, complete", round, names)
+		}
+	}
+}
+
+// TestMCPThroughEdge exercises the MCP server with the SDK's own client
+// through the edge (issue 6): the session opens, the tools are listed, and a
+// tool answers from the store.
+func TestMCPThroughEdge(t *testing.T) {
+	inst := origintest.Start(t)
+	base := startEdge(t, inst, 1000)
+	c := sdk.NewClient(&sdk.Implementation{Name: "edge-test", Version: "1.0.0"}, nil)
+	cs, err := c.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: client}, nil)
+	if err != nil {
+		t.Fatalf("connecting through the edge: %v", err)
+	}
+	defer cs.Close()
+	tools, err := cs.ListTools(context.Background(), nil)
+	if err != nil || len(tools.Tools) < 8 {
+		t.Fatalf("tools: %v, %v", tools, err)
+	}
+	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "get_country", Arguments: map[string]any{"code": "de"}})
+	if err != nil || res.IsError {
+		t.Fatalf("get_country: %v %+v", err, res)
+	}
+	var got strings.Builder
+	for _, ct := range res.Content {
+		if tc, ok := ct.(*sdk.TextContent); ok {
+			got.WriteString(tc.Text)
+		}
+	}
+	if !strings.Contains(got.String(), "Germany") {
+		t.Fatalf("get_country de answered %q", got.String())
+	}
+	res, err = cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "get_country", Arguments: map[string]any{"code": "not a code"}})
+	if err != nil || !res.IsError {
+		t.Fatalf("a bad argument must be a tool error: %v %+v", err, res)
 	}
 }
