@@ -1,11 +1,11 @@
 package origin
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	metricsreg "github.com/invoicewire/invoicewire/internal/metrics"
 	"github.com/invoicewire/invoicewire/internal/store"
 )
 
@@ -36,13 +36,8 @@ func newMetrics(reg prometheus.Registerer, cache *store.TaggedCache[*entry]) (*m
 		Name: "invoicewire_origin_cache_misses_total",
 		Help: "Cacheable requests the origin had to answer from Redis.",
 	}, func() float64 { _, m := cache.Stats(); return float64(m) })
-	for _, c := range []prometheus.Collector{m.requests, m.latency, hits, misses} {
-		if err := reg.Register(c); err != nil {
-			var are prometheus.AlreadyRegisteredError
-			if !errors.As(err, &are) {
-				return nil, fmt.Errorf("origin: registering metrics: %w", err)
-			}
-		}
+	if err := metricsreg.Register(reg, m.requests, m.latency, hits, misses); err != nil {
+		return nil, fmt.Errorf("origin: %w", err)
 	}
 	return m, nil
 }

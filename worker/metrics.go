@@ -2,10 +2,12 @@ package worker
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	metricsreg "github.com/invoicewire/invoicewire/internal/metrics"
 
 	"github.com/invoicewire/invoicewire/internal/events"
 )
@@ -86,13 +88,8 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		}),
 	}
 	cs := []prometheus.Collector{m.attempts, m.latency, m.endToEnd, m.events, m.fannedOut, m.deadLetters, m.disabled, m.dropped, m.queueDue, m.queueLater, m.deadLength, m.streamLag, m.pending}
-	for _, c := range cs {
-		if err := reg.Register(c); err != nil {
-			var are prometheus.AlreadyRegisteredError
-			if !errors.As(err, &are) {
-				return nil, err
-			}
-		}
+	if err := metricsreg.Register(reg, cs...); err != nil {
+		return nil, fmt.Errorf("worker: %w", err)
 	}
 	for _, o := range []string{"delivered", "failed", "refused"} {
 		m.attempts.WithLabelValues(o)

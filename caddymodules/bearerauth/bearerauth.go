@@ -31,9 +31,9 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/invoicewire/invoicewire/caddymodules/internal/metrics"
 	"github.com/invoicewire/invoicewire/caddymodules/internal/tokenverifier"
 	"github.com/invoicewire/invoicewire/internal/apierror"
+	"github.com/invoicewire/invoicewire/internal/metrics"
 	"github.com/invoicewire/invoicewire/internal/token"
 )
 

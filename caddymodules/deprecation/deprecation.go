@@ -24,7 +24,7 @@ import (
 	"github.com/dunglas/httpsfv"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/invoicewire/invoicewire/caddymodules/internal/metrics"
+	"github.com/invoicewire/invoicewire/internal/metrics"
 )
 
 func init() {

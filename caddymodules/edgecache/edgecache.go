@@ -49,9 +49,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
-	"github.com/invoicewire/invoicewire/caddymodules/internal/metrics"
 	"github.com/invoicewire/invoicewire/caddymodules/internal/negotiate"
 	"github.com/invoicewire/invoicewire/internal/apierror"
+	"github.com/invoicewire/invoicewire/internal/metrics"
 )
 
 func init() {

@@ -25,10 +25,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
-	"github.com/invoicewire/invoicewire/caddymodules/internal/metrics"
 	"github.com/invoicewire/invoicewire/caddymodules/internal/redisconn"
 	"github.com/invoicewire/invoicewire/caddymodules/internal/tokenverifier"
 	"github.com/invoicewire/invoicewire/internal/apierror"
+	"github.com/invoicewire/invoicewire/internal/metrics"
 	"github.com/invoicewire/invoicewire/internal/token"
 )
 

@@ -1,13 +1,14 @@
 package ask
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	metricsreg "github.com/invoicewire/invoicewire/internal/metrics"
 )
 
 // metrics are the engine's Prometheus series (DESIGN §7). Labels are the
@@ -50,13 +51,8 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Help: "Unix time when the current ask index was swapped in.",
 		}),
 	}
-	for _, c := range []prometheus.Collector{m.requests, m.latency, m.builds, m.buildTime, m.articles, m.builtAtSec} {
-		if err := reg.Register(c); err != nil {
-			var are prometheus.AlreadyRegisteredError
-			if !errors.As(err, &are) {
-				return nil, fmt.Errorf("ask: registering metrics: %w", err)
-			}
-		}
+	if err := metricsreg.Register(reg, m.requests, m.latency, m.builds, m.buildTime, m.articles, m.builtAtSec); err != nil {
+		return nil, fmt.Errorf("ask: %w", err)
 	}
 	return m, nil
 }

@@ -27,8 +27,8 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sync/singleflight"
 
-	"github.com/invoicewire/invoicewire/caddymodules/internal/metrics"
 	"github.com/invoicewire/invoicewire/caddymodules/internal/redisconn"
+	"github.com/invoicewire/invoicewire/internal/metrics"
 	"github.com/invoicewire/invoicewire/internal/token"
 )
 
