@@ -13,13 +13,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-
 	"github.com/invoicewire/invoicewire/internal/config"
 	"github.com/invoicewire/invoicewire/internal/logging"
 	"github.com/invoicewire/invoicewire/internal/netguard"
+	"github.com/invoicewire/invoicewire/internal/opsserver"
 	"github.com/invoicewire/invoicewire/internal/store"
 	"github.com/invoicewire/invoicewire/origin"
 	"github.com/invoicewire/invoicewire/origin/agentauth"
@@ -47,14 +44,13 @@ func run() error {
 	}
 	defer st.Close()
 
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	ops := opsserver.New(cfg.OriginMetricsAddr, st.Client())
 	issuers, err := agentauth.ParseIssuers(cfg.IDJAGIssuers)
 	if err != nil {
 		return err
 	}
 	srv, err := origin.New(origin.Config{
-		SiteRoot: cfg.PublicURL, CacheBytes: cfg.OriginCacheBytes, Log: log, Registry: reg,
+		SiteRoot: cfg.PublicURL, CacheBytes: cfg.OriginCacheBytes, Log: log, Registry: ops.Registry,
 		IDJAGIssuers: issuers, WebhookPolicy: netguard.Policy{Allow: cfg.WebhookAllowCIDRs}, SigningKey: cfg.SigningKey,
 	}, st)
 	if err != nil {
@@ -71,25 +67,17 @@ func run() error {
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 	}
-	metricsMux := http.NewServeMux()
-	metricsMux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	metricsMux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		if err := st.Ping(r.Context()); err != nil {
-			http.Error(w, "redis unreachable", http.StatusServiceUnavailable)
-			return
-		}
-		w.Write([]byte("ok\n"))
-	})
-	private := &http.Server{Addr: cfg.OriginMetricsAddr, Handler: metricsMux, ReadHeaderTimeout: 5 * time.Second}
-
 	errc := make(chan error, 2)
-	for _, s := range []*http.Server{public, private} {
-		go func() {
-			if err := s.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				errc <- fmt.Errorf("listening on %s: %w", s.Addr, err)
-			}
-		}()
-	}
+	go func() {
+		if err := public.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			errc <- fmt.Errorf("listening on %s: %w", public.Addr, err)
+		}
+	}()
+	go func() {
+		if err := ops.ListenAndServe(); err != nil {
+			errc <- err
+		}
+	}()
 	log.Info("origin listening", "addr", cfg.OriginAddr, "metrics", cfg.OriginMetricsAddr, "public_url", cfg.PublicURL)
 	select {
 	case err := <-errc:
@@ -100,6 +88,6 @@ func run() error {
 	shutdown, cancel := context.WithTimeout(context.Background(), cfg.ShutdownGrace)
 	defer cancel()
 	public.Shutdown(shutdown)
-	private.Shutdown(shutdown)
+	ops.Shutdown(shutdown)
 	return nil
 }

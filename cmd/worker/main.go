@@ -7,21 +7,16 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-
 	"github.com/invoicewire/invoicewire/internal/config"
 	"github.com/invoicewire/invoicewire/internal/logging"
 	"github.com/invoicewire/invoicewire/internal/netguard"
+	"github.com/invoicewire/invoicewire/internal/opsserver"
 	"github.com/invoicewire/invoicewire/internal/signing"
 	"github.com/invoicewire/invoicewire/internal/store"
 	"github.com/invoicewire/invoicewire/worker"
@@ -66,8 +61,7 @@ func run() error {
 		return err
 	}
 
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	ops := opsserver.New(cfg.WorkerMetricsAddr, rdb)
 	w, err := worker.New(worker.Config{
 		SiteRoot:      cfg.PublicURL,
 		Key:           key,
@@ -78,27 +72,17 @@ func run() error {
 		Concurrency:   cfg.WorkerConcurrency,
 		DisableAfter:  cfg.WebhookDisableAfter,
 		DeadLetterMax: cfg.WebhookDeadLetterMax,
-		Registry:      reg,
+		Registry:      ops.Registry,
 		Log:           log,
 	}, rdb)
 	if err != nil {
 		return err
 	}
 
-	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	mux.HandleFunc("GET /healthz", func(rw http.ResponseWriter, r *http.Request) {
-		if err := rdb.Ping(r.Context()).Err(); err != nil {
-			http.Error(rw, "redis unreachable", http.StatusServiceUnavailable)
-			return
-		}
-		rw.Write([]byte("ok\n"))
-	})
-	metrics := &http.Server{Addr: cfg.WorkerMetricsAddr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	errc := make(chan error, 1)
 	go func() {
-		if err := metrics.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			errc <- fmt.Errorf("listening on %s: %w", cfg.WorkerMetricsAddr, err)
+		if err := ops.ListenAndServe(); err != nil {
+			errc <- err
 			stop()
 		}
 	}()
@@ -107,7 +91,7 @@ func run() error {
 	log.Info("worker stopped")
 	shutdown, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	metrics.Shutdown(shutdown)
+	ops.Shutdown(shutdown)
 	select {
 	case err := <-errc:
 		return err

@@ -1,0 +1,176 @@
+// Package opsserver is the private listener the origin and the worker serve
+// to operators (DESIGN §3): GET /metrics, the Prometheus exposition of the
+// process's registry, and GET /healthz, the readiness probe. It is never
+// reachable through the edge.
+//
+// Redis is probed in the background while the listener serves, and the last
+// result is exported as invoicewire_redis_up: a process whose Redis is gone
+// is alive but cannot do its work, and Prometheus should say so even when no
+// client traffic would surface the errors. A scrape never waits for Redis,
+// because Kubernetes' readiness probe reads /metrics (deploy/k8s) and must
+// not fail, and so empty the Service, while Redis is away.
+package opsserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/redis/go-redis/v9"
+)
+
+// PingTimeout bounds one Redis probe, so neither the background probe nor
+// /healthz hangs on a Redis that accepts connections but does not answer.
+const PingTimeout = time.Second
+
+// ProbeInterval is how often Redis is probed for invoicewire_redis_up: well
+// under Prometheus's usual 15 s scrape interval, so every scrape sees a
+// fresh result.
+var ProbeInterval = 5 * time.Second
+
+// Server is a process's operator listener.
+type Server struct {
+	// Registry holds the process's collectors: the Go runtime's, the
+	// process's, and the Redis probe; the process registers its own on it.
+	Registry *prometheus.Registry
+
+	http  *http.Server
+	redis redis.UniversalClient
+	probe *redisCollector
+	// serving ends when Shutdown is called; it stops the background probe.
+	serving context.Context
+	stop    context.CancelFunc
+}
+
+// New builds the listener for addr over the process's Redis client.
+func New(addr string, rdb redis.UniversalClient) *Server {
+	s := &Server{Registry: prometheus.NewRegistry(), redis: rdb, probe: &redisCollector{}}
+	s.serving, s.stop = context.WithCancel(context.Background())
+	s.Registry.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		s.probe,
+	)
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(s.Registry, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /healthz", s.healthz)
+	s.http = &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	return s
+}
+
+// ListenAndServe probes Redis and serves until Shutdown; it returns nil
+// after a shutdown.
+func (s *Server) ListenAndServe() error {
+	go s.probeRedis(s.serving)
+	defer s.stop()
+	if err := s.http.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("operator listener on %s: %w", s.http.Addr, err)
+	}
+	return nil
+}
+
+// Shutdown stops the listener, waiting for scrapes in flight until ctx ends.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.stop()
+	return s.http.Shutdown(ctx)
+}
+
+// probeRedis records a probe at once and then every ProbeInterval.
+func (s *Server) probeRedis(ctx context.Context) {
+	t := time.NewTicker(ProbeInterval)
+	defer t.Stop()
+	for {
+		start := time.Now()
+		err := s.pingRedis(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		s.probe.record(err == nil, time.Since(start))
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// healthz answers 200 while Redis answers, 503 otherwise. It is the startup
+// probe of Kubernetes and the readiness check of make run: a new process
+// waits for Redis (docs/operations.md, "Probes").
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	if err := s.pingRedis(r.Context()); err != nil {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		w.Write([]byte("redis unreachable\n"))
+		return
+	}
+	w.Write([]byte("ok\n"))
+}
+
+// pingRedis sends PING to the server, or to every master of a Redis Cluster:
+// one unreachable master leaves a third of the keys unavailable, which is
+// the process failing as surely as a lost single server.
+func (s *Server) pingRedis(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, PingTimeout)
+	defer cancel()
+	if cc, ok := s.redis.(*redis.ClusterClient); ok {
+		return cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
+			return c.Ping(ctx).Err()
+		})
+	}
+	return s.redis.Ping(ctx).Err()
+}
+
+// redisCollector exports the last background probe of Redis.
+type redisCollector struct {
+	mu     sync.Mutex
+	probed bool
+	up     bool
+	took   time.Duration
+}
+
+func (c *redisCollector) record(up bool, took time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.probed, c.up, c.took = true, up, took
+}
+
+var (
+	redisUpDesc = prometheus.NewDesc("invoicewire_redis_up",
+		"1 when this process's Redis (every master, for a Cluster) answered the last PING, probed every 5 s with a 1 s timeout; else 0.", nil, nil)
+	redisPingDesc = prometheus.NewDesc("invoicewire_redis_ping_seconds",
+		"Time the last PING of this process's Redis took (up to the 1 s timeout).", nil, nil)
+)
+
+// Describe implements prometheus.Collector.
+func (c *redisCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- redisUpDesc
+	ch <- redisPingDesc
+}
+
+// Collect implements prometheus.Collector. Before the first probe nothing
+// is exported: an absent series is not a false 0 or 1.
+func (c *redisCollector) Collect(ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	probed, up, took := c.probed, c.up, c.took
+	c.mu.Unlock()
+	if !probed {
+		return
+	}
+	v := 0.0
+	if up {
+		v = 1
+	}
+	ch <- prometheus.MustNewConstMetric(redisUpDesc, prometheus.GaugeValue, v)
+	ch <- prometheus.MustNewConstMetric(redisPingDesc, prometheus.GaugeValue, took.Seconds())
+}
+
+// Interface guard.
+var _ prometheus.Collector = (*redisCollector)(nil)

@@ -1,0 +1,154 @@
+package opsserver_test
+
+import (
+	"io"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/invoicewire/invoicewire/internal/opsserver"
+	"github.com/invoicewire/invoicewire/internal/redistest"
+)
+
+// serve starts the operator listener over rdb on a free port.
+func serve(t *testing.T, rdb redis.UniversalClient) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	s := opsserver.New(addr, rdb)
+	errc := make(chan error, 1)
+	go func() { errc <- s.ListenAndServe() }()
+	t.Cleanup(func() {
+		s.Shutdown(t.Context())
+		if err := <-errc; err != nil {
+			t.Errorf("ListenAndServe: %v", err)
+		}
+	})
+	base := "http://" + addr
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if resp, err := http.Get(base + "/metrics"); err == nil {
+			resp.Body.Close()
+			return base
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("operator listener did not start")
+		}
+	}
+}
+
+// gauge parses /metrics with Prometheus's own text parser and returns the
+// value of the unlabelled gauge name, if exported.
+func gauge(t *testing.T, base, name string) (float64, bool) {
+	t.Helper()
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatalf("parsing /metrics: %v", err)
+	}
+	f, ok := families[name]
+	if !ok {
+		return 0, false
+	}
+	if len(f.GetMetric()) != 1 {
+		t.Fatalf("/metrics has %d %s series, want one", len(f.GetMetric()), name)
+	}
+	return f.GetMetric()[0].GetGauge().GetValue(), true
+}
+
+// waitGauge waits for the probe, run every ProbeInterval, to report want.
+func waitGauge(t *testing.T, base, name string, want float64) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		got, ok := gauge(t, base, name)
+		if ok && got == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s = %v (exported: %v), want %v", name, got, ok, want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func healthz(t *testing.T, base string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(base + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(b)
+}
+
+// TestRedisProbe checks that both probes follow Redis: up while every node
+// answers, down as soon as one does not, and up again when it returns,
+// without restarting the process.
+func TestRedisProbe(t *testing.T) {
+	opsserver.ProbeInterval = 50 * time.Millisecond
+	tests := []struct {
+		desc  string
+		start func(t *testing.T) (rdb redis.UniversalClient, down, up func())
+	}{
+		{
+			desc: "single server",
+			start: func(t *testing.T) (redis.UniversalClient, func(), func()) {
+				s := redistest.Start(t)
+				return s.Client(), s.Stop, func() { s.Restart(false) }
+			},
+		},
+		{
+			desc: "cluster, one master of three lost",
+			start: func(t *testing.T) (redis.UniversalClient, func(), func()) {
+				c := redistest.StartCluster(t)
+				n := c.Nodes[1]
+				return c.Client(), n.Stop, func() { n.Restart(false) }
+			},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.desc, func(t *testing.T) {
+			rdb, down, up := tc.start(t)
+			base := serve(t, rdb)
+
+			waitGauge(t, base, "invoicewire_redis_up", 1)
+			if code, body := healthz(t, base); code != http.StatusOK || body != "ok\n" {
+				t.Errorf("with Redis up: /healthz = %d %q, want 200 ok", code, body)
+			}
+
+			down()
+			waitGauge(t, base, "invoicewire_redis_up", 0)
+			if got, _ := gauge(t, base, "invoicewire_redis_ping_seconds"); got > 2*opsserver.PingTimeout.Seconds() {
+				t.Errorf("with Redis down: the probe took %vs, beyond its timeout", got)
+			}
+			if code, _ := healthz(t, base); code != http.StatusServiceUnavailable {
+				t.Errorf("with Redis down: /healthz = %d, want 503", code)
+			}
+
+			// The client reconnects on its own, without a restart.
+			up()
+			waitGauge(t, base, "invoicewire_redis_up", 1)
+			if code, _ := healthz(t, base); code != http.StatusOK {
+				t.Errorf("after Redis returned: /healthz = %d, want 200", code)
+			}
+		})
+	}
+}
