@@ -11,6 +11,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -48,6 +49,9 @@ type Config struct {
 	// WebhookPolicy decides which receiver addresses subscriptions may
 	// name (IW_WEBHOOK_ALLOW_CIDRS).
 	WebhookPolicy netguard.Policy
+	// Now is the clock of time-dependent responses (the news sitemap's
+	// window) and of their expiry in the cache; nil means time.Now.
+	Now func() time.Time
 }
 
 // Server is the origin's HTTP handler.
@@ -71,6 +75,9 @@ func New(cfg Config, st *store.Store) (*Server, error) {
 	if cfg.Registry == nil {
 		cfg.Registry = prometheus.NewRegistry()
 	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
 	cache, err := store.NewTaggedCache[*entry](cfg.CacheBytes)
 	if err != nil {
 		return nil, err
@@ -82,7 +89,7 @@ func New(cfg Config, st *store.Store) (*Server, error) {
 		return nil, err
 	}
 	a := &api.API{Store: st, SiteRoot: cfg.SiteRoot}
-	st2 := &site.Site{Store: st, SiteRoot: cfg.SiteRoot, Keys: signing.NewSource(st.Client(), cfg.SigningKey), Log: cfg.Log}
+	st2 := &site.Site{Store: st, SiteRoot: cfg.SiteRoot, Keys: signing.NewSource(st.Client(), cfg.SigningKey), Log: cfg.Log, Now: cfg.Now}
 	rt := &s.router
 	rt.get("/api/v1/", a.Index)
 	rt.get("/api/v1/articles", a.Articles)

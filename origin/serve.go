@@ -24,6 +24,7 @@ type entry struct {
 	header    http.Header // for the full response
 	header304 http.Header // for If-None-Match hits (RFC 9110 §15.4.5)
 	body      []byte
+	expires   time.Time // zero: valid until a purge
 	etag      string
 	tags      []string
 	requests  prometheus.Counter
@@ -65,7 +66,7 @@ func (s *Server) newEntry(rte string, resp *respond.Response) *entry {
 	if resp.Vary != "" {
 		h["Vary"] = []string{resp.Vary}
 	}
-	e := &entry{status: resp.Status, header: h, body: resp.Body, tags: resp.SurrogateKeys}
+	e := &entry{status: resp.Status, header: h, body: resp.Body, tags: resp.SurrogateKeys, expires: resp.Expires}
 	if resp.Status == http.StatusOK {
 		// A strong validator: the same bytes always get the same tag, on
 		// every origin, so edges and clients revalidate across restarts.
@@ -128,7 +129,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	authorized := r.Header["Authorization"] != nil
 	cached := get && !authorized
 	if cached {
-		if e, ok := s.cache.Get(cacheKey(r)); ok {
+		if e, ok := s.cache.Get(cacheKey(r)); ok && (e.expires.IsZero() || s.cfg.Now().Before(e.expires)) {
 			s.write(w, r, e, start)
 			return
 		}

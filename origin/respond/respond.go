@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"time"
 )
 
 // Handler answers one request.
@@ -33,6 +34,10 @@ type Response struct {
 	SurrogateKeys []string
 	// Vary is set when the representation depends on a request header.
 	Vary string
+	// Expires, when set, is the instant the response changes by itself,
+	// with no content change to purge it (the news sitemap's two-day window
+	// moves on): the origin's cache drops it then.
+	Expires time.Time
 	// Header holds any other headers.
 	Header http.Header
 }

@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -409,6 +410,39 @@ func TestNewsSitemapWindow(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestNewsSitemapAgesOut checks that an article leaves the origin's cached
+// news sitemap when it ages out of the two-day window, although no content
+// change purges the cache.
+func TestNewsSitemapAgesOut(t *testing.T) {
+	var clock atomic.Int64
+	setClock := func(at time.Time) { clock.Store(at.UnixNano()) }
+	setClock(contenttest.Base.Add(time.Minute))
+	inst := origintest.Start(t, func(c *origin.Config) {
+		c.Now = func() time.Time { return time.Unix(0, clock.Load()).UTC() }
+	})
+	entries := func() int {
+		t.Helper()
+		resp, body := get(t, inst, "/news-sitemap.xml")
+		var set urlset
+		if err := xml.Unmarshal(body, &set); resp.StatusCode != 200 || err != nil {
+			t.Fatalf("GET /news-sitemap.xml: %d %v", resp.StatusCode, err)
+		}
+		return len(set.URLs)
+	}
+	// Articles 0 and 1 are a day apart: both are in the window now, and
+	// the second answer comes from the cache.
+	for range 2 {
+		if n := entries(); n != 2 {
+			t.Fatalf("at Base+1m: %d entries, want 2", n)
+		}
+	}
+	// Article 1 turned two days old at Base+24h.
+	setClock(contenttest.Base.Add(30 * time.Hour))
+	if n := entries(); n != 1 {
+		t.Errorf("at Base+30h: %d entries, want 1 (the cached sitemap outlived its window)", n)
 	}
 }
 

@@ -165,9 +165,8 @@ func (s *Site) pagesSitemap(r *http.Request) (*respond.Response, error) {
 
 // NewsSitemap answers GET /news-sitemap.xml (Google News): the articles
 // first published in the last two days, newest first, at most NewsURLs. An
-// empty sitemap is valid. Its cache entry is dropped by every article change;
-// an article that only ages out of the window leaves at the next change or
-// when the edge's copy expires.
+// empty sitemap is valid. Its cache entry is dropped by every article change
+// and, at the latest, when its oldest entry leaves the window (Expires).
 func (s *Site) NewsSitemap(r *http.Request) (*respond.Response, error) {
 	p, err := s.Store.Articles(r.Context(), store.ArticleFilter{}, 0, NewsURLs, nil)
 	if err != nil {
@@ -188,5 +187,11 @@ func (s *Site) NewsSitemap(r *http.Request) (*respond.Response, error) {
 			},
 		})
 	}
-	return xmlResponse(set, store.TagSitemaps)
+	resp, err := xmlResponse(set, store.TagSitemaps)
+	if err == nil && len(set.URLs) > 0 {
+		// The oldest entry ages out at this instant, with no content
+		// change to purge the cached sitemap.
+		resp.Expires = p.Articles[len(set.URLs)-1].PublishedAt.Add(NewsWindow)
+	}
+	return resp, err
 }
