@@ -216,17 +216,24 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	// Seconds until the window resets, rounded up so a client waiting that
 	// long always finds a fresh budget.
 	t := int64((d.reset + time.Second - 1) / time.Second)
+	// One string holds every value: the RateLimit item, whose r and t
+	// parameters are also the legacy fields' values (one allocation, not
+	// three, on every request).
 	var buf [64]byte
 	b := append(buf[:0], h.itemPrefix...)
 	b = append(b, ";r="...)
+	r0 := len(b)
 	b = strconv.AppendInt(b, d.remaining, 10)
+	r1 := len(b)
 	b = append(b, ";t="...)
+	t0 := len(b)
 	b = strconv.AppendInt(b, t, 10)
+	item := string(b)
 
 	vals := make([]string, 3)
-	vals[0] = string(b)
-	vals[1] = strconv.FormatInt(d.remaining, 10)
-	vals[2] = strconv.FormatInt(t, 10)
+	vals[0] = item
+	vals[1] = item[r0:r1]
+	vals[2] = item[t0:]
 	hdr := w.Header()
 	hdr["Ratelimit-Policy"] = h.policyValue
 	hdr["Ratelimit"] = vals[0:1:1]
