@@ -39,12 +39,19 @@ func freePort(t *testing.T) int {
 // of a real origin over a real Redis, and returns the edge's base URL.
 func startEdge(t *testing.T, inst *origintest.Instance, quota int) string {
 	t.Helper()
+	return startEdgeFor(t, strings.TrimPrefix(inst.SiteRoot, "http://"), inst.Redis.URL(), inst.SiteRoot, quota)
+}
+
+// startEdgeFor is startEdge in front of any upstream (host:port), for tests
+// whose upstream must do what the origin never does.
+func startEdgeFor(t *testing.T, upstream, redisURL, siteRoot string, quota int) string {
+	t.Helper()
 	admin, port := freePort(t), freePort(t)
 	t.Setenv("IW_EDGE_ADMIN_ADDR", fmt.Sprintf("localhost:%d", admin))
 	t.Setenv("IW_EDGE_PORT", fmt.Sprint(port))
-	t.Setenv("IW_ORIGIN_ADDR", strings.TrimPrefix(inst.SiteRoot, "http://"))
-	t.Setenv("IW_REDIS_URL", inst.Redis.URL())
-	t.Setenv("IW_PUBLIC_URL", inst.SiteRoot)
+	t.Setenv("IW_ORIGIN_ADDR", upstream)
+	t.Setenv("IW_REDIS_URL", redisURL)
+	t.Setenv("IW_PUBLIC_URL", siteRoot)
 	t.Setenv("IW_RATELIMIT_QUOTA", fmt.Sprint(quota))
 	t.Setenv("IW_TRUSTED_PROXIES", "")
 	cfg, err := os.ReadFile("../../caddyfile/Caddyfile")
