@@ -364,7 +364,7 @@ func testListingOrderAndOffset(t *testing.T, rdb redis.UniversalClient) {
 // past that window before the crash, as the README's stated loss window
 // allows.
 func TestRedisRestartLosesNothing(t *testing.T) {
-	srv := redistest.Start(t)
+	srv := redistest.New(t)
 	rdb := srv.Client()
 	p := newPublisher(rdb)
 	ctx := context.Background()
@@ -403,7 +403,7 @@ func (r *recordingPurger) Purge(tags []string) {
 func (r *recordingPurger) Clear() { r.mu.Lock(); r.cleared++; r.mu.Unlock() }
 
 func TestFollowInvalidationsPurgesAndResyncs(t *testing.T) {
-	srv := redistest.Start(t)
+	srv := redistest.New(t)
 	p := newPublisher(srv.Client())
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -34,7 +34,7 @@ func statusOf(resp *respond.Response, err error) int {
 // another body → 422, a request still in flight → 409, bad keys → 400,
 // failures not stored.
 func TestWrap(t *testing.T) {
-	srv := redistest.Start(t)
+	srv := redistest.New(t)
 	s := NewStore(srv.Client(), nil)
 	var calls atomic.Int32
 	created := func(r *http.Request) (*respond.Response, error) {
@@ -143,7 +143,7 @@ func TestWrap(t *testing.T) {
 // TestInFlight holds the first request inside its handler while a second
 // one with the same key arrives: 409, then the replay once the first is done.
 func TestInFlight(t *testing.T) {
-	srv := redistest.Start(t)
+	srv := redistest.New(t)
 	s := NewStore(srv.Client(), nil)
 	entered, release := make(chan struct{}), make(chan struct{})
 	h := s.Wrap(Options{Route: "slow"}, func(r *http.Request) (*respond.Response, error) {
