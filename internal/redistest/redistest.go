@@ -157,6 +157,7 @@ func newServer(t testing.TB, port int, directives []string) *Server {
 // several goroutines.
 func (s *Server) launch() error {
 	s.cmd = exec.Command(s.args[0], s.args[1:]...)
+	s.cmd.SysProcAttr = procAttr()
 	if err := s.cmd.Start(); err != nil {
 		s.cmd = nil
 		return fmt.Errorf("redistest: starting redis-server: %w", err)
