@@ -71,6 +71,14 @@ func TestTwoEdgesConcurrentBound(t *testing.T) {
 		perEdge  = 1500
 	)
 	edges := []*limiter{newEdge(t, srv, time.Hour, interval), newEdge(t, srv, time.Hour, interval)}
+	for _, l := range edges {
+		// The first sync also connects, and on a cluster discovers the
+		// slots and loads the scripts on every master: a one-off the bound
+		// does not describe, which a loaded machine can stretch past a
+		// second. Get it done before the measured run.
+		l.take(context.Background(), "t:warm-up", quota)
+		l.sync(context.Background())
+	}
 	var admitted atomic.Int64
 	var wg sync.WaitGroup
 	start := time.Now()
