@@ -21,6 +21,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/invoicewire/invoicewire/internal/netguard"
+	"github.com/invoicewire/invoicewire/internal/redistest"
 	"github.com/invoicewire/invoicewire/internal/token"
 	"github.com/invoicewire/invoicewire/origin"
 	"github.com/invoicewire/invoicewire/origin/agentauth"
@@ -178,7 +179,7 @@ func claimToken(t *testing.T, inst *origintest.Instance, contentType, body strin
 func snapshot(t *testing.T, rdb redis.UniversalClient) map[string]string {
 	t.Helper()
 	ctx := context.Background()
-	keys, err := rdb.Keys(ctx, "*").Result()
+	keys, err := redistest.Keys(ctx, rdb, "*")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,7 @@ import (
 // harness is a real Redis with the service key, subscriptions written
 // through the real store, and events appended to the real stream.
 type harness struct {
-	redis *redistest.Server
+	redis redistest.Backend
 	rdb   redis.UniversalClient
 	store *webhook.Store
 	key   *signing.Key
@@ -35,7 +35,7 @@ const siteRoot = "https://invoicewire.test"
 
 func newHarness(t testing.TB) *harness {
 	t.Helper()
-	srv := redistest.Start(t)
+	srv := redistest.New(t)
 	rdb := srv.Client()
 	key, err := signing.NewSource(rdb, "").Key(context.Background())
 	if err != nil {

@@ -60,7 +60,7 @@ func (o *origin) count() int {
 	return len(o.seen)
 }
 
-func writeToken(t *testing.T, srv *redistest.Server, raw, client string) {
+func writeToken(t *testing.T, srv redistest.Backend, raw, client string) {
 	t.Helper()
 	b, _ := json.Marshal(token.Record{ClientID: client, Scope: "webhooks:read webhooks:write", ExpiresAt: time.Now().Add(time.Hour).UTC()})
 	if err := srv.Client().Set(context.Background(), token.Key(raw), b, time.Hour).Err(); err != nil {
@@ -69,7 +69,7 @@ func writeToken(t *testing.T, srv *redistest.Server, raw, client string) {
 }
 
 func TestBearerAuth(t *testing.T) {
-	srv := redistest.Start(t)
+	srv := redistest.New(t)
 	writeToken(t, srv, "good-token", "cli_owner")
 	o := &origin{}
 	up := httptest.NewServer(o)
@@ -157,7 +157,7 @@ func TestBearerAuth(t *testing.T) {
 }
 
 func TestRevokedTokenRefusedAtOnce(t *testing.T) {
-	srv := redistest.Start(t)
+	srv := redistest.New(t)
 	writeToken(t, srv, "soon-revoked", "cli_r")
 	up := httptest.NewServer(&origin{})
 	defer up.Close()
@@ -194,7 +194,7 @@ func TestRevokedTokenRefusedAtOnce(t *testing.T) {
 }
 
 func TestRedisDownIsUnavailable(t *testing.T) {
-	srv := redistest.Start(t)
+	srv := redistest.New(t)
 	up := httptest.NewServer(&origin{})
 	defer up.Close()
 	edge := edgetest.Start(t, fmt.Sprintf(`

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/zstd"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/invoicewire/invoicewire/caddymodules/internal/edgetest"
 	_ "github.com/invoicewire/invoicewire/caddymodules/jsonerrors"
@@ -439,7 +440,7 @@ func TestStaleIfError(t *testing.T) {
 }
 
 func TestPurgeBySurrogateKey(t *testing.T) {
-	srv := redistest.Start(t)
+	srv := redistest.New(t)
 	edge, o := startEdge(t, srv.URL())
 	ctx := context.Background()
 	pa, pb := unique("/api/v1/articles/a"), unique("/api/v1/articles/b")
@@ -460,18 +461,27 @@ func TestPurgeBySurrogateKey(t *testing.T) {
 	// Messages lost while disconnected: the version moved, so the
 	// resubscription flushes everything.
 	srv.Client().Set(ctx, "iw:{content}:version", 8, 0)
-	srv.Client().Do(ctx, "CLIENT", "KILL", "TYPE", "pubsub")
+	// Every node: on a cluster the edge's subscription is on any one.
+	redistest.ForEachNode(ctx, srv.Client(), func(ctx context.Context, n *redis.Client) error {
+		return n.Do(ctx, "CLIENT", "KILL", "TYPE", "pubsub").Err()
+	})
 	waitFor(t, func() bool {
 		resp, _ := edge.Do(t, "GET", pb, "")
 		return strings.Contains(resp.Header.Get("Cache-Status"), "fwd=uri-miss")
 	})
 }
 
-func waitSubscribed(t *testing.T, srv *redistest.Server) {
+func waitSubscribed(t *testing.T, srv redistest.Backend) {
 	t.Helper()
+	rdb := srv.Client()
 	waitFor(t, func() bool {
-		n, _ := srv.Client().PubSubNumSub(context.Background(), "iw:invalidate").Result()
-		return n["iw:invalidate"] > 0
+		var subscribers int64
+		redistest.ForEachNode(context.Background(), rdb, func(ctx context.Context, n *redis.Client) error {
+			m, err := n.PubSubNumSub(ctx, "iw:invalidate").Result()
+			subscribers += m["iw:invalidate"]
+			return err
+		})
+		return subscribers > 0
 	})
 }
 

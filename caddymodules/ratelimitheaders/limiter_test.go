@@ -14,7 +14,7 @@ import (
 
 // newEdge is one edge's limiter against rdbURL, as a separate edge process
 // would have it (not shared through the usage pool).
-func newEdge(t *testing.T, srv *redistest.Server, window, interval time.Duration) *limiter {
+func newEdge(t *testing.T, srv redistest.Backend, window, interval time.Duration) *limiter {
 	t.Helper()
 	l := newLimiter(window, interval, "iw:ratelimit:test", srv.Client(), zap.NewNop())
 	t.Cleanup(func() { l.Destruct() })
@@ -22,7 +22,7 @@ func newEdge(t *testing.T, srv *redistest.Server, window, interval time.Duration
 }
 
 func TestTwoEdgesShareOneBudgetAfterSync(t *testing.T) {
-	srv := redistest.Start(t)
+	srv := redistest.New(t)
 	// A huge interval: the test drives sync itself, so the outcome does not
 	// depend on timing.
 	a := newEdge(t, srv, time.Hour, time.Hour)
@@ -64,13 +64,21 @@ func TestTwoEdgesShareOneBudgetAfterSync(t *testing.T) {
 // and checks the documented bound: at most quota + Σ rate × (interval +
 // slack) requests are admitted in a window.
 func TestTwoEdgesConcurrentBound(t *testing.T) {
-	srv := redistest.Start(t)
+	srv := redistest.New(t)
 	const (
 		quota    = 1000
 		interval = 100 * time.Millisecond
 		perEdge  = 1500
 	)
 	edges := []*limiter{newEdge(t, srv, time.Hour, interval), newEdge(t, srv, time.Hour, interval)}
+	for _, l := range edges {
+		// The first sync also connects, and on a cluster discovers the
+		// slots and loads the scripts on every master: a one-off the bound
+		// does not describe, which a loaded machine can stretch past a
+		// second. Get it done before the measured run.
+		l.take(context.Background(), "t:warm-up", quota)
+		l.sync(context.Background())
+	}
 	var admitted atomic.Int64
 	var wg sync.WaitGroup
 	start := time.Now()
@@ -108,7 +116,7 @@ func TestTwoEdgesConcurrentBound(t *testing.T) {
 }
 
 func TestRedisDownCountsLocally(t *testing.T) {
-	srv := redistest.Start(t)
+	srv := redistest.New(t)
 	l := newEdge(t, srv, time.Hour, 20*time.Millisecond)
 	ctx := context.Background()
 	srv.Stop()

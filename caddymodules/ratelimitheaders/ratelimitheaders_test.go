@@ -53,7 +53,7 @@ func checkFields(t *testing.T, h http.Header, quota int64) (remaining, reset int
 }
 
 func TestHeadersAnd429(t *testing.T) {
-	srv := redistest.Start(t)
+	srv := redistest.New(t)
 	b, _ := json.Marshal(token.Record{ClientID: "cli_a", ExpiresAt: time.Now().Add(time.Hour)})
 	srv.Client().Set(context.Background(), token.Key("tok-a"), b, time.Hour)
 	edge := edgetest.Start(t, fmt.Sprintf(`
@@ -112,7 +112,7 @@ func TestHeadersAnd429(t *testing.T) {
 }
 
 func TestRedisDownStillServes(t *testing.T) {
-	srv := redistest.Start(t)
+	srv := redistest.New(t)
 	edge := edgetest.Start(t, fmt.Sprintf(`
 	rate_limit_headers {
 		quota 1000

@@ -27,7 +27,7 @@ func TestTwoOriginProcesses(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("building the origin: %v\n%s", err, out)
 	}
-	rs := redistest.Start(t)
+	rs := redistest.New(t)
 	ctx := context.Background()
 	pub := &store.Publisher{Store: store.New(rs.Client()), SiteRoot: "http://localhost:8080", Now: time.Now}
 	if err := pub.SyncCorpus(ctx, contenttest.Corpus(10), nil); err != nil {

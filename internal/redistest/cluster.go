@@ -2,8 +2,12 @@ package redistest
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os/exec"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,39 +22,76 @@ type Cluster struct {
 	Nodes []*Server
 }
 
+// clusterTimeout bounds how long a cluster may take to report ok after it
+// is created or restarted.
+const clusterTimeout = 30 * time.Second
+
 // StartCluster starts three cluster-enabled servers, joins them into one
-// cluster covering all 16384 slots and waits until it reports ok.
+// cluster covering all 16384 slots and waits until every node reports
+// cluster_state:ok.
+//
+// The cost is dominated by Redis itself: a master does not declare the
+// cluster ok within two seconds of its start (CLUSTER_WRITABLE_DELAY), and
+// redis-cli waits a second for the nodes to agree. So the nodes start in
+// parallel and the clock of that delay runs while redis-cli works.
 func StartCluster(t testing.TB) *Cluster {
 	t.Helper()
 	c := &Cluster{t: t}
-	for range 3 {
-		c.Nodes = append(c.Nodes, Start(t, "cluster-enabled yes", "cluster-config-file nodes.conf", "cluster-node-timeout 2000"))
+	// Each node needs a client port and a cluster bus port. The bus port
+	// is chosen too (cluster-port) rather than left at port+10000, which
+	// may be taken or, above 55535, not exist.
+	ports := freePorts(t, 6)
+	for i := range 3 {
+		c.Nodes = append(c.Nodes, newServer(t, ports[2*i], []string{
+			"cluster-enabled yes",
+			"cluster-config-file nodes.conf",
+			"cluster-node-timeout 2000",
+			"cluster-port " + strconv.Itoa(ports[2*i+1]),
+		}))
+	}
+	if err := c.each(func(n *Server) error { return n.launch() }); err != nil {
+		t.Fatal(err)
 	}
 	args := []string{"--cluster", "create"}
-	for _, n := range c.Nodes {
-		args = append(args, n.Addr())
-	}
+	args = append(args, c.Addrs()...)
 	args = append(args, "--cluster-replicas", "0", "--cluster-yes")
 	if out, err := exec.Command("redis-cli", args...).CombinedOutput(); err != nil {
 		t.Fatalf("redistest: redis-cli --cluster create: %v\n%s", err, out)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for _, n := range c.Nodes {
-		cl := redis.NewClient(&redis.Options{Addr: n.Addr()})
+	if err := c.waitOK(); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// each runs f on every node at once and joins the errors.
+func (c *Cluster) each(f func(n *Server) error) error {
+	errs := make([]error, len(c.Nodes))
+	var wg sync.WaitGroup
+	for i, n := range c.Nodes {
+		wg.Go(func() { errs[i] = f(n) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// waitOK waits until every node reports cluster_state:ok.
+func (c *Cluster) waitOK() error {
+	deadline := time.Now().Add(clusterTimeout)
+	return c.each(func(n *Server) error {
+		cl := redis.NewClient(&redis.Options{Addr: n.Addr(), MaxRetries: -1})
+		defer cl.Close()
 		for {
 			info, err := cl.ClusterInfo(context.Background()).Result()
 			if err == nil && strings.Contains(info, "cluster_state:ok") {
-				break
+				return nil
 			}
 			if time.Now().After(deadline) {
-				cl.Close()
-				t.Fatalf("redistest: cluster node %s not ok within 20s: %v %s", n.Addr(), err, info)
+				return fmt.Errorf("redistest: cluster node %s not ok within %v: %v %s", n.Addr(), clusterTimeout, err, info)
 			}
-			time.Sleep(50 * time.Millisecond)
+			time.Sleep(20 * time.Millisecond)
 		}
-		cl.Close()
-	}
-	return c
+	})
 }
 
 // Addrs lists the nodes' host:port.
@@ -66,8 +107,28 @@ func (c *Cluster) Addrs() []string {
 func (c *Cluster) URL() string { return "redis+cluster://" + strings.Join(c.Addrs(), ",") }
 
 // Client returns a new cluster client, closed at cleanup.
-func (c *Cluster) Client() *redis.ClusterClient {
+func (c *Cluster) Client() redis.UniversalClient {
 	cl := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs()})
 	c.t.Cleanup(func() { cl.Close() })
 	return cl
+}
+
+// Stop shuts every node down gracefully. It is safe to call twice.
+func (c *Cluster) Stop() { c.each(func(n *Server) error { n.Stop(); return nil }) }
+
+// Kill ends every node with SIGKILL, as a crash (or a power cut) would.
+func (c *Cluster) Kill() { c.each(func(n *Server) error { n.Kill(); return nil }) }
+
+// Restart stops every node (with SIGKILL when crash is true), starts each
+// again on its ports and data directory, where nodes.conf holds the
+// cluster's layout, and waits until the cluster reports ok again.
+func (c *Cluster) Restart(crash bool) {
+	c.t.Helper()
+	c.each(func(n *Server) error { n.down(crash); return nil })
+	if err := c.each(func(n *Server) error { return n.launch() }); err != nil {
+		c.t.Fatal(err)
+	}
+	if err := c.waitOK(); err != nil {
+		c.t.Fatal(err)
+	}
 }

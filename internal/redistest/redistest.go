@@ -3,21 +3,104 @@
 // with its own data directory, stopped when the test ends.
 //
 // Tests never mock Redis; they run against the same server the service uses.
+// New starts "the suite's Redis": one server, or a three-master Redis
+// Cluster when the test process runs in cluster mode (see New), so the same
+// integration tests cover both deployments of DESIGN §9.
 package redistest
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 )
+
+// Backend is a Redis a test owns: a single *Server or a *Cluster.
+type Backend interface {
+	// URL is the backend as an IW_REDIS_URL value.
+	URL() string
+	// Client returns a new client for the backend, closed at cleanup.
+	Client() redis.UniversalClient
+	// Stop shuts the backend down gracefully; safe to call twice.
+	Stop()
+	// Kill ends every process with SIGKILL, as a crash would.
+	Kill()
+	// Restart stops the backend (with SIGKILL when crash is true) and
+	// starts it again on the same ports and data directories, returning
+	// once it serves commands again.
+	Restart(crash bool)
+}
+
+// clusterMode is read once, when the test binary starts, so a test that
+// sets IW_REDIS_URL for the code under test (t.Setenv) does not switch the
+// backend of the tests after it.
+var clusterMode = strings.HasPrefix(os.Getenv("IW_REDIS_URL"), "redis+cluster://")
+
+// ClusterMode reports whether New starts clusters in this test process.
+func ClusterMode() bool { return clusterMode }
+
+// New starts the suite's Redis for t: a single server (Start) by default,
+// and a local three-master Redis Cluster (StartCluster) when the test
+// process was started with IW_REDIS_URL beginning with "redis+cluster://"
+// (as in `IW_REDIS_URL=redis+cluster:// go test ./...`, which make test
+// runs). Only the scheme selects the mode: any addresses in the variable
+// are ignored, because tests flush, kill and restart their Redis and so
+// always start their own throwaway servers on free ports.
+//
+// Tests that depend on one server's specifics call Start directly.
+func New(t testing.TB) Backend {
+	t.Helper()
+	if clusterMode {
+		return StartCluster(t)
+	}
+	return Start(t)
+}
+
+// ForEachNode runs f on every node behind rdb, one after the other: the
+// server of a plain client, or each master of a cluster client. Keyless
+// commands that describe one node (KEYS, PUBSUB NUMSUB, CLIENT KILL) go to
+// a single, arbitrary node on a cluster client; a test that means all of
+// them sends them through ForEachNode.
+func ForEachNode(ctx context.Context, rdb redis.UniversalClient, f func(ctx context.Context, node *redis.Client) error) error {
+	cc, ok := rdb.(*redis.ClusterClient)
+	if !ok {
+		c, ok := rdb.(*redis.Client)
+		if !ok {
+			return fmt.Errorf("redistest: ForEachNode: unsupported client %T", rdb)
+		}
+		return f(ctx, c)
+	}
+	var mu sync.Mutex
+	return cc.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error {
+		// ForEachMaster calls f concurrently; one at a time is simpler for
+		// the callers and costs nothing on three nodes.
+		mu.Lock()
+		defer mu.Unlock()
+		return f(ctx, n)
+	})
+}
+
+// Keys returns the keys matching pattern on every node behind rdb. For
+// tests on small data sets.
+func Keys(ctx context.Context, rdb redis.UniversalClient, pattern string) ([]string, error) {
+	var out []string
+	err := ForEachNode(ctx, rdb, func(ctx context.Context, n *redis.Client) error {
+		keys, err := n.Keys(ctx, pattern).Result()
+		out = append(out, keys...)
+		return err
+	})
+	return out, err
+}
 
 // Server is one redis-server process owned by a test.
 type Server struct {
@@ -33,12 +116,24 @@ type Server struct {
 // Extra redis.conf directives may be passed as "name value" strings.
 func Start(t testing.TB, directives ...string) *Server {
 	t.Helper()
+	s := newServer(t, freePorts(t, 1)[0], directives)
+	if err := s.launch(); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// newServer prepares a server on port without starting it; its shutdown is
+// registered with t.Cleanup.
+func newServer(t testing.TB, port int, directives []string) *Server {
+	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		t.Fatalf("redistest: redis-server not found on PATH (make test installs it): %v", err)
 	}
-	s := &Server{t: t, dir: t.TempDir(), port: freePort(t)}
+	s := &Server{t: t, dir: t.TempDir(), port: port}
 	s.args = []string{
+		bin,
 		"--port", strconv.Itoa(s.port),
 		"--bind", "127.0.0.1",
 		"--dir", s.dir,
@@ -53,19 +148,25 @@ func Start(t testing.TB, directives ...string) *Server {
 		name, value, _ := strings.Cut(d, " ")
 		s.args = append(s.args, "--"+name, value)
 	}
-	s.args = append([]string{bin}, s.args...)
-	s.launch()
 	t.Cleanup(s.Stop)
 	return s
 }
 
-func (s *Server) launch() {
-	s.t.Helper()
+// launch starts the process and waits until it answers PING. It returns an
+// error rather than failing the test so clusters can launch nodes from
+// several goroutines.
+func (s *Server) launch() error {
 	s.cmd = exec.Command(s.args[0], s.args[1:]...)
+	s.cmd.SysProcAttr = procAttr()
 	if err := s.cmd.Start(); err != nil {
-		s.t.Fatalf("redistest: starting redis-server: %v", err)
+		s.cmd = nil
+		return fmt.Errorf("redistest: starting redis-server: %w", err)
 	}
-	waitReady(s.t, s.Addr())
+	if err := waitReady(s.Addr()); err != nil {
+		log, _ := os.ReadFile(filepath.Join(s.dir, "redis.log"))
+		return fmt.Errorf("%w\n%s", err, log)
+	}
+	return nil
 }
 
 // Addr is the server's host:port.
@@ -75,7 +176,7 @@ func (s *Server) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.It
 func (s *Server) URL() string { return "redis://" + s.Addr() + "/0" }
 
 // Client returns a new go-redis client for the server, closed at cleanup.
-func (s *Server) Client() *redis.Client {
+func (s *Server) Client() redis.UniversalClient {
 	c := redis.NewClient(&redis.Options{Addr: s.Addr()})
 	s.t.Cleanup(func() { c.Close() })
 	return c
@@ -114,38 +215,64 @@ func (s *Server) Kill() {
 // and starts it again on the same port and data directory.
 func (s *Server) Restart(crash bool) {
 	s.t.Helper()
+	s.down(crash)
+	if err := s.launch(); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+func (s *Server) down(crash bool) {
 	if crash {
 		s.Kill()
 	} else {
 		s.Stop()
 	}
-	s.launch()
 }
 
-func waitReady(t testing.TB, addr string) {
-	t.Helper()
+// waitReady polls addr with PING until it answers, for at most 10 s.
+func waitReady(addr string) error {
 	deadline := time.Now().Add(10 * time.Second)
+	var err error
 	for time.Now().Before(deadline) {
-		c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
-		err := c.Ping(context.Background()).Err()
-		c.Close()
+		err = ping(addr)
 		if err == nil {
-			return
+			return nil
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond)
 	}
-	t.Fatalf("redistest: redis-server on %s did not answer PING within 10s", addr)
+	return errors.Join(fmt.Errorf("redistest: redis-server on %s did not answer PING within 10s", addr), err)
 }
 
-// freePort asks the kernel for an unused loopback port. Another process could
-// take it before redis-server binds it; the window is small and a clash fails
-// the test loudly rather than silently.
-func freePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+// ping sends one PING. It dials first with net.Dial, since go-redis
+// retries (and logs) a refused dial five times, and uses a new client each
+// time, since go-redis throttles a client's dialling after failures. A
+// server still replaying its append-only file answers LOADING, an error:
+// a ready server has its data back.
+func ping(addr string) error {
+	conn, err := net.DialTimeout("tcp", addr, time.Second)
 	if err != nil {
-		t.Fatalf("redistest: finding a free port: %v", err)
+		return err
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	conn.Close()
+	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialerRetries: 1, DialTimeout: time.Second})
+	defer c.Close()
+	return c.Ping(context.Background()).Err()
+}
+
+// freePorts asks the kernel for n distinct unused loopback ports, holding
+// each until all are found so none is handed out twice. Another process
+// could take one before redis-server binds it; the window is small and a
+// clash fails the test loudly rather than silently.
+func freePorts(t testing.TB, n int) []int {
+	t.Helper()
+	ports := make([]int, n)
+	for i := range ports {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatalf("redistest: finding a free port: %v", err)
+		}
+		defer l.Close()
+		ports[i] = l.Addr().(*net.TCPAddr).Port
+	}
+	return ports
 }

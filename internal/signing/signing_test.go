@@ -267,7 +267,7 @@ func TestParseSeed(t *testing.T) {
 // TestSourceSharesOneKey starts many sources at once against one real Redis:
 // SET NX lets one generated key in, and every source serves that one.
 func TestSourceSharesOneKey(t *testing.T) {
-	rdb := redistest.Start(t).Client()
+	rdb := redistest.New(t).Client()
 	ctx := context.Background()
 	ids := make([]string, 8)
 	var wg sync.WaitGroup

@@ -161,6 +161,8 @@ func BenchmarkAskHTTP(b *testing.B) {
 // production: reading every article and the registries from a real Redis,
 // then building the index.
 func BenchmarkRebuildFromStore(b *testing.B) {
+	// One server whatever the mode (redistest.New): the content sits in one
+	// slot anyway, and make bench-ask compares runs on the same setup.
 	st := store.New(redistest.Start(b).Client())
 	ctx := context.Background()
 	pub := &store.Publisher{Store: st, SiteRoot: testSiteRoot, Now: func() time.Time { return contenttest.Base }}

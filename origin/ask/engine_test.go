@@ -26,7 +26,7 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 // that article.
 func published(t *testing.T) (*store.Store, *store.Publisher, *content.Article) {
 	t.Helper()
-	st := store.New(redistest.Start(t).Client())
+	st := store.New(redistest.New(t).Client())
 	now := contenttest.Base.Add(24 * time.Hour)
 	pub := &store.Publisher{Store: st, SiteRoot: testSiteRoot, Now: func() time.Time { return now }}
 	c := contenttest.Corpus(20)
@@ -157,7 +157,7 @@ func TestRetractionBeforeRebuild(t *testing.T) {
 // TestStoreDown: without an index and without Redis, the answer is a 503,
 // as JSON, before any stream.
 func TestStoreDown(t *testing.T) {
-	srv := redistest.Start(t)
+	srv := redistest.New(t)
 	st := store.New(srv.Client())
 	srv.Stop()
 	e := mustNew(t, Config{Store: st, SiteRoot: testSiteRoot, Log: quiet})
@@ -211,7 +211,7 @@ func TestSwapUnderLoad(t *testing.T) {
 // TestLoadCorpusPages reads an archive of several pages: every published
 // article once, retracted ones never.
 func TestLoadCorpusPages(t *testing.T) {
-	st := store.New(redistest.Start(t).Client())
+	st := store.New(redistest.New(t).Client())
 	ctx := context.Background()
 	pub := &store.Publisher{Store: st, SiteRoot: testSiteRoot, Now: func() time.Time { return contenttest.Base }}
 	const n = 1234

@@ -1,6 +1,8 @@
-// Package origintest starts a real origin for tests: a real redis-server on a
-// free port (internal/redistest), a synthetic corpus published through the
-// real publisher, and the origin's handler on a real HTTP listener. Contract
+// Package origintest starts a real origin for tests: the suite's real Redis
+// (redistest.New: one redis-server on a free port, or a three-master Redis
+// Cluster when the tests run in cluster mode), a synthetic corpus published
+// through the real publisher, and the origin's handler on a real HTTP
+// listener. Contract
 // tests (origin/openapi_contract_test.go) and the generated-client check
 // (origin/openapi/generator_test.go) use it.
 package origintest
@@ -43,9 +45,9 @@ type Instance struct {
 	// Origin is the handler behind Server, for benchmarks that call it
 	// without the network.
 	Origin *origin.Server
-	// Redis is the redis-server behind Store, for tests that stop or
-	// restart it.
-	Redis *redistest.Server
+	// Redis is the Redis behind Store (a server or a cluster), for tests
+	// that stop or restart it.
+	Redis redistest.Backend
 }
 
 // Start brings up an origin with the synthetic corpus of contenttest
@@ -69,7 +71,7 @@ func New(t testing.TB, n int, options ...func(*origin.Config)) *Instance {
 // origin starts, so no cache or index ever held it), then serves.
 func start(t testing.TB, n int, retract bool, options []func(*origin.Config)) *Instance {
 	t.Helper()
-	rs := redistest.Start(t)
+	rs := redistest.New(t)
 	st := store.New(rs.Client())
 	ts := httptest.NewUnstartedServer(nil)
 	siteRoot := "http://" + ts.Listener.Addr().String()

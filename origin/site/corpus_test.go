@@ -28,7 +28,7 @@ func TestRealCorpus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := store.New(redistest.Start(t).Client())
+	st := store.New(redistest.New(t).Client())
 	ts := httptest.NewUnstartedServer(nil)
 	root := "http://" + ts.Listener.Addr().String()
 	ctx := context.Background()

@@ -13,7 +13,7 @@ import (
 	"github.com/invoicewire/invoicewire/internal/token"
 )
 
-func writeToken(t *testing.T, srv *redistest.Server, raw, client string, ttl time.Duration) {
+func writeToken(t *testing.T, srv redistest.Backend, raw, client string, ttl time.Duration) {
 	t.Helper()
 	b, _ := json.Marshal(token.Record{ClientID: client, Scope: "webhooks:read webhooks:write", ExpiresAt: time.Now().Add(ttl).UTC()})
 	if err := srv.Client().Set(context.Background(), token.Key(raw), b, ttl).Err(); err != nil {
@@ -38,7 +38,7 @@ func acquire(t *testing.T, url string) *Verifier {
 }
 
 func TestVerify(t *testing.T) {
-	srv := redistest.Start(t)
+	srv := redistest.New(t)
 	v := acquire(t, srv.URL())
 	ctx := context.Background()
 	writeToken(t, srv, "good-token", "cli_1", time.Hour)
@@ -82,7 +82,7 @@ func TestVerify(t *testing.T) {
 }
 
 func TestRevocationClearsCache(t *testing.T) {
-	srv := redistest.Start(t)
+	srv := redistest.New(t)
 	v := acquire(t, srv.URL())
 	ctx := context.Background()
 	writeToken(t, srv, "tok", "cli_1", time.Hour)
@@ -110,7 +110,7 @@ func TestRevocationClearsCache(t *testing.T) {
 }
 
 func TestRedisDown(t *testing.T) {
-	srv := redistest.Start(t)
+	srv := redistest.New(t)
 	v := acquire(t, srv.URL())
 	srv.Stop()
 	_, err := v.Verify(context.Background(), "some-token")
