@@ -227,7 +227,15 @@ func (s *Store) followOnce(ctx context.Context, ps *redis.PubSub, p Purger, log 
 				continue
 			}
 			p.Purge(inv.Keys)
-			if old := seen.Swap(inv.Version); old >= 0 && inv.Version > old+1 {
+			old := seen.Load()
+			if inv.Version <= old {
+				// Late: on Redis Cluster a message crosses the cluster bus
+				// and may arrive after the resync read a newer version.
+				// Its keys are purged; the version never moves back.
+				continue
+			}
+			seen.Store(inv.Version)
+			if old >= 0 && inv.Version > old+1 {
 				// A message went missing in between (a change published
 				// while the connection was being re-established).
 				p.Clear()
