@@ -104,14 +104,6 @@ func redactURL(raw string) string {
 	return u.Redacted()
 }
 
-// Ping checks that Redis answers.
-func (s *Store) Ping(ctx context.Context) error {
-	if err := s.rdb.Ping(ctx).Err(); err != nil {
-		return fmt.Errorf("store: pinging redis: %w", err)
-	}
-	return nil
-}
-
 // Version returns the content version, bumped by every change.
 func (s *Store) Version(ctx context.Context) (int64, error) {
 	v, err := s.rdb.Get(ctx, keyVersion).Int64()
