@@ -101,8 +101,8 @@ func (s *Server) probeRedis(ctx context.Context) {
 }
 
 // healthz answers 200 while Redis answers, 503 otherwise. It is the startup
-// probe of Kubernetes and the readiness check of make run: a new process
-// waits for Redis (docs/operations.md, "Probes").
+// probe of origin and worker in Kubernetes: a new pod waits for Redis
+// (docs/operations.md, "Probes").
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
