@@ -2,6 +2,7 @@ package ask
 
 import (
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -138,8 +139,25 @@ func isHyphen(text string, i int) bool {
 	return r == '\u2010' || r == '\u2011'
 }
 
-// foldDiacritics removes combining marks after canonical decomposition.
-var foldDiacritics = transform.Chain(norm.NFD, runes.Remove(runes.In(unicode.Mn)), norm.NFC)
+// diacriticFolders hands out transformers that remove combining marks after
+// canonical decomposition. A transform chain keeps state between calls and
+// is not safe for concurrent use; the index analyzes articles on several
+// goroutines at once, and one shared chain panicked there (slice bounds out
+// of range in transform.String) once archives reached 10,000 articles.
+var diacriticFolders = sync.Pool{New: func() any {
+	return transform.Chain(norm.NFD, runes.Remove(runes.In(unicode.Mn)), norm.NFC)
+}}
+
+// foldDiacritics removes the combining marks of s, or returns s unchanged if
+// the transform fails.
+func foldDiacritics(s string) string {
+	t := diacriticFolders.Get().(transform.Transformer)
+	defer diacriticFolders.Put(t)
+	if folded, _, err := transform.String(t, s); err == nil {
+		return folded
+	}
+	return s
+}
 
 // normalize lowercases a raw word, drops a possessive and apostrophes, folds
 // diacritics and removes the digit-group commas of numbers.
@@ -162,9 +180,7 @@ func normalize(raw string) string {
 	}
 	s := raw
 	if !ascii {
-		if folded, _, err := transform.String(foldDiacritics, s); err == nil {
-			s = folded
-		}
+		s = foldDiacritics(s)
 		s = strings.ReplaceAll(s, "’", "'")
 	}
 	s = strings.ToLower(s)
