@@ -1,10 +1,15 @@
 package botauth
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -327,5 +332,64 @@ func TestKeyTTL(t *testing.T) {
 				t.Errorf("ttl %s; want %s", got, tc.want)
 			}
 		})
+	}
+}
+
+// npmSign has Cloudflare's web-bot-auth package (testdata/npmsigner) sign
+// count GET requests to url in Node and send them; it returns each
+// response's headers.
+func npmSign(t *testing.T, url, agent string, key *signing.Key, count int) []map[string]string {
+	t.Helper()
+	dir := filepath.Join("testdata", "npmsigner")
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "web-bot-auth")); err != nil {
+		t.Fatalf("the npm packages of %s are missing; run deploy/local/deps.sh test (make test does)", dir)
+	}
+	jwk, _ := json.Marshal(map[string]string{"kty": "OKP", "crv": "Ed25519", "x": key.JWK().X, "d": key.EncodeSeed()})
+	out, err := exec.Command("node", filepath.Join(dir, "sign.mjs"), url, agent, string(jwk), strconv.Itoa(count)).CombinedOutput()
+	if err != nil {
+		t.Fatalf("node sign.mjs: %v\n%s", err, out)
+	}
+	var resps []map[string]string
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		var r struct {
+			Status  int               `json:"status"`
+			Headers map[string]string `json:"headers"`
+		}
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("node sign.mjs printed %q: %v", line, err)
+		}
+		if r.Status != http.StatusOK {
+			t.Fatalf("status %d for a request signed in Node", r.Status)
+		}
+		resps = append(resps, r.Headers)
+	}
+	return resps
+}
+
+// An independent signer: requests signed by web-bot-auth 0.1.3 in Node are
+// verified, in the dictionary and the legacy form of Signature-Agent.
+func TestNpmSigner(t *testing.T) {
+	edge := edgetest.Start(t, echoSite)
+	d := newDirectory(t, nil)
+	for _, agent := range []string{`sig1="` + d.URL + `"`, `"` + d.URL + `"`} {
+		t.Run(agent, func(t *testing.T) {
+			var last map[string]string
+			for range 20 {
+				resps := npmSign(t, edge.URL+"/api/v1/articles?limit=5", agent, d.key, 3)
+				if last = resps[len(resps)-1]; last["x-seen-outcome"] == "verified" {
+					break
+				}
+			}
+			if last["x-seen-outcome"] != "verified" || last["x-seen-var"] != d.URL+DirectoryPath+"#"+d.key.ID {
+				t.Errorf("outcome %q, agent %q; want verified as %s", last["x-seen-outcome"], last["x-seen-var"], d.key.ID)
+			}
+		})
+	}
+	// The same package signing with a key its directory does not hold.
+	stranger, _ := signing.GenerateKey()
+	for _, h := range npmSign(t, edge.URL+"/", `sig1="`+d.URL+`"`, stranger, 2) {
+		if h["x-seen-outcome"] != "unknown_key" {
+			t.Errorf("outcome %q for a key the directory lacks; want unknown_key", h["x-seen-outcome"])
+		}
 	}
 }
