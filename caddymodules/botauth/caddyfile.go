@@ -11,9 +11,10 @@ import (
 
 func init() {
 	httpcaddyfile.RegisterHandlerDirective("bot_auth", parseCaddyfile)
-	// Outermost but for tracing: the rate limiter, which comes next,
-	// needs the verified agent.
-	httpcaddyfile.RegisterDirectiveOrder("bot_auth", httpcaddyfile.After, "tracing")
+	// Outermost: the rate limiter (right after tracing) needs the verified
+	// agent. Directives may only be ordered against Caddy's own, so this
+	// one goes before tracing, the first of them.
+	httpcaddyfile.RegisterDirectiveOrder("bot_auth", httpcaddyfile.Before, "tracing")
 }
 
 func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
