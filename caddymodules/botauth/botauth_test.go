@@ -310,31 +310,6 @@ func TestUnusableDirectories(t *testing.T) {
 	}
 }
 
-func TestKeyTTL(t *testing.T) {
-	p := ttlPolicy{min: time.Minute, max: 24 * time.Hour, fallback: time.Hour, negative: 5 * time.Minute}
-	testCases := []struct {
-		desc string
-		cc   []string
-		want time.Duration
-	}{
-		{desc: "absent", want: time.Hour},
-		{desc: "max-age", cc: []string{"public, max-age=600"}, want: 10 * time.Minute},
-		{desc: "below the minimum", cc: []string{"max-age=5"}, want: time.Minute},
-		{desc: "above the maximum", cc: []string{"max-age=99999999999"}, want: 24 * time.Hour},
-		{desc: "no-store", cc: []string{"no-store"}, want: time.Minute},
-		{desc: "no-cache beats max-age", cc: []string{"max-age=600", "no-cache"}, want: time.Minute},
-		{desc: "malformed max-age", cc: []string{"max-age=soon"}, want: time.Hour},
-		{desc: "quoted max-age", cc: []string{`max-age="120"`}, want: 2 * time.Minute},
-	}
-	for _, tc := range testCases {
-		t.Run(tc.desc, func(t *testing.T) {
-			if got := p.of(tc.cc); got != tc.want {
-				t.Errorf("ttl %s; want %s", got, tc.want)
-			}
-		})
-	}
-}
-
 // npmSign has Cloudflare's web-bot-auth package (testdata/npmsigner) sign
 // count GET requests to url in Node and send them; it returns each
 // response's headers.

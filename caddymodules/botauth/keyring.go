@@ -5,8 +5,6 @@ import (
 	"crypto/ed25519"
 	"encoding/json"
 	"fmt"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -134,10 +132,10 @@ func (k *keyring) fetchInBackground(keysURL string) {
 // refresh fetches the document at keysURL and caches its Ed25519 keys under
 // their RFC 7638 thumbprints, or remembers the failure for the negative TTL.
 func (k *keyring) refresh(keysURL string) {
-	body, header, err := k.fetcher.Get(k.ctx, keysURL, directoryMediaTypes)
+	doc, err := k.fetcher.Get(k.ctx, keysURL, directoryMediaTypes)
 	var keys []ed25519.PublicKey
 	if err == nil {
-		keys, err = parseKeys(body, k.now())
+		keys, err = parseKeys(doc.Body, k.now())
 	}
 	if err != nil {
 		k.log.Info("agent key directory unavailable", zap.String("url", keysURL), zap.Error(err))
@@ -145,7 +143,7 @@ func (k *keyring) refresh(keysURL string) {
 		k.docs.Wait()
 		return
 	}
-	ttl := k.ttl.of(header.Values("Cache-Control"))
+	ttl := doc.FreshFor(k.ttl.min, k.ttl.max, k.ttl.fallback)
 	for _, pub := range keys {
 		k.keys.SetWithTTL(cacheKey(keysURL, signing.Thumbprint(pub)), pub, 1, ttl)
 	}
@@ -205,25 +203,4 @@ func parseKeys(body []byte, now time.Time) ([]ed25519.PublicKey, error) {
 		return nil, fmt.Errorf("bot_auth: the key directory holds no usable Ed25519 key")
 	}
 	return out, nil
-}
-
-// of reads max-age from Cache-Control (RFC 9111 §5.2.2.1): no-store and
-// no-cache keep keys for the minimum, no max-age for the fallback, and any
-// value is clamped to [min, max].
-func (p ttlPolicy) of(cacheControl []string) time.Duration {
-	ttl := p.fallback
-	for _, v := range cacheControl {
-		for _, d := range strings.Split(v, ",") {
-			name, val, _ := strings.Cut(strings.TrimSpace(d), "=")
-			switch strings.ToLower(name) {
-			case "no-store", "no-cache":
-				return p.min
-			case "max-age":
-				if n, err := strconv.ParseInt(strings.Trim(val, `"`), 10, 64); err == nil && n >= 0 {
-					ttl = time.Duration(min(n, int64(p.max/time.Second))) * time.Second
-				}
-			}
-		}
-	}
-	return min(max(ttl, p.min), p.max)
 }
