@@ -16,10 +16,10 @@ package botauth
 
 import (
 	"crypto/ed25519"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"net/http"
 	"net/netip"
 	"strings"
@@ -132,7 +132,8 @@ type Handler struct {
 // state is what the handlers of one configuration share, across reloads.
 type state struct {
 	keys     *keyring
-	verified *ristretto.Cache[string, struct{}]
+	verified *ristretto.Cache[uint64, *verification]
+	seed     maphash.Seed
 }
 
 func (s *state) Destruct() error {
@@ -140,6 +141,28 @@ func (s *state) Destruct() error {
 	s.verified.Close()
 	return nil
 }
+
+// verification is a signature that verified, remembered until it expires
+// under the hash of its three fields. A request that carries the same
+// fields to the byte and the same values of the covered components has the
+// same signature base and signature, so it verifies without parsing or
+// Ed25519; the fields and values are compared in full, so a hash
+// collision cannot stand in for them.
+type verification struct {
+	fields  string
+	covered []coveredValue
+	agent   agent
+}
+
+// coveredValue is a covered component and its value when it verified.
+type coveredValue struct {
+	component signing.Component
+	value     string
+}
+
+// inFields reports whether c's value comes from the signature fields
+// themselves, which the memo compares whole.
+func inFields(c signing.Component) bool { return c.Name == "signature-agent" }
 
 // CaddyModule returns the Caddy module information.
 func (Handler) CaddyModule() caddy.ModuleInfo {
@@ -186,14 +209,14 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		if err != nil {
 			return nil, err
 		}
-		verified, err := ristretto.NewCache(&ristretto.Config[string, struct{}]{
+		verified, err := ristretto.NewCache(&ristretto.Config[uint64, *verification]{
 			NumCounters: 10 * h.MaxVerified, MaxCost: h.MaxVerified, BufferItems: 64,
 		})
 		if err != nil {
 			keys.close()
 			return nil, fmt.Errorf("bot_auth: creating the verified-signature cache: %w", err)
 		}
-		return &state{keys: keys, verified: verified}, nil
+		return &state{keys: keys, verified: verified, seed: maphash.MakeSeed()}, nil
 	})
 	if err != nil {
 		h.poolKey = ""
@@ -287,9 +310,16 @@ func (a agent) header() string {
 
 // check classifies r's signature, verifying it when its key is cached.
 func (h *Handler) check(r *http.Request) (outcome, agent) {
-	if len(r.Header.Values(signing.HeaderSignature)) == 0 && len(r.Header.Values(signing.HeaderSignatureInput)) == 0 {
+	sig, input := r.Header.Values(signing.HeaderSignature), r.Header.Values(signing.HeaderSignatureInput)
+	if len(sig) == 0 && len(input) == 0 {
 		return outcomeUnsigned, agent{}
 	}
+	fields := strings.Join(sig, "\n") + "\x00" + strings.Join(input, "\n") + "\x00" + strings.Join(r.Header.Values(signing.HeaderSignatureAgent), "\n")
+	memo := maphash.String(h.state.seed, fields)
+	if v, ok := h.state.verified.Get(memo); ok && v.matches(fields, r) {
+		return outcomeVerified, v.agent
+	}
+
 	now := h.now()
 	c, err := pick(r.Header, now, time.Duration(h.ClockSkew))
 	switch {
@@ -306,30 +336,40 @@ func (h *Handler) check(r *http.Request) (outcome, agent) {
 	case keyUnreachable:
 		return outcomeDirectoryUnavailable, agent{}
 	}
-	base, err := c.sig.Base(signing.Message{Request: r})
+	m := signing.Message{Request: r}
+	base, err := c.sig.Base(m)
 	if err != nil {
 		return outcomeMalformed, agent{}
-	}
-	// A signature already verified over these exact bytes is remembered
-	// until it expires: the key names the document, the base (which holds
-	// the keyid and every covered value) and the signature.
-	sum := sha256.New()
-	sum.Write([]byte(id.keysURL))
-	sum.Write([]byte{0})
-	sum.Write(base)
-	sum.Write([]byte{0})
-	sum.Write(c.sig.Signature)
-	memo := string(sum.Sum(nil))
-	if _, ok := h.state.verified.Get(memo); ok {
-		return outcomeVerified, id
 	}
 	if !ed25519.Verify(pub, base, c.sig.Signature) {
 		return outcomeForged, agent{}
 	}
 	if ttl := c.sig.Params.Expires.Sub(now); ttl > 0 {
-		h.state.verified.SetWithTTL(memo, struct{}{}, 1, ttl)
+		v := &verification{fields: fields, agent: id}
+		for _, comp := range c.sig.Components {
+			if !inFields(comp) {
+				val, _ := m.Value(comp) // resolved once already, for the base
+				v.covered = append(v.covered, coveredValue{comp, val})
+			}
+		}
+		h.state.verified.SetWithTTL(memo, v, 1, ttl)
 	}
 	return outcomeVerified, id
+}
+
+// matches reports whether r repeats v: the same signature fields to the
+// byte and the same value of every covered component.
+func (v *verification) matches(fields string, r *http.Request) bool {
+	if v.fields != fields {
+		return false
+	}
+	m := signing.Message{Request: r}
+	for _, cv := range v.covered {
+		if val, err := m.Value(cv.component); err != nil || val != cv.value {
+			return false
+		}
+	}
+	return true
 }
 
 // Interface guards

@@ -115,6 +115,10 @@ func (m Message) fields(c Component) (http.Header, error) {
 	return m.Header, nil
 }
 
+// Value is the value of component c in m, as the signature base holds it
+// (RFC 9421 §2.1, §2.2).
+func (m Message) Value(c Component) (string, error) { return m.value(c) }
+
 // value resolves one component (RFC 9421 §2.1, §2.2).
 func (m Message) value(c Component) (string, error) {
 	if !strings.HasPrefix(c.Name, "@") {
