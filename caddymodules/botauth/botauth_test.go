@@ -368,3 +368,27 @@ func TestNpmSigner(t *testing.T) {
 		}
 	}
 }
+
+// A signature repeated within its validity is still verified (remembered),
+// but only for the request it covers: the same fields with another
+// authority are a forgery.
+func TestRepeatedSignature(t *testing.T) {
+	edge := edgetest.Start(t, echoSite)
+	d := newDirectory(t, nil)
+	first := untilVerified(t, edge.Client, func() *http.Request { return signedRequest(t, edge.URL+"/", d, signOptions{}) })
+	if first.Header.Get("X-Seen-Outcome") != "verified" {
+		t.Fatal("never verified")
+	}
+	req := signedRequest(t, edge.URL+"/a", d, signOptions{})
+	for i := range 3 {
+		again := req.Clone(req.Context())
+		if o := do(t, edge.Client, again).Header.Get("X-Seen-Outcome"); o != "verified" {
+			t.Fatalf("repeat %d: outcome %q; want verified", i, o)
+		}
+	}
+	moved := req.Clone(req.Context())
+	moved.Host = "elsewhere.example"
+	if o := do(t, edge.Client, moved).Header.Get("X-Seen-Outcome"); o != "forged" {
+		t.Errorf("the same signature for another authority: outcome %q; want forged", o)
+	}
+}
