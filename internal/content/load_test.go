@@ -75,7 +75,7 @@ func TestLoadFSValidTree(t *testing.T) {
 	if m.Precision != "day" {
 		t.Errorf("milestone precision = %q, want the default %q", m.Precision, "day")
 	}
-	want := ArticleRef{Slug: "fixture-article", Title: "A fixture article", Path: "/2025/12/fixture-article"}
+	want := ArticleRef{Slug: "fixture-article", Title: "A fixture article", Path: "/2025/12/fixture-article", Updated: a.PublishedAt}
 	if len(m.Reports) != 1 || m.Reports[0] != want {
 		t.Errorf("milestone reports = %+v, want [%+v]", m.Reports, want)
 	}

@@ -63,6 +63,8 @@ type ArticleRef struct {
 	// Path is the article's site path without a trailing slash, as
 	// Article.Path returns it.
 	Path string `json:"path"`
+	// Updated is the article's updated_at, else its published_at.
+	Updated time.Time `json:"updated"`
 }
 
 // Day returns the milestone's date as midnight UTC. Load has checked it, so
@@ -169,7 +171,7 @@ func (l *loader) checkMilestone(code, at string, m *Milestone, sources []*Source
 		case !slices.Contains(a.Countries, code):
 			l.fail(file, at+".articles", "article %q is not about %q (its countries: %s)", slug, code, strings.Join(a.Countries, ", "))
 		default:
-			m.Reports = append(m.Reports, ArticleRef{Slug: a.Slug, Title: a.Title, Path: a.Path()})
+			m.Reports = append(m.Reports, ArticleRef{Slug: a.Slug, Title: a.Title, Path: a.Path(), Updated: a.LastModified()})
 		}
 	}
 }

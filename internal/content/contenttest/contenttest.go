@@ -60,10 +60,12 @@ func ptr[T any](v T) *T { return &v }
 // which reads Countries and so cannot be used to initialise it.
 func report(i int, cc string) content.ArticleRef {
 	slug := fmt.Sprintf("article-%05d", i)
+	published := Base.AddDate(0, 0, -i)
 	return content.ArticleRef{
-		Slug:  slug,
-		Title: fmt.Sprintf("Synthetic article %d about e-invoicing in %s", i, cc),
-		Path:  "/" + Base.AddDate(0, 0, -i).Format("2006/01") + "/" + slug,
+		Slug:    slug,
+		Title:   fmt.Sprintf("Synthetic article %d about e-invoicing in %s", i, cc),
+		Path:    "/" + published.Format("2006/01") + "/" + slug,
+		Updated: published,
 	}
 }
 
