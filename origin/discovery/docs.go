@@ -25,7 +25,7 @@ type docData struct {
 	// ContentSignal is robots.txt's Content-Signal line, the same value
 	// as the pages' Content-Signal header.
 	ContentSignal string
-	Articles   []docArticle
+	Articles      []docArticle
 }
 
 type docArticle struct {
