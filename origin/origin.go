@@ -15,6 +15,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/invoicewire/invoicewire/internal/invalidation"
 	"github.com/invoicewire/invoicewire/internal/netguard"
 	"github.com/invoicewire/invoicewire/internal/signing"
 	"github.com/invoicewire/invoicewire/internal/store"
@@ -152,22 +153,7 @@ func New(cfg Config, st *store.Store) (*Server, error) {
 // live.
 func (s *Server) Follow(ctx context.Context, ready chan<- struct{}) {
 	go s.ask.Run(ctx)
-	s.store.FollowInvalidations(ctx, purgers{s.cache, s.ask}, s.log, ready)
-}
-
-// purgers hands every invalidation to each in-process consumer in turn.
-type purgers []store.Purger
-
-func (p purgers) Purge(tags []string) {
-	for _, x := range p {
-		x.Purge(tags)
-	}
-}
-
-func (p purgers) Clear() {
-	for _, x := range p {
-		x.Clear()
-	}
+	invalidation.Follow(ctx, s.store.Client(), invalidation.Purgers{s.cache, s.ask}, s.store.Version, s.log, ready)
 }
 
 // Close releases the cache.

@@ -38,6 +38,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -48,6 +49,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
+	"go.uber.org/zap/exp/zapslog"
 
 	"github.com/invoicewire/invoicewire/caddymodules/internal/negotiate"
 	"github.com/invoicewire/invoicewire/internal/apierror"
@@ -156,7 +158,10 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	}
 	key := fmt.Sprintf("%s|%d|%s", h.Name, h.MaxBytes, h.Redis)
 	v, _, err := pool.LoadOrNew(key, func() (caddy.Destructor, error) {
-		return newShared(h.MaxBytes, h.Redis, h.logger)
+		// The invalidation follower logs through slog; zapslog carries
+		// its records into Caddy's logging as this module's.
+		slogger := slog.New(zapslog.NewHandler(h.logger.Core(), zapslog.WithName(h.logger.Name())))
+		return newShared(h.MaxBytes, h.Redis, slogger)
 	})
 	if err != nil {
 		return fmt.Errorf("setting up the edge cache: %w", err)

@@ -2,16 +2,15 @@ package edgecache
 
 import (
 	"context"
-	"encoding/json"
+	"log/slog"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/dgraph-io/ristretto/v2"
 	"github.com/redis/go-redis/v9"
-	"go.uber.org/zap"
 
 	"github.com/invoicewire/invoicewire/caddymodules/internal/redisconn"
+	"github.com/invoicewire/invoicewire/internal/invalidation"
 	"github.com/invoicewire/invoicewire/internal/store"
 )
 
@@ -30,20 +29,17 @@ type shared struct {
 	// with it. Evicted entries are not removed one by one (ristretto's
 	// eviction callback cannot tell an old version of a key from its
 	// replacement); compact drops them in bulk instead.
-	tags       map[string]map[string]struct{}
-	tagged     int // entries in tags
-	compactAt  int
-	flights    map[string]*flight
-	lastVer    int64
-	verKnown   bool
-	redisURL   string
-	rdb        redis.UniversalClient
-	ps         *redis.PubSub
-	cancel     context.CancelFunc
-	done       chan struct{}
-	subscribed chan struct{}
-	subOnce    sync.Once
-	log        *zap.Logger
+	tags      map[string]map[string]struct{}
+	tagged    int // entries in tags
+	compactAt int
+	flights   map[string]*flight
+
+	redisURL string
+	rdb      redis.UniversalClient
+	// cancel stops the invalidation follower; done is closed once it has
+	// stopped.
+	cancel context.CancelFunc
+	done   chan struct{}
 }
 
 // flight is a fetch in progress for one key; requests for the same key
@@ -52,13 +48,9 @@ type flight struct {
 	done chan struct{}
 }
 
-// invalidation is the message on iw:invalidate (DESIGN §5).
-type invalidation struct {
-	Version int64    `json:"version"`
-	Keys    []string `json:"keys"`
-}
-
-func newShared(maxBytes int64, redisURL string, log *zap.Logger) (*shared, error) {
+// newShared builds the cache and, when redisURL is set, starts following
+// the content invalidations announced on that Redis.
+func newShared(maxBytes int64, redisURL string, log *slog.Logger) (*shared, error) {
 	counters := max(maxBytes/4096*10, 1e4)
 	c, err := ristretto.NewCache(&ristretto.Config[[]byte, *entry]{
 		NumCounters:        counters,
@@ -70,14 +62,12 @@ func newShared(maxBytes int64, redisURL string, log *zap.Logger) (*shared, error
 		return nil, err
 	}
 	s := &shared{
-		cache:      c,
-		tags:       make(map[string]map[string]struct{}),
-		compactAt:  10000,
-		flights:    make(map[string]*flight),
-		redisURL:   redisURL,
-		done:       make(chan struct{}),
-		subscribed: make(chan struct{}),
-		log:        log,
+		cache:     c,
+		tags:      make(map[string]map[string]struct{}),
+		compactAt: 10000,
+		flights:   make(map[string]*flight),
+		redisURL:  redisURL,
+		done:      make(chan struct{}),
 	}
 	if redisURL == "" {
 		close(s.done)
@@ -90,16 +80,17 @@ func newShared(maxBytes int64, redisURL string, log *zap.Logger) (*shared, error
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
-	s.ps = s.rdb.Subscribe(ctx, store.ChannelInvalidate)
-	go s.follow(ctx)
+	go func() {
+		defer close(s.done)
+		invalidation.Follow(ctx, s.rdb, s, store.New(s.rdb).Version, log, nil)
+	}()
 	return s, nil
 }
 
-// Destruct stops the subscriber and frees the cache.
+// Destruct stops the invalidation follower and frees the cache.
 func (s *shared) Destruct() error {
 	if s.cancel != nil {
 		s.cancel()
-		_ = s.ps.Close()
 		<-s.done
 		redisconn.Release(s.redisURL)
 	}
@@ -167,12 +158,11 @@ func (s *shared) compact() {
 	s.compactAt = max(2*n, 10000)
 }
 
-// purge drops every entry tagged with one of keys.
-func (s *shared) purge(tags []string) int {
+// Purge drops every entry tagged with one of tags (invalidation.Purger).
+func (s *shared) Purge(tags []string) {
 	s.gen.Add(1)
-	n := s.drop(tags)
+	s.drop(tags)
 	purges.WithLabelValues("keys").Inc()
-	return n
 }
 
 // drop removes the entries tagged with one of tags. Unlike purge it does
@@ -198,8 +188,8 @@ func (s *shared) drop(tags []string) int {
 	return len(doomed)
 }
 
-// flush drops everything.
-func (s *shared) flush() {
+// Clear drops everything (invalidation.Purger).
+func (s *shared) Clear() {
 	s.gen.Add(1)
 	s.mu.Lock()
 	s.tags = make(map[string]map[string]struct{})
@@ -209,61 +199,5 @@ func (s *shared) flush() {
 	purges.WithLabelValues("flush").Inc()
 }
 
-// follow applies invalidation messages until ctx ends. On every
-// (re)subscription it compares the content version with the last one seen
-// and flushes everything when it moved: pub/sub drops the messages sent
-// while the subscriber was away.
-func (s *shared) follow(ctx context.Context) {
-	defer close(s.done)
-	backoff := 100 * time.Millisecond
-	for {
-		msg, err := s.ps.Receive(ctx)
-		if ctx.Err() != nil {
-			return
-		}
-		if err != nil {
-			s.log.Warn("invalidation subscription lost; retrying", zap.Error(err))
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(backoff):
-			}
-			backoff = min(2*backoff, 5*time.Second)
-			continue
-		}
-		switch m := msg.(type) {
-		case *redis.Subscription:
-			if m.Kind != "subscribe" {
-				continue
-			}
-			backoff = 100 * time.Millisecond
-			vctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			v, err := store.New(s.rdb).Version(vctx)
-			cancel()
-			s.mu.Lock()
-			moved := err != nil || (s.verKnown && v != s.lastVer)
-			if err == nil {
-				s.lastVer, s.verKnown = v, true
-			}
-			s.mu.Unlock()
-			if moved {
-				s.log.Info("content changed while the invalidation subscription was down; flushing the edge cache")
-				s.flush()
-			}
-			s.subOnce.Do(func() { close(s.subscribed) })
-		case *redis.Message:
-			var inv invalidation
-			if err := json.Unmarshal([]byte(m.Payload), &inv); err != nil {
-				s.log.Warn("unreadable invalidation message; flushing the edge cache", zap.Error(err))
-				s.flush()
-				continue
-			}
-			s.purge(inv.Keys)
-			s.mu.Lock()
-			if inv.Version > s.lastVer || !s.verKnown {
-				s.lastVer, s.verKnown = inv.Version, true
-			}
-			s.mu.Unlock()
-		}
-	}
-}
+// Interface guards
+var _ invalidation.Purger = (*shared)(nil)

@@ -1,16 +1,11 @@
 package store
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
-	"log/slog"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/dgraph-io/ristretto/v2"
-	"github.com/redis/go-redis/v9"
 )
 
 // TaggedCache is an in-process ristretto cache whose entries carry surrogate
@@ -152,94 +147,3 @@ func (c *TaggedCache[V]) Stats() (hits, misses uint64) { return c.hits.Load(), c
 
 // Close stops the cache's goroutines.
 func (c *TaggedCache[V]) Close() { c.rc.Close() }
-
-// Invalidation is the message on ChannelInvalidate.
-type Invalidation struct {
-	Version int64    `json:"version"`
-	Keys    []string `json:"keys"`
-}
-
-// Purger is what FollowInvalidations drives: TaggedCache, or an edge cache.
-type Purger interface {
-	Purge(tags []string)
-	Clear()
-}
-
-// FollowInvalidations subscribes to ChannelInvalidate and purges p for every
-// message until ctx ends. Pub/sub drops messages while the subscriber is
-// disconnected, so on every (re)subscription it compares the content version
-// with the last one it saw and clears p entirely if it moved (DESIGN §5).
-// ready, if not nil, is closed after the first subscription is confirmed.
-func (s *Store) FollowInvalidations(ctx context.Context, p Purger, log *slog.Logger, ready chan<- struct{}) {
-	var seen atomic.Int64
-	seen.Store(-1)
-	resync := func() {
-		v, err := s.Version(ctx)
-		if err != nil {
-			// Cannot tell what was missed: drop everything to be safe.
-			log.Warn("cache: reading content version after resubscribe failed; clearing", "err", err)
-			p.Clear()
-			return
-		}
-		if old := seen.Swap(v); old != v {
-			if old >= 0 {
-				log.Info("cache: content moved while unsubscribed; clearing", "from", old, "to", v)
-			}
-			p.Clear()
-		}
-	}
-	for ctx.Err() == nil {
-		ps := s.rdb.Subscribe(ctx, ChannelInvalidate)
-		s.followOnce(ctx, ps, p, log, resync, &seen, &ready)
-		ps.Close()
-		select {
-		case <-ctx.Done():
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
-}
-
-func (s *Store) followOnce(ctx context.Context, ps *redis.PubSub, p Purger, log *slog.Logger, resync func(), seen *atomic.Int64, ready *chan<- struct{}) {
-	for {
-		msg, err := ps.Receive(ctx)
-		if err != nil {
-			if ctx.Err() == nil {
-				log.Warn("cache: invalidation subscription broke; resubscribing", "err", err)
-			}
-			return
-		}
-		switch m := msg.(type) {
-		case *redis.Subscription:
-			// Sent on the first subscribe and again on every reconnect
-			// (go-redis resubscribes by itself).
-			if m.Kind == "subscribe" {
-				resync()
-				if *ready != nil {
-					close(*ready)
-					*ready = nil
-				}
-			}
-		case *redis.Message:
-			var inv Invalidation
-			if err := json.Unmarshal([]byte(m.Payload), &inv); err != nil {
-				log.Warn("cache: malformed invalidation; clearing", "err", err)
-				p.Clear()
-				continue
-			}
-			p.Purge(inv.Keys)
-			old := seen.Load()
-			if inv.Version <= old {
-				// Late: on Redis Cluster a message crosses the cluster bus
-				// and may arrive after the resync read a newer version.
-				// Its keys are purged; the version never moves back.
-				continue
-			}
-			seen.Store(inv.Version)
-			if old >= 0 && inv.Version > old+1 {
-				// A message went missing in between (a change published
-				// while the connection was being re-established).
-				p.Clear()
-			}
-		}
-	}
-}

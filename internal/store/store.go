@@ -26,10 +26,6 @@ const (
 	keySources     = "iw:{content}:sources"
 	keyNewsletters = "iw:{content}:newsletters"
 	keyIndexAll    = "iw:{content}:idx:all"
-
-	// ChannelInvalidate carries {"version":N,"keys":[surrogate keys]} after
-	// every content change.
-	ChannelInvalidate = "iw:invalidate"
 )
 
 func keyArticle(slug string) string    { return "iw:{content}:article:" + slug }
