@@ -19,6 +19,7 @@ import (
 	"github.com/invoicewire/invoicewire/internal/netguard"
 	"github.com/invoicewire/invoicewire/internal/signing"
 	"github.com/invoicewire/invoicewire/internal/store"
+	"github.com/invoicewire/invoicewire/internal/tagcache"
 	"github.com/invoicewire/invoicewire/internal/token"
 	"github.com/invoicewire/invoicewire/internal/webhook"
 	"github.com/invoicewire/invoicewire/origin/agentauth"
@@ -59,7 +60,7 @@ type Config struct {
 type Server struct {
 	cfg     Config
 	store   *store.Store
-	cache   *store.TaggedCache[*entry]
+	cache   *tagcache.Cache[string, *entry]
 	router  router
 	metrics *metrics
 	log     *slog.Logger
@@ -79,7 +80,7 @@ func New(cfg Config, st *store.Store) (*Server, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	cache, err := store.NewTaggedCache[*entry](cfg.CacheBytes)
+	cache, err := tagcache.New[string, *entry](cfg.CacheBytes)
 	if err != nil {
 		return nil, err
 	}

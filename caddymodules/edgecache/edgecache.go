@@ -413,7 +413,7 @@ func (h *Handler) fetch(w http.ResponseWriter, r *http.Request, next caddyhttp.H
 		}
 	}
 
-	gen := h.shared.gen.Load()
+	gen := h.shared.generation()
 	fr := h.forwardRequest(r, r.Context(), stale)
 	reqTime := h.now()
 	rec := &recorder{
@@ -755,7 +755,7 @@ func (h *Handler) refresh(r *http.Request, next caddyhttp.Handler, key string, e
 	// its handlers go on using theirs) while this one runs.
 	srv, _ := r.Context().Value(caddyhttp.ServerCtxKey).(*caddyhttp.Server)
 	fr = caddyhttp.PrepareRequest(fr, caddy.NewReplacer(), nil, srv)
-	gen := h.shared.gen.Load()
+	gen := h.shared.generation()
 	go func() {
 		defer cancel()
 		defer e.refreshing.Store(false)
