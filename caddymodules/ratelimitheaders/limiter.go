@@ -69,6 +69,11 @@ type decision struct {
 	reset     time.Duration // until the window ends
 }
 
+// Clock is the time source of the limiters created after it is set. Only
+// tests replace it (before they provision the handler), so that where in a
+// window a test runs is theirs to choose rather than the wall clock's.
+var Clock = time.Now
+
 func newLimiter(window, interval time.Duration, prefix string, rdb redis.UniversalClient, log *zap.Logger) *limiter {
 	l := &limiter{
 		window:   window,
@@ -77,7 +82,7 @@ func newLimiter(window, interval time.Duration, prefix string, rdb redis.Univers
 		local:    memory.NewStoreWithOptions(ulule.StoreOptions{Prefix: prefix, CleanUpInterval: window}),
 		rdb:      rdb,
 		log:      log,
-		now:      time.Now,
+		now:      Clock,
 		keys:     make(map[string]*keyState),
 		stopped:  make(chan struct{}),
 	}
