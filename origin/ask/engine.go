@@ -138,6 +138,23 @@ type Summary struct {
 	Citations []string `json:"citations"`
 	// Sentences are the quotes one by one, each with its article's URL.
 	Sentences []Quote `json:"sentences"`
+	// Answer is the span of the first sentence that answers the question
+	// (a date for "when", an amount for "how much"…); nil when the
+	// question asks for no such span or no sentence carries one.
+	Answer *AnswerSpan `json:"answer,omitempty"`
+}
+
+// AnswerSpan is the exact words of a quoted sentence that answer the
+// question.
+type AnswerSpan struct {
+	// Text is the span, verbatim from Sentence.
+	Text string `json:"text"`
+	// Sentence is the sentence it is in: the summary's first.
+	Sentence string `json:"sentence"`
+	// URL is the article the sentence is quoted from.
+	URL string `json:"url"`
+	// Kind is what the question asked for: when, amount, name or yes-no.
+	Kind string `json:"kind"`
 }
 
 // Quote is one sentence of a Summary and the article it comes from.
@@ -615,7 +632,7 @@ func (e *Engine) rank(ctx context.Context, p *prepared) error {
 		}
 	}
 	p.hits = hits
-	p.summary = p.ix.summarize(p.q, hits)
+	p.summary = p.ix.summarize(p.q, newQuestion(p.req.Query), hits)
 	return nil
 }
 
