@@ -25,6 +25,9 @@ const (
 	keySpecs       = "iw:{content}:specs"
 	keySources     = "iw:{content}:sources"
 	keyNewsletters = "iw:{content}:newsletters"
+	// keySynonyms holds the editors' synonym groups for /ask, as one JSON
+	// field.
+	keySynonyms = "iw:{content}:synonyms"
 	keyIndexAll    = "iw:{content}:idx:all"
 
 	// ChannelInvalidate carries {"version":N,"keys":[surrogate keys]} after

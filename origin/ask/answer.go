@@ -144,7 +144,7 @@ func answerSpans(k questionKind, text string) [][]int {
 func (q *query) knownIDF() float64 {
 	s := 0.0
 	for _, t := range q.terms {
-		if t.id >= 0 {
+		if t.id >= 0 && t.synonymOf == 0 {
 			s += t.idf
 		}
 	}
@@ -209,16 +209,21 @@ func (ix *Index) filedUnder(q *query, d uint32) []int {
 	return out
 }
 
-// nearestSpan finds the answer span of kind k in text that lies closest to
-// a word of the question, and how close it is (1 when adjacent, falling
-// towards 0 as it moves away). ok is false when text has no such span.
-func (ix *Index) nearestSpan(q *query, asked question, text string) (span [2]int, near float64, ok bool) {
+// answerSpan finds the answer span of the asked kind in text that the
+// question's words surround most closely, and scores it: the share of the
+// question's known idf that the sentence covers (matched, as positions of
+// q.terms), each word weighted by its closeness to the span (1 when
+// adjacent, half at about ten words) and words covered without a place in
+// the text (the article's countries) at half, times how precise the span is.
+// ok is false when text has no span of the asked kind.
+func (ix *Index) answerSpan(q *query, asked question, text string, matched []int, known float64) (span [2]int, score float64, ok bool) {
 	spans := answerSpans(asked.kind, text)
-	if len(spans) == 0 {
+	if len(spans) == 0 || known == 0 {
 		return span, 0, false
 	}
-	// Offsets of the words of text that are question terms.
-	var at []int
+	// Where the words of text that are question terms sit.
+	type placed struct{ pos, at int }
+	var words []placed
 	for i := 0; i < len(text); {
 		r, size := utf8.DecodeRuneInString(text[i:])
 		if !isWordRune(r) {
@@ -227,8 +232,8 @@ func (ix *Index) nearestSpan(q *query, asked question, text string) (span [2]int
 		}
 		end := wordEnd(text, i)
 		if id, found := ix.surface[normalize(text[i:end])]; found && id >= 0 {
-			if _, asked := q.pos[id]; asked {
-				at = append(at, i)
+			if p, asked := q.pos[id]; asked {
+				words = append(words, placed{q.standsFor(p), i})
 			}
 		}
 		i = end
@@ -239,26 +244,30 @@ func (ix *Index) nearestSpan(q *query, asked question, text string) (span [2]int
 		if strings.Contains(asked.lower, strings.ToLower(text[sp[0]:sp[1]])) {
 			continue
 		}
-		dist := len(text)
-		for _, a := range at {
-			switch {
-			case a < sp[0]:
-				dist = min(dist, sp[0]-a)
-			case a >= sp[1]:
-				dist = min(dist, a-sp[1])
+		sum := 0.0
+		for _, p := range matched {
+			w := 0.5
+			for _, pw := range words {
+				if pw.pos != p {
+					continue
+				}
+				dist := 0
+				switch {
+				case pw.at < sp[0]:
+					dist = sp[0] - pw.at
+				case pw.at >= sp[1]:
+					dist = pw.at - sp[1]
+				}
+				w = max(w, 1/(1+float64(dist)/60))
 			}
+			sum += q.terms[p].idf * w
 		}
-		if len(at) == 0 {
-			dist = len(text) / 2
-		}
-		// About ten words away halves the closeness. A full date or an
-		// amount with its unit says more than a bare year or number.
-		n := specificity(asked.kind, text[sp[0]:sp[1]]) / (1 + float64(dist)/60)
-		if n > near {
-			near, span, ok = n, [2]int{sp[0], sp[1]}, true
+		v := specificity(asked.kind, text[sp[0]:sp[1]]) * sum / known
+		if v > score {
+			score, span, ok = v, [2]int{sp[0], sp[1]}, true
 		}
 	}
-	return span, near, ok
+	return span, score, ok
 }
 
 // specificity rates how precisely a span answers: 1 for a full date (day,

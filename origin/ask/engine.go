@@ -517,6 +517,9 @@ func LoadCorpus(ctx context.Context, st *store.Store) (Corpus, error) {
 	if c.Specs, err = st.Specs(ctx); err != nil {
 		return c, fmt.Errorf("ask: reading specs: %w", err)
 	}
+	if c.Synonyms, err = st.Synonyms(ctx); err != nil {
+		return c, fmt.Errorf("ask: reading synonyms: %w", err)
+	}
 	return c, nil
 }
 
@@ -613,6 +616,7 @@ func (e *Engine) begin(ctx context.Context, ix *Index, req Request, start time.T
 // cancellation is returned as is; the engine's timeout as a 503.
 func (e *Engine) rank(ctx context.Context, p *prepared) error {
 	p.q = p.ix.parse(p.req.Query)
+	p.ix.expand(p.q)
 	hidden := e.hiddenDocs(p.ix)
 	accept := func(d uint32) bool {
 		if p.ix.docs[d].lang != p.lang {

@@ -144,7 +144,7 @@ func loadRealCorpus() (Corpus, error) {
 	if err != nil {
 		return Corpus{}, fmt.Errorf("loading %s: %w", corpusDir, err)
 	}
-	return Corpus{Articles: c.Articles, Countries: c.Countries, Specs: c.Specs}, nil
+	return Corpus{Articles: c.Articles, Countries: c.Countries, Specs: c.Specs, Synonyms: c.Synonyms}, nil
 }
 
 // evalScores are the figures of one run over an eval set. The answer

@@ -25,6 +25,9 @@ const (
 	// and summaryDocShare how close to the best result one must score.
 	summaryDocs     = 3
 	summaryDocShare = 0.6
+	// summaryNewer is the most a later report is preferred over an earlier
+	// one.
+	summaryNewer = 0.1
 	// summaryMinCoverage is the share of the question a sentence must cover.
 	summaryMinCoverage = 0.3
 	// summaryMin and summaryMax bound the number of sentences (D22: 2–4).
@@ -64,12 +67,13 @@ func (q *query) sentenceTerms(d *doc, i int, matched []int) []int {
 	return matched
 }
 
-// position returns the position of term id in q.terms, or -1. A question
-// has few terms, so a scan beats a map.
+// position returns the position in q.terms of the question's term that id
+// counts as (a synonym counts as the word it stands in for), or -1. A
+// question has few terms, so a scan beats a map.
 func (q *query) position(id int32) int {
 	for p := range q.terms {
 		if q.terms[p].id == id {
-			return p
+			return q.standsFor(p)
 		}
 	}
 	return -1
@@ -169,13 +173,15 @@ func (ix *Index) summarize(q *query, asked question, hits []hit) *Summary {
 	if known == 0 {
 		return nil
 	}
-	// The newest of the quoted articles is preferred a little: where a fact
-	// changed (a date moved, a threshold rose) the latest report states it.
-	var newest uint32
+	// Newer articles are preferred a little: where a fact changed (a date
+	// moved, a threshold rose) the later report states it. The preference
+	// grows with the time between the reports, up to summaryNewer after
+	// half a year; reports a few days apart are the same news.
 	docs := hits[:min(summaryDocs, len(hits))]
-	for i, h := range docs {
-		if i == 0 || ix.docs[h.doc].published.After(ix.docs[newest].published) {
-			newest = h.doc
+	oldest := ix.docs[docs[0].doc].published
+	for _, h := range docs {
+		if p := ix.docs[h.doc].published; p.Before(oldest) {
+			oldest = p
 		}
 	}
 	var cands []candidate
@@ -196,18 +202,12 @@ func (ix *Index) summarize(q *query, asked question, hits []hit) *Summary {
 		// a little for how well its article matches, a little for being the
 		// newest report.
 		leadPrior := 0.8 + 0.2*float64(h.norm)/float64(hits[0].norm)
-		if h.doc == newest && len(docs) > 1 {
-			prior *= 1.1
-			leadPrior *= 1.1
-		}
-		// The headline and standfirst say what the article's news is: an
-		// answer span they repeat is the article's own answer.
+		newer := 1 + summaryNewer*min(1, d.published.Sub(oldest).Hours()/(182*24))
+		prior *= newer
+		leadPrior *= newer
+		// The headline says what the article's news is: an answer span it
+		// repeats is the article's own answer.
 		headline := d.title
-		for _, s := range d.sentences {
-			if s.kind == kindDek {
-				headline += " " + s.text
-			}
-		}
 		for i, s := range d.sentences {
 			if !s.quotable() || !readable(s.text, s.kind == kindItem) {
 				continue
@@ -223,9 +223,9 @@ func (ix *Index) summarize(q *query, asked question, hits []hit) *Summary {
 				continue
 			}
 			c := candidate{text: s.text, url: d.url, score: cov * prior / (1 + 0.02*float64(i)), cov: cov, terms: sentenceIDs(d, i)}
-			if span, near, ok := ix.nearestSpan(q, asked, s.text); ok {
+			if span, v, ok := ix.answerSpan(q, asked, s.text, matched, known); ok {
 				c.span = span
-				c.lead = cov * leadPrior * near / (1 + 0.01*float64(i))
+				c.lead = v * leadPrior / (1 + 0.01*float64(i))
 				if s.kind != kindDek && strings.Contains(headline, s.text[span[0]:span[1]]) {
 					c.lead *= 1.2
 				}
