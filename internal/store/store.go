@@ -28,7 +28,7 @@ const (
 	// keySynonyms holds the editors' synonym groups for /ask, as one JSON
 	// field.
 	keySynonyms = "iw:{content}:synonyms"
-	keyIndexAll    = "iw:{content}:idx:all"
+	keyIndexAll = "iw:{content}:idx:all"
 
 	// ChannelInvalidate carries {"version":N,"keys":[surrogate keys]} after
 	// every content change.
