@@ -92,6 +92,8 @@ type Country struct {
 	// demonyms and the informal names of its platforms and formats, from
 	// aliases.yaml. /ask finds the country's articles by them.
 	Aliases []string `json:"aliases,omitempty" yaml:"-"`
+	// Milestones are the country's dated steps, oldest first once loaded.
+	Milestones []Milestone `json:"milestones,omitempty" yaml:"milestones"`
 }
 
 // Spec is a tracked specification of the e-invoicing network (spec §2 Spec).
