@@ -172,14 +172,7 @@ func (ix *Index) filedUnder(q *query, d uint32) []int {
 	if !q.entities {
 		return nil
 	}
-	var seq, raw []string
-	scanWords(ix.docs[d].title, func(w word) {
-		if !w.joined {
-			seq = append(seq, w.norm)
-			raw = append(raw, w.raw)
-		}
-	})
-	named := ix.entities.match(seq, raw)
+	named := ix.entities.find(ix.docs[d].title)
 	var out []int
 	var filed []string
 	for p, t := range q.terms {

@@ -50,14 +50,18 @@ type entityMatcher struct {
 	// codes maps a country code in capitals, or a short abbreviation as
 	// written, to its synthetic term.
 	codes map[string]string
+	// names maps a synthetic term to the registry name of its country or
+	// specification, for the follow-ups of a conversation.
+	names map[string]string
 }
 
 func newEntityMatcher(countries []*content.Country, specs []*content.Spec) *entityMatcher {
-	m := &entityMatcher{byFirst: map[string][]phrase{}, codes: map[string]string{}}
+	m := &entityMatcher{byFirst: map[string][]phrase{}, codes: map[string]string{}, names: map[string]string{}}
 	for _, c := range countries {
 		code := strings.ToLower(c.Code)
 		term := countryTerm(code)
 		m.codes[strings.ToUpper(code)] = term
+		m.names[term] = c.Name
 		m.add(c.Name, term)
 		for _, a := range c.Aliases {
 			// A short abbreviation ("UK", "KSA", "US", "SAT") counts only
@@ -72,6 +76,7 @@ func newEntityMatcher(countries []*content.Country, specs []*content.Spec) *enti
 	}
 	for _, s := range specs {
 		term := specTerm(s.Slug)
+		m.names[term] = s.Name
 		for _, a := range specAliases(s) {
 			m.add(a, term)
 		}
@@ -166,6 +171,19 @@ func specAliases(s *content.Spec) []string {
 		}
 	}
 	return out
+}
+
+// find returns the synthetic terms of the countries and specifications text
+// names.
+func (m *entityMatcher) find(text string) []string {
+	var seq, raw []string
+	scanWords(text, func(w word) {
+		if !w.joined {
+			seq = append(seq, w.norm)
+			raw = append(raw, w.raw)
+		}
+	})
+	return m.match(seq, raw)
 }
 
 // match returns the synthetic terms a question's words name. seq is the
