@@ -129,10 +129,14 @@ func TestGolden(t *testing.T) {
 		file   string
 		body   string
 		accept string
+		// answer must be in the summary's first sentence: no golden may
+		// lock in a summary that misses the answer.
+		answer string
 	}{
-		{desc: "JSON answer with a summary", file: "belgium.json", body: `{"query":"When does Belgium require B2B e-invoices?"}`},
-		{desc: "the same answer streamed (Accept)", file: "belgium.sse", body: `{"query":"When does Belgium require B2B e-invoices?"}`, accept: "text/event-stream"},
-		{desc: "NLWeb query object and max_results", file: "g2-object.json", body: `{"query":{"text":"Peppol G2 certificates retired"},"prefer":{"max_results":2}}`},
+		{desc: "JSON answer with a summary", file: "belgium.json", body: `{"query":"When does Belgium require B2B e-invoices?"}`, answer: "1 January 2026"},
+		{desc: "the same answer streamed (Accept)", file: "belgium.sse", body: `{"query":"When does Belgium require B2B e-invoices?"}`, accept: "text/event-stream", answer: "1 January 2026"},
+		{desc: "NLWeb query object and max_results", file: "g2-object.json", body: `{"query":{"text":"Peppol G2 certificates retired"},"prefer":{"max_results":2}}`, answer: "1 April 2026"},
+		{desc: "a follow-up, summarized", file: "follow-up.json", body: `{"query":"and what is the fine?","context":{"prev":["When does Greece require B2B e-invoices?"]},"prefer":{"mode":"summarize"}}`, answer: "50% of the VAT"},
 		{desc: "zero results", file: "zero.json", body: `{"query":"quantum chromodynamics"}`},
 		{desc: "zero results streamed (prefer.streaming)", file: "zero.sse", body: `{"query":"quantum chromodynamics","prefer":{"streaming":true}}`},
 		{desc: "locale without content falls back to English", file: "fallback.json", body: `{"query":"Norway B2B e-invoicing","locale":"fr-FR","prefer":{"max_results":3}}`},
@@ -156,6 +160,12 @@ func TestGolden(t *testing.T) {
 			for k, want := range map[string]string{"Content-Type": wantCT, "Cache-Control": "no-store", "Access-Control-Allow-Origin": "*", "X-Request-Id": "req_golden"} {
 				if got := resp.Header.Get(k); got != want {
 					t.Errorf("%s: %q, want %q", k, got, want)
+				}
+			}
+			if tc.answer != "" {
+				first := regexp.MustCompile(`"sentences":\[\{"text":"((?:[^"\\]|\\.)*)"`).FindSubmatch(body)
+				if first == nil || !strings.Contains(string(first[1]), tc.answer) {
+					t.Errorf("the summary's first sentence does not state %q: %s", tc.answer, body)
 				}
 			}
 			golden(t, tc.file, normalizeTook(body))
