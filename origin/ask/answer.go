@@ -48,7 +48,7 @@ var questionOpenings = []struct {
 	kind questionKind
 }{
 	{regexp.MustCompile(`^(when|what date|which date|what day|what year|which year|what month|how soon|how long until|what deadline|which deadline)\b`), askWhen},
-	{regexp.MustCompile(`^(what|which)(\s+\S+){0,3}\s+(version|edition|release)\b|^(what|which) (is|are|was|were) the (fine|fines|penalty|penalties|sanction|sanctions|threshold|rate|share|percentage|amount|limit|number|turnover|revenue|version)\b`), askAmount},
+	{regexp.MustCompile(`^(what|which)(\s+\S+){0,3}\s+(version|edition|release|port|percentage|share|rate)\b|^(what|which) (is|are|was|were) the (fine|fines|penalty|penalties|sanction|sanctions|threshold|rate|share|percentage|amount|limit|number|turnover|revenue|version)\b`), askAmount},
 	{regexp.MustCompile(`^(how (much|many|big|large|high|low|long|often)|what (share|percentage|proportion|rate|test rate|fine|penalt\w*|sanctions?|amount|threshold|turnover|revenue|value|level|number|size|vat revenue|annual turnover|yearly revenue|transaction value)|which (threshold|amount|rate|share|port|percentage))\b`), askAmount},
 	{regexp.MustCompile(`^(who|whom|whose|which|what is the name|what are the names|what('s| is) .* called|what .* called)\b`), askName},
 	{regexp.MustCompile(`^(is|are|was|were|does|do|did|can|could|will|would|has|have|had|should|must|may|might|shall)\b`), askYesNo},
@@ -111,6 +111,11 @@ var (
 	// yesNoSpan finds the words that settle a yes-no question.
 	yesNoSpan = regexp.MustCompile(`(?i)\b(?:no|not|never|none|nothing|only|yes|nearly identical|identical|optional|voluntary|mandatory|compulsory|required|exempt|unclear|not yet)\b`)
 )
+
+// spanKind reports whether questions of kind k are answered by a span.
+func spanKind(k questionKind) bool {
+	return k == askWhen || k == askAmount || k == askName || k == askYesNo
+}
 
 // answerSpans returns the byte spans of sentence text that could answer a
 // question of kind k; nil for kinds without a span type (what, why, how).

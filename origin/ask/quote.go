@@ -20,7 +20,7 @@ const (
 	// answer would mislead.
 	summaryMinScore     = 40
 	summaryFloorScore   = 10
-	summaryWeakCoverage = 0.45
+	summaryWeakCoverage = 0.3
 	// summaryDocs is how many of the best results sentences are drawn from,
 	// and summaryDocShare how close to the best result one must score.
 	summaryDocs     = 3
@@ -239,6 +239,15 @@ func (ix *Index) summarize(q *query, asked question, hits []hit) *Summary {
 	for i, c := range cands {
 		if c.lead > 0 && (lead < 0 || c.lead > cands[lead].lead) {
 			lead = i
+		}
+	}
+	if lead < 0 && !spanKind(asked.kind) {
+		// What, why and how ask for no span: the sentence that covers
+		// the question best leads.
+		for i, c := range cands {
+			if lead < 0 || c.score > cands[lead].score {
+				lead = i
+			}
 		}
 	}
 	if lead >= 0 {
