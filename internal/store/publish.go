@@ -37,6 +37,10 @@ const (
 	// TagSynonyms is purged when the editors' synonym groups change; /ask
 	// rebuilds its index on it.
 	TagSynonyms = "synonyms"
+	// TagIndex marks documents that depend on configuration only (the
+	// service index, the discovery documents, the developer portal): no
+	// content change purges them; a deploy replaces them.
+	TagIndex = "index"
 )
 
 // TagArticle and friends build the per-item surrogate keys.
