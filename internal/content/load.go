@@ -76,6 +76,7 @@ func LoadFS(fsys fs.FS) (*Corpus, error) {
 	sources := l.checkSources(c.Sources)
 	countries := l.checkCountries(c.Countries)
 	specs := l.checkSpecs(c.Specs)
+	c.Synonyms = l.readAliases(countries, specs)
 
 	seen := map[string]string{}
 	err := fs.WalkDir(fsys, "articles", func(p string, d fs.DirEntry, err error) error {

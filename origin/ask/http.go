@@ -29,13 +29,23 @@ var (
 
 // wireRequest is the JSON body of POST /ask (D22, AskRequest in
 // openapi.json). Unknown fields are ignored, as NLWeb clients send more
-// (site, context, meta) than this service uses.
+// (site, meta) than this service uses. The earlier queries of a
+// conversation and the mode are read where each NLWeb version puts them:
+// context.prev and prefer.mode (v0.5 and later), prev, mode and
+// generate_mode (the flat parameters of earlier versions).
 type wireRequest struct {
-	Query  json.RawMessage `json:"query"`
-	Locale *string         `json:"locale"`
-	Prefer *struct {
-		Streaming  *bool `json:"streaming"`
-		MaxResults *int  `json:"max_results"`
+	Query   json.RawMessage `json:"query"`
+	Locale  *string         `json:"locale"`
+	Prev    json.RawMessage `json:"prev"`
+	Context *struct {
+		Prev json.RawMessage `json:"prev"`
+	} `json:"context"`
+	Mode         *string `json:"mode"`
+	GenerateMode *string `json:"generate_mode"`
+	Prefer       *struct {
+		Streaming  *bool   `json:"streaming"`
+		MaxResults *int    `json:"max_results"`
+		Mode       *string `json:"mode"`
 	} `json:"prefer"`
 }
 
@@ -152,7 +162,22 @@ func readRequest(r *http.Request) (req Request, stream bool, err error) {
 			return req, false, apierror.BadRequest("locale is empty.", "Send a BCP 47 language tag such as en, or leave locale out.")
 		}
 	}
+	prev := wr.Prev
+	if wr.Context != nil && len(bytes.TrimSpace(wr.Context.Prev)) > 0 {
+		prev = wr.Context.Prev
+	}
+	if req.Prev, err = prevQueries(prev); err != nil {
+		return req, false, err
+	}
+	for _, m := range []*string{wr.GenerateMode, wr.Mode} {
+		if m != nil {
+			req.Mode = *m
+		}
+	}
 	if wr.Prefer != nil {
+		if wr.Prefer.Mode != nil {
+			req.Mode = *wr.Prefer.Mode
+		}
 		if wr.Prefer.MaxResults != nil {
 			req.MaxResults = *wr.Prefer.MaxResults
 			if req.MaxResults == 0 {
@@ -189,6 +214,33 @@ func queryText(raw json.RawMessage) (string, error) {
 		return "", apierror.BadRequest("query must be a string.", `Send {"query": "your question"} or {"query": {"text": "your question"}}.`)
 	}
 	return s, nil
+}
+
+// prevQueries reads the earlier queries of a conversation, oldest first: an
+// array of strings, or one string of comma-separated queries (NLWeb's flat
+// prev parameter).
+func prevQueries(raw json.RawMessage) ([]string, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return nil, nil
+	}
+	bad := apierror.BadRequest("prev must be an array of strings.", `Send the conversation's earlier queries, oldest first: {"query": "and for SMEs?", "context": {"prev": ["When does Spain require B2B e-invoices?"]}}.`)
+	var list []string
+	switch raw[0] {
+	case '[':
+		if err := json.Unmarshal(raw, &list); err != nil {
+			return nil, bad
+		}
+	case '"':
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, bad
+		}
+		list = strings.Split(s, ",")
+	default:
+		return nil, bad
+	}
+	return list, nil
 }
 
 // acceptsEventStream reports whether Accept names text/event-stream with a
