@@ -3,8 +3,10 @@ package origin
 import (
 	"errors"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -180,11 +182,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.write(w, r, e, start)
 }
 
-// isUnavailable tells a Redis outage (connection refused, timeouts) from
-// other server faults, so clients get 503 with Retry-After instead of 500.
+// isUnavailable tells a Redis outage from other server faults, so clients
+// get 503 with Retry-After instead of 500: a network error (*net.OpError,
+// which a refused connection is too) or a timeout, found with the library's
+// checks rather than by matching error text.
 func isUnavailable(err error) bool {
-	var ne interface{ Timeout() bool }
-	return errors.As(err, &ne) || strings.Contains(err.Error(), "connection refused") || strings.Contains(err.Error(), "i/o timeout")
+	var timeout interface{ Timeout() bool }
+	return errors.As(err, &timeout) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, os.ErrDeadlineExceeded)
 }
 
 func (s *Server) write(w http.ResponseWriter, r *http.Request, e *entry, start time.Time) {

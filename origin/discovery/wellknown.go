@@ -201,7 +201,7 @@ const DirectoryCacheControl = "public, max-age=300, s-maxage=300, stale-while-re
 const DirectorySignatureTTL = 24 * time.Hour
 
 // DirectoryLabel is the signature label of the directory response.
-const DirectoryLabel = "sig1"
+const DirectoryLabel = signing.Label
 
 // SignaturesDirectory answers /.well-known/http-message-signatures-directory:
 // the service's Ed25519 key as a JWKS (kid = RFC 7638 thumbprint), the
