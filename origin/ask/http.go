@@ -17,15 +17,13 @@ import (
 // MaxBody bounds the request body (D22: 16 KiB).
 const MaxBody = 16 << 10
 
-// Headers of every /ask response. The route is mounted raw (it streams), so
-// it sets what the origin's shared writer sets for other routes: CORS
-// (D14), nosniff, and no-store (an answer is computed per request and may
-// differ a second later).
-var (
-	allowMethods  = "POST, OPTIONS"
-	exposeHeaders = "X-Request-Id, RateLimit, RateLimit-Policy, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Retry-After"
-	allowHeaders  = "Content-Type, Accept, Accept-Language, Cache-Control, Last-Event-ID, X-Request-Id"
-)
+// Mount is the /ask route for the origin: POST only, through the origin's
+// shared writer for handlers that write their own answer (respond.Mount),
+// which sets CORS, nosniff, no-store (an answer is computed per request and
+// may differ a second later) and answers the preflight and the 405.
+func (e *Engine) Mount() respond.Mount {
+	return respond.Mount{Methods: []string{http.MethodPost}, Hint: "POST a JSON question to this address; see /openapi.json.", Handler: http.HandlerFunc(e.answer)}
+}
 
 // wireRequest is the JSON body of POST /ask (D22, AskRequest in
 // openapi.json). Unknown fields are ignored, as NLWeb clients send more
@@ -49,46 +47,27 @@ type wireRequest struct {
 	} `json:"prefer"`
 }
 
-// ServeHTTP answers POST {site_root}/ask as JSON, or as a server-sent event
+// ServeHTTP answers {site_root}/ask as the origin does, through Mount.
+func (e *Engine) ServeHTTP(w http.ResponseWriter, r *http.Request) { e.Mount().ServeHTTP(w, r) }
+
+// answer answers POST {site_root}/ask as JSON, or as a server-sent event
 // stream when the request has Accept: text/event-stream or
-// prefer.streaming: true (D22). Every error before the stream begins is the
-// JSON of D6; after it began, an error event and then complete.
-func (e *Engine) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
+// prefer.streaming: true (docs/decisions.md, "Ask"). Every error before the
+// stream begins is the contract's JSON error; after it began, an error event
+// and then complete.
+func (e *Engine) answer(rw http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	e.inflight.Add(1)
 	defer e.inflight.Add(-1)
 	w := &statusWriter{ResponseWriter: rw}
 	mode := "json"
-	defer func() {
-		if r.Method == http.MethodPost {
-			e.metrics.answered(mode, w.code, time.Since(start))
-		}
-	}()
+	defer func() { e.metrics.answered(mode, w.code, time.Since(start)) }()
 
 	h := w.Header()
-	h.Set("Access-Control-Allow-Origin", "*")
-	h.Set("Access-Control-Expose-Headers", exposeHeaders)
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Cache-Control", respond.NoStore)
+	// The answer names its request: the one the client sent, or a new id
+	// when it sent none or one unfit for a header.
 	reqID := requestID(r)
 	h.Set("X-Request-Id", reqID)
-
-	switch r.Method {
-	case http.MethodPost:
-	case http.MethodOptions:
-		// A browser sends a preflight before a JSON POST (Fetch standard
-		// §3.2.2, CORS protocol).
-		h.Set("Access-Control-Allow-Methods", allowMethods)
-		h.Set("Access-Control-Allow-Headers", allowHeaders)
-		h.Set("Access-Control-Max-Age", "86400")
-		w.WriteHeader(http.StatusNoContent)
-		return
-	default:
-		ae := apierror.New(http.StatusMethodNotAllowed, "Method "+r.Method+" is not allowed here.", "POST a JSON question to this address; see /openapi.json.")
-		ae.Header = http.Header{"Allow": {allowMethods}}
-		apierror.Write(w, ae)
-		return
-	}
 
 	req, stream, err := readRequest(r)
 	if err != nil {
