@@ -30,10 +30,11 @@ const HTMLType = "text/html; charset=utf-8"
 // resource: the pages need no JavaScript. The schema.org JSON-LD block is a
 // "data block" (HTML §4.12.1.2: a script element whose type is not a
 // JavaScript MIME type), which browsers never execute, so script-src does not
-// apply to it and no 'unsafe-inline' or hash is needed. Images may come from
+// apply to it and no 'unsafe-inline' or hash is needed. Forms may submit
+// only to the site itself (the masthead's search form goes to /search). Images may come from
 // any https origin because articles may name an external og:image.
 const ContentSecurityPolicy = "default-src 'none'; style-src 'self'; img-src 'self' https: data:; " +
-	"base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+	"base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
 // pageHeaders are the security headers of every HTML page. X-Content-Type-
 // Options: nosniff is added by the origin to every response.
@@ -110,6 +111,7 @@ var funcs = template.FuncMap{
 	},
 	"upper": strings.ToUpper,
 	"label": label,
+	"add":   func(a, b int) int { return a + b },
 }
 
 // labels are the human names of section, audience and status values.
@@ -174,6 +176,8 @@ type head struct {
 	Next      string
 	Nav       []link
 	Current   string
+	// Query fills the masthead's search box on /search.
+	Query string
 }
 
 // newHead fills the parts every page shares.
