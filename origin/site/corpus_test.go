@@ -63,7 +63,8 @@ func TestRealCorpus(t *testing.T) {
 		}
 		return string(b)
 	}
-	paths := []string{"/", "/developers", "/llms.txt", "/sitemaps/pages.xml", "/news-sitemap.xml"}
+	paths := []string{"/", "/developers", "/llms.txt", "/sitemaps/pages.xml", "/news-sitemap.xml",
+		"/mandates", "/mandates.md", "/mandates?region=eu&obligation=issue", "/search?q=When+must+Belgian+businesses+e-invoice%3F", "/opensearch.xml"}
 	for _, a := range corpus.Articles {
 		paths = append(paths, a.Path()+"/", a.Path()+".md")
 	}
