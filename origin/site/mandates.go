@@ -24,7 +24,7 @@ const CalendarPath = "/calendar/mandates.ics"
 
 // mandatesView is the data of /mandates and its markdown twin.
 type mandatesView struct {
-	head
+	Head
 	Heading     string
 	Today       string
 	Filter      mandates.Filter
@@ -46,8 +46,8 @@ type filterLink struct {
 
 type milestoneView struct {
 	ID, Code, Country, Date, DateISO, Title, Scope, Status, Obligation string
-	Source                                                             link
-	Articles                                                           []link
+	Source                                                             Link
+	Articles                                                           []Link
 }
 
 // queryValue reads an optional single-valued parameter: absent is "", a
@@ -147,14 +147,14 @@ func (s *Site) mandatesView(r *http.Request) (*mandatesView, error) {
 	entries := mandates.Entries(countries, f)
 	past, upcoming := mandates.Split(entries, today)
 
-	h := s.newHead("E-invoicing mandate timeline · Invoicewire",
+	h := s.NewHead("E-invoicing mandate timeline · Invoicewire",
 		"Every tracked country's e-invoicing deadlines on one timeline, each with its source, and a calendar to subscribe to.", "/mandates")
-	h.Alternates = append([]link{
+	h.Alternates = append([]Link{
 		{Rel: "alternate", Type: "text/markdown", Href: s.SiteRoot + "/mandates.md", Title: "This timeline as markdown"},
 		{Rel: "alternate", Type: "text/calendar", Href: s.SiteRoot + CalendarPath, Title: "Invoicewire: mandate deadlines (iCalendar)"},
 	}, h.Alternates...)
 	v := &mandatesView{
-		head: h, Heading: "Mandate timeline", Today: longDate(today), Filter: f, Total: len(entries),
+		Head: h, Heading: "Mandate timeline", Today: longDate(today), Filter: f, Total: len(entries),
 		Calendar: s.SiteRoot + CalendarPath,
 		Webcal:   "webcal://" + strings.TrimPrefix(strings.TrimPrefix(s.SiteRoot, "https://"), "http://") + CalendarPath,
 	}
@@ -194,10 +194,10 @@ func (s *Site) mandatesView(r *http.Request) (*mandatesView, error) {
 			mv := milestoneView{
 				ID: e.ID, Code: e.Code, Country: e.Country, Date: m.DateLabel(), DateISO: m.Date, Title: m.Title, Scope: m.Scope,
 				Status: m.Status, Obligation: obligationList(m.Obligation),
-				Source: link{Href: m.Source, Title: m.SourceName},
+				Source: Link{Href: m.Source, Title: m.SourceName},
 			}
 			for _, rep := range m.Reports {
-				mv.Articles = append(mv.Articles, link{Href: articleURL(rep.Path), Title: rep.Title})
+				mv.Articles = append(mv.Articles, Link{Href: articleURL(rep.Path), Title: rep.Title})
 			}
 			out[i] = mv
 		}

@@ -22,10 +22,10 @@ type AskFunc func(ctx context.Context, query string) (*ask.Answer, error)
 
 // searchView is the data of /search.
 type searchView struct {
-	head
+	Head
 	Query     string
 	Summary   []citedSentence
-	Citations []link
+	Citations []Link
 	Results   []searchResult
 }
 
@@ -62,9 +62,9 @@ func (s *Site) Search(r *http.Request) (*respond.Response, error) {
 	if q != "" {
 		title = q + " · Search · Invoicewire"
 	}
-	h := s.newHead(title, "Search Invoicewire's e-invoicing news.", "/search")
+	h := s.NewHead(title, "Search Invoicewire's e-invoicing news.", "/search")
 	h.Query = q
-	v := searchView{head: h, Query: q}
+	v := searchView{Head: h, Query: q}
 	if q != "" {
 		if s.Ask == nil {
 			return nil, fmt.Errorf("site: search needs the ask engine")
@@ -112,7 +112,7 @@ func fillAnswer(v *searchView, a *ask.Answer, siteRoot string) {
 		if t == "" {
 			t = local(c)
 		}
-		v.Citations = append(v.Citations, link{Href: local(c), Title: t})
+		v.Citations = append(v.Citations, Link{Href: local(c), Title: t})
 	}
 	for _, sen := range a.Summary.Sentences {
 		n := slices.Index(a.Summary.Citations, sen.URL) + 1
