@@ -48,11 +48,13 @@ if [ "${1:-run}" = test ]; then
     touch "$dir/node_modules"
   fi
   # The independent verifiers the worker's tests run on real deliveries
-  # (RFC 9421, Standard Webhooks).
-  dir=worker/testdata/verify
-  if [ ! -d "$dir/node_modules" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules" ]; then
-    echo "deps: installing the npm packages of $dir"
-    npm ci --no-audit --no-fund --loglevel=error --prefix "$dir"
-    touch "$dir/node_modules"
-  fi
+  # (RFC 9421, Standard Webhooks), and the independent Web Bot Auth signer
+  # the edge's bot_auth tests run (Cloudflare's web-bot-auth).
+  for dir in worker/testdata/verify caddymodules/botauth/testdata/npmsigner; do
+    if [ ! -d "$dir/node_modules" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules" ]; then
+      echo "deps: installing the npm packages of $dir"
+      npm ci --no-audit --no-fund --loglevel=error --prefix "$dir"
+      touch "$dir/node_modules"
+    fi
+  done
 fi
