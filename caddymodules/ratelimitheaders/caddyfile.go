@@ -32,6 +32,9 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	    redis         <redis URL>
 //	    sync_interval <duration>
 //	    key_prefix    <redis key prefix>
+//	    register_path   <path where clients register>
+//	    register_quota  <registrations per register_window and address>
+//	    register_window <seconds or duration>
 //	}
 //
 // Values usually come from the environment, e.g.
@@ -58,16 +61,22 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			h.Redis = val
 		case "key_prefix":
 			h.KeyPrefix = val
-		case "quota":
+		case "register_path":
+			h.RegisterPath = val
+		case "quota", "register_quota":
 			if val == "" {
 				continue
 			}
 			n, err := strconv.ParseInt(val, 10, 64)
 			if err != nil || n < 0 {
-				return d.Errf("quota must be a non-negative integer, got %q", val)
+				return d.Errf("%s must be a non-negative integer, got %q", name, val)
 			}
-			h.Quota = n
-		case "window", "sync_interval":
+			if name == "quota" {
+				h.Quota = n
+			} else {
+				h.RegisterQuota = n
+			}
+		case "window", "sync_interval", "register_window":
 			if val == "" {
 				continue
 			}
@@ -75,9 +84,12 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if err != nil {
 				return d.Errf("%s: %v", name, err)
 			}
-			if name == "window" {
+			switch name {
+			case "window":
 				h.Window = dur
-			} else {
+			case "register_window":
+				h.RegisterWindow = dur
+			default:
 				h.SyncInterval = dur
 			}
 		default:

@@ -6,9 +6,14 @@
 // Structured Fields of RFC 9651) and the legacy RateLimit-Limit,
 // RateLimit-Remaining and RateLimit-Reset fields.
 //
-// The client is the verified bearer client when the request carries a valid
-// token (asked of the shared token verifier), else the client IP as Caddy
-// determines it through the server's trusted_proxies.
+// Every request counts against its address's budget: the client IP as Caddy
+// determines it through the server's trusted_proxies (IPv6 by /64). A
+// request with a valid bearer token counts against its client's budget as
+// well and is refused when either is spent, so a token never adds requests
+// to an address (anyone can register clients and claim tokens), and one
+// token used from many addresses still gets one budget. Registering a
+// client (POST register_path) counts, on top, against a stricter budget of
+// its address over a longer window. docs/decisions.md, "Rate-limit budgets".
 package ratelimitheaders
 
 import (
@@ -16,7 +21,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/netip"
+	"path"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -80,9 +87,23 @@ type Handler struct {
 	SyncInterval caddy.Duration `json:"sync_interval,omitempty"`
 	// KeyPrefix prefixes the counters' Redis keys. Default "iw:ratelimit".
 	KeyPrefix string `json:"key_prefix,omitempty"`
+	// RegisterPath is where clients are registered (POST). Default
+	// /api/v1/agent-auth/register.
+	RegisterPath string `json:"register_path,omitempty"`
+	// RegisterQuota is how many POSTs to RegisterPath one address may make
+	// per RegisterWindow, on top of its ordinary budget. Default 20
+	// (IW_RATELIMIT_REGISTER_QUOTA).
+	RegisterQuota int64 `json:"register_quota,omitempty"`
+	// RegisterWindow is the registration budget's window, a whole number
+	// of seconds. Default 1h (IW_RATELIMIT_REGISTER_WINDOW).
+	RegisterWindow caddy.Duration `json:"register_window,omitempty"`
 
-	lim      *limiter
-	poolKey  string
+	lim        *limiter
+	poolKey    string
+	regLim     *limiter
+	regPoolKey string
+	// The registration policy's fields, serialised once.
+	regPolicy, regItemPrefix string
 	verifier *tokenverifier.Verifier
 	logger   *zap.Logger
 
@@ -119,6 +140,15 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if h.KeyPrefix == "" {
 		h.KeyPrefix = "iw:ratelimit"
 	}
+	if h.RegisterPath == "" {
+		h.RegisterPath = "/api/v1/agent-auth/register"
+	}
+	if h.RegisterQuota == 0 {
+		h.RegisterQuota = 20
+	}
+	if h.RegisterWindow == 0 {
+		h.RegisterWindow = caddy.Duration(time.Hour)
+	}
 	if err := metrics.Register(ctx.GetMetricsRegistry(), decisions, syncs); err != nil {
 		return err
 	}
@@ -140,25 +170,21 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	}
 	h.itemPrefix = prefix
 
-	h.poolKey = fmt.Sprintf("%s|%s|%s|%s|%s", h.Policy, time.Duration(h.Window), time.Duration(h.SyncInterval), h.Redis, h.KeyPrefix)
-	v, _, err := limiters.LoadOrNew(h.poolKey, func() (caddy.Destructor, error) {
-		var lim *limiter
-		if h.Redis == "" {
-			lim = newLimiter(time.Duration(h.Window), 0, h.KeyPrefix, nil, h.logger)
-			return &pooledLimiter{limiter: lim}, nil
-		}
-		rdb, err := redisconn.Acquire(h.Redis)
-		if err != nil {
-			return nil, err
-		}
-		lim = newLimiter(time.Duration(h.Window), time.Duration(h.SyncInterval), h.KeyPrefix, rdb, h.logger)
-		return &pooledLimiter{limiter: lim, redisURL: h.Redis}, nil
-	})
+	h.lim, h.poolKey, err = h.acquireLimiter(h.Policy, time.Duration(h.Window))
 	if err != nil {
-		h.poolKey = ""
-		return fmt.Errorf("setting up the limiter: %w", err)
+		return err
 	}
-	h.lim = v.(*pooledLimiter).limiter
+	reg := httpsfv.NewItem("register")
+	reg.Params.Add("q", h.RegisterQuota)
+	reg.Params.Add("w", int64(time.Duration(h.RegisterWindow)/time.Second))
+	if h.regPolicy, err = httpsfv.Marshal(httpsfv.List{reg}); err != nil {
+		return fmt.Errorf("serialising the register policy: %w", err)
+	}
+	h.regItemPrefix, _ = httpsfv.Marshal(httpsfv.NewItem("register"))
+	h.regLim, h.regPoolKey, err = h.acquireLimiter("register", time.Duration(h.RegisterWindow))
+	if err != nil {
+		return err
+	}
 	if h.Redis != "" {
 		h.verifier, err = tokenverifier.Acquire(ctx, h.Redis)
 		if err != nil {
@@ -166,6 +192,27 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		}
 	}
 	return nil
+}
+
+// acquireLimiter takes the shared limiter of a policy and window from the
+// usage pool, creating it on first use.
+func (h *Handler) acquireLimiter(policy string, window time.Duration) (*limiter, string, error) {
+	key := fmt.Sprintf("%s|%s|%s|%s|%s", policy, window, time.Duration(h.SyncInterval), h.Redis, h.KeyPrefix)
+	v, _, err := limiters.LoadOrNew(key, func() (caddy.Destructor, error) {
+		if h.Redis == "" {
+			return &pooledLimiter{limiter: newLimiter(window, 0, h.KeyPrefix, nil, h.logger)}, nil
+		}
+		rdb, err := redisconn.Acquire(h.Redis)
+		if err != nil {
+			return nil, err
+		}
+		lim := newLimiter(window, time.Duration(h.SyncInterval), h.KeyPrefix, rdb, h.logger)
+		return &pooledLimiter{limiter: lim, redisURL: h.Redis}, nil
+	})
+	if err != nil {
+		return nil, "", fmt.Errorf("setting up the %s limiter: %w", policy, err)
+	}
+	return v.(*pooledLimiter).limiter, key, nil
 }
 
 // pooledLimiter releases the limiter's Redis client with it.
@@ -186,8 +233,10 @@ func (p *pooledLimiter) Destruct() error {
 func (h *Handler) Validate() error {
 	w := time.Duration(h.Window)
 	switch {
-	case h.Quota < 0:
-		return errors.New("rate_limit_headers: quota must not be negative")
+	case h.Quota < 0 || h.RegisterQuota < 0:
+		return errors.New("rate_limit_headers: quota and register_quota must not be negative")
+	case time.Duration(h.RegisterWindow) < time.Second || time.Duration(h.RegisterWindow)%time.Second != 0:
+		return fmt.Errorf("rate_limit_headers: register_window must be a whole number of seconds, got %s", time.Duration(h.RegisterWindow))
 	case w < time.Second || w%time.Second != 0:
 		return fmt.Errorf("rate_limit_headers: window must be a whole number of seconds, got %s", w)
 	case time.Duration(h.SyncInterval) < 10*time.Millisecond:
@@ -198,8 +247,10 @@ func (h *Handler) Validate() error {
 
 // Cleanup releases the shared limiter and verifier.
 func (h *Handler) Cleanup() error {
-	if h.poolKey != "" {
-		_, _ = limiters.Delete(h.poolKey)
+	for _, k := range []string{h.poolKey, h.regPoolKey} {
+		if k != "" {
+			_, _ = limiters.Delete(k)
+		}
 	}
 	if h.verifier != nil {
 		tokenverifier.Release(h.Redis)
@@ -210,9 +261,14 @@ func (h *Handler) Cleanup() error {
 // ServeHTTP counts r, sets the rate-limit fields and refuses r when the
 // client's budget is spent.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
-	client, kind := h.clientKey(r)
-	d := h.lim.take(r.Context(), client, h.Quota)
-
+	addr := addressKey(r)
+	d := h.lim.take(r.Context(), addr, h.Quota)
+	kind := "ip"
+	if client := h.tokenClient(r); client != "" {
+		// The token's budget too; the tighter of the two decides.
+		d = tighter(d, h.lim.take(r.Context(), "t:"+client, h.Quota))
+		kind = "token"
+	}
 	// Seconds until the window resets, rounded up so a client waiting that
 	// long always finds a fresh budget.
 	t := int64((d.reset + time.Second - 1) / time.Second)
@@ -260,30 +316,57 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	} else {
 		allowedIP.Inc()
 	}
+	if r.Method == http.MethodPost && strings.TrimSuffix(path.Clean(r.URL.Path), "/") == h.RegisterPath {
+		if err := h.countRegistration(w, r, addr); err != nil {
+			return err
+		}
+	}
 	return next.ServeHTTP(w, r)
 }
 
-// clientKey names the budget r counts against: "t:<client id>" for a valid
-// bearer token, else "ip:<address>" with IPv6 grouped by /64, since one
-// host commonly holds a whole /64.
-func (h *Handler) clientKey(r *http.Request) (key, kind string) {
-	if h.verifier != nil {
-		if raw, present := token.FromHeader(r.Header); present && raw != "" {
-			if rec, err := h.verifier.Verify(r.Context(), raw); err == nil {
-				return "t:" + rec.ClientID, "token"
-			}
-		}
+// tokenClient is the client of r's bearer token when it is valid, else "".
+func (h *Handler) tokenClient(r *http.Request) string {
+	if h.verifier == nil {
+		return ""
 	}
+	raw, present := token.FromHeader(r.Header)
+	if !present || raw == "" {
+		return ""
+	}
+	rec, err := h.verifier.Verify(r.Context(), raw)
+	if err != nil {
+		return ""
+	}
+	return rec.ClientID
+}
+
+// addressKey names the budget of r's address: "ip:<address>" with IPv6
+// grouped by /64, since one host commonly holds a whole /64.
+func addressKey(r *http.Request) string {
 	ip, _ := caddyhttp.GetVar(r.Context(), caddyhttp.ClientIPVarKey).(string)
 	if ip == "" {
 		ip = r.RemoteAddr
 	}
 	if addr, err := netip.ParseAddr(ip); err == nil && addr.Is6() && !addr.Is4In6() {
 		if p, err := addr.Prefix(64); err == nil {
-			return "ip:" + p.String(), "ip"
+			return "ip:" + p.String()
 		}
 	}
-	return "ip:" + ip, "ip"
+	return "ip:" + ip
+}
+
+// tighter is the decision of two budgets a request counts against: refused
+// if either refuses, with the fewer remaining requests and, when they tie
+// or one refuses, the later reset.
+func tighter(a, b decision) decision {
+	if !b.allowed && a.allowed || b.remaining < a.remaining {
+		a, b = b, a
+	}
+	a.allowed = a.allowed && b.allowed
+	if !a.allowed && !b.allowed {
+		a.reset = max(a.reset, b.reset)
+	}
+	return a
 }
 
 // Interface guards
