@@ -9,7 +9,7 @@ GOFLAGS_TEST ?=
 # internal/redistest. make test runs them a second time on Redis Cluster.
 REDIS_PKGS = $(shell $(GO) list -test -f '{{if .ForTest}}{{.ForTest}} {{join .Deps " "}}{{end}}' ./... | awk '/ github.com\/invoicewire\/invoicewire\/internal\/redistest( |$$)/ {print $$1}' | sort -u)
 
-.PHONY: run test test-cluster build vet bench bench-webhooks eval-ask bench-ask loadtest chaos clean
+.PHONY: run test test-cluster build vet bench bench-webhooks eval-ask bench-ask bench-scale loadtest chaos clean
 
 build:
 	$(GO) build -o $(BIN)/ ./cmd/...
@@ -47,6 +47,15 @@ bench-webhooks:
 	@deploy/local/deps.sh run
 	$(GO) test -run '^$$' -bench 'Webhook' -benchtime 1x -timeout 20m ./worker/
 
+# Archive scale: for each size in SCALE_N (default 10000 100000 1000000) an
+# archive generated from content/ is published with bin/iwctl into a fresh
+# Redis and served by bin/origin and bin/edge; publish, re-sync, memory,
+# start-up, index build, cache-miss percentiles of every read and one edit's
+# visibility, one table per size (loadtest/scale; loadtest/out/scale.md).
+bench-scale: build
+	@deploy/local/deps.sh run
+	$(GO) run ./loadtest/scale
+
 # k6 against the make run stack (loadtest/run.sh): read mix, spike, rate
 # limits, webhook subscriptions; summary in loadtest/out/.
 loadtest: build
@@ -63,7 +72,7 @@ chaos: build
 # Ranking quality of POST /ask on the real corpus (origin/ask/testdata/eval.json):
 # nDCG@5, MRR and recall@10. IW_EVAL_VERBOSE=1 adds one line per question.
 eval-ask:
-	@$(GO) test -count=1 -run '^TestEval$$' -v ./origin/ask/ | grep -E '^(ask eval|[a-z0-9-]+ +nDCG)'
+	@$(GO) test -count=1 -run '^TestEval$$' -v ./origin/ask/ | grep -E '^(ask eval|[a-z0-9-]+ +nDCG| +want)'
 
 # Speed of POST /ask on a generated 10,000-article archive: query latency
 # percentiles, index build time and memory, rebuild from Redis.

@@ -23,9 +23,11 @@ import (
 	"github.com/invoicewire/invoicewire/origin/agentauth"
 	"github.com/invoicewire/invoicewire/origin/api"
 	"github.com/invoicewire/invoicewire/origin/ask"
+	"github.com/invoicewire/invoicewire/origin/discovery"
 	"github.com/invoicewire/invoicewire/origin/idempotency"
 	"github.com/invoicewire/invoicewire/origin/mcp"
 	"github.com/invoicewire/invoicewire/origin/openapi"
+	"github.com/invoicewire/invoicewire/origin/portal"
 	"github.com/invoicewire/invoicewire/origin/respond"
 	"github.com/invoicewire/invoicewire/origin/site"
 	"github.com/invoicewire/invoicewire/origin/webhooks"
@@ -92,7 +94,9 @@ func New(cfg Config, st *store.Store) (*Server, error) {
 		return nil, err
 	}
 	a := &api.API{Store: st, SiteRoot: cfg.SiteRoot}
-	st2 := &site.Site{Store: st, SiteRoot: cfg.SiteRoot, Keys: signing.NewSource(st.Client(), cfg.SigningKey), Log: cfg.Log, Now: cfg.Now}
+	pages := &site.Site{Store: st, SiteRoot: cfg.SiteRoot, Now: cfg.Now}
+	docs := &discovery.Documents{Store: st, SiteRoot: cfg.SiteRoot, Keys: signing.NewSource(st.Client(), cfg.SigningKey), Log: cfg.Log, Now: cfg.Now}
+	dev := &portal.Portal{Site: pages}
 	rt := &s.router
 	rt.get("/api/v1/", a.Index)
 	rt.get("/api/v1/articles", a.Articles)
@@ -107,16 +111,22 @@ func New(cfg Config, st *store.Store) (*Server, error) {
 	rt.get("/openapi.json", func(*http.Request) (*respond.Response, error) {
 		return respond.Bytes("application/json", openapi.Document, "openapi"), nil
 	})
-	// Site pages, feeds, sitemaps, developer portal, discovery documents
-	// and the MCP server (issue 6). Registered before the
-	// /{year}/{month}/{file} wildcard, which would take three-segment paths.
-	for _, r := range st2.Routes() {
+	// The developer portal and the discovery documents, then the site's
+	// pages, feeds and sitemaps: the site ends with the
+	// /{year}/{month}/{file} wildcard, which would take any three-segment
+	// path registered after it (/.well-known/mcp/server-card.json).
+	for _, r := range dev.Routes() {
 		rt.get(r.Pattern, r.Handler)
 	}
-	for _, m := range st2.Mounts() {
+	for _, r := range docs.Routes() {
+		rt.get(r.Pattern, r.Handler)
+	}
+	for _, m := range docs.Mounts() {
 		rt.mount(m.Pattern, m.Handler)
 	}
-	rt.get("/{year}/{month}/{file}", st2.ArticleMarkdown)
+	for _, r := range pages.Routes() {
+		rt.get(r.Pattern, r.Handler)
+	}
 	// POST /ask streams (D22), so it is mounted raw and answers its own
 	// methods, errors and headers.
 	if s.ask, err = ask.New(ask.Config{Store: st, SiteRoot: cfg.SiteRoot, Log: cfg.Log, Registry: cfg.Registry}); err != nil {
@@ -135,7 +145,7 @@ func New(cfg Config, st *store.Store) (*Server, error) {
 	// they are kept no longer than the secrets live.
 	rdb := st.Client()
 	idem := idempotency.NewStore(rdb, cfg.Log)
-	aa := agentauth.New(agentauth.Config{SiteRoot: cfg.SiteRoot, Issuers: cfg.IDJAGIssuers, Log: cfg.Log}, rdb)
+	aa := agentauth.New(agentauth.Config{SiteRoot: cfg.SiteRoot, Issuers: cfg.IDJAGIssuers, FetchPolicy: cfg.WebhookPolicy, Log: cfg.Log}, rdb)
 	wh := webhooks.New(webhooks.Config{SiteRoot: cfg.SiteRoot, Policy: cfg.WebhookPolicy}, webhook.NewStore(rdb))
 	rt.get("/api/v1/agent-auth/register", aa.Metadata)
 	rt.handle(http.MethodPost, "/api/v1/agent-auth/register", idem.Wrap(idempotency.Options{Route: "register"}, aa.Register))

@@ -54,9 +54,14 @@ type Wrapper struct {
 
 	exempt []netip.Prefix
 	logger *zap.Logger
+	open   *openCounts
+}
 
-	mu   sync.Mutex
-	open map[netip.Prefix]int
+// openCounts are the open connections per address. The map holds only
+// addresses with open connections: bounded by the connections themselves.
+type openCounts struct {
+	mu     sync.Mutex
+	byAddr map[netip.Prefix]int
 }
 
 // CaddyModule returns the Caddy module information.
@@ -90,7 +95,7 @@ func (w *Wrapper) Provision(ctx caddy.Context) error {
 			w.exempt = append(w.exempt, p.Masked())
 		}
 	}
-	w.open = make(map[netip.Prefix]int)
+	w.open = &openCounts{byAddr: make(map[netip.Prefix]int)}
 	return metrics.Register(ctx.GetMetricsRegistry(), refused)
 }
 
@@ -157,25 +162,25 @@ func (w *Wrapper) key(addr net.Addr) (netip.Prefix, bool) {
 }
 
 func (w *Wrapper) acquire(key netip.Prefix) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.open[key] >= w.PerAddress {
+	o := w.open
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.byAddr[key] >= w.PerAddress {
 		return false
 	}
-	w.open[key]++
+	o.byAddr[key]++
 	return true
 }
 
 func (w *Wrapper) release(key netip.Prefix) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	// The map holds only addresses with open connections: bounded by the
-	// connections themselves.
-	if w.open[key] <= 1 {
-		delete(w.open, key)
+	o := w.open
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.byAddr[key] <= 1 {
+		delete(o.byAddr, key)
 		return
 	}
-	w.open[key]--
+	o.byAddr[key]--
 }
 
 // Conn is an accepted connection. It releases its address's slot when

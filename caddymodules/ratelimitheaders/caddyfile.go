@@ -12,8 +12,9 @@ import (
 
 func init() {
 	httpcaddyfile.RegisterHandlerDirective("rate_limit_headers", parseCaddyfile)
-	// Outermost (DESIGN §6): every response, the errors and 401s of the
-	// modules after it included, carries the rate-limit fields.
+	// Outermost but for bot_auth (ordered before tracing), whose verified
+	// agent it budgets: every response, the errors and 401s of the modules
+	// after it included, carries the rate-limit fields.
 	httpcaddyfile.RegisterDirectiveOrder("rate_limit_headers", httpcaddyfile.After, "tracing")
 }
 
@@ -28,8 +29,12 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	rate_limit_headers {
 //	    policy        <name>
 //	    quota         <requests per window>
+//	    agent_policy  <name>
+//	    agent_quota   <requests per window of a verified agent>
 //	    window        <seconds or duration>
 //	    redis         <redis URL>
+//	    counters_redis <redis URL for the shared counts; default: redis>
+//	    max_clients   <clients tracked at once>
 //	    sync_interval <duration>
 //	    key_prefix    <redis key prefix>
 //	    register_path   <path where clients register>
@@ -57,13 +62,26 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		switch name {
 		case "policy":
 			h.Policy = val
+		case "agent_policy":
+			h.AgentPolicy = val
 		case "redis":
 			h.Redis = val
+		case "counters_redis":
+			h.CountersRedis = val
+		case "max_clients":
+			if val == "" {
+				continue
+			}
+			n, err := strconv.Atoi(val)
+			if err != nil || n < 0 {
+				return d.Errf("max_clients must be a non-negative integer, got %q", val)
+			}
+			h.MaxClients = n
 		case "key_prefix":
 			h.KeyPrefix = val
 		case "register_path":
 			h.RegisterPath = val
-		case "quota", "register_quota":
+		case "quota", "agent_quota", "register_quota":
 			if val == "" {
 				continue
 			}
@@ -71,9 +89,12 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if err != nil || n < 0 {
 				return d.Errf("%s must be a non-negative integer, got %q", name, val)
 			}
-			if name == "quota" {
+			switch name {
+			case "quota":
 				h.Quota = n
-			} else {
+			case "agent_quota":
+				h.AgentQuota = n
+			default:
 				h.RegisterQuota = n
 			}
 		case "window", "sync_interval", "register_window":

@@ -13,7 +13,10 @@
 // to an address (anyone can register clients and claim tokens), and one
 // token used from many addresses still gets one budget. Registering a
 // client (POST register_path) counts, on top, against a stricter budget of
-// its address over a longer window. docs/decisions.md, "Rate-limit budgets".
+// its address over a longer window (docs/decisions.md, "Rate-limit
+// budgets"). An agent whose Web Bot Auth signature bot_auth verified
+// counts against a budget of its own, under its own policy
+// (docs/decisions.md, "Verified agents").
 package ratelimitheaders
 
 import (
@@ -32,6 +35,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/invoicewire/invoicewire/caddymodules/botauth"
 	"github.com/invoicewire/invoicewire/caddymodules/internal/redisconn"
 	"github.com/invoicewire/invoicewire/caddymodules/internal/tokenverifier"
 	"github.com/invoicewire/invoicewire/internal/apierror"
@@ -48,7 +52,7 @@ var (
 		Namespace: "caddy",
 		Subsystem: "rate_limit_headers",
 		Name:      "decisions_total",
-		Help:      "Requests counted by the edge rate limiter, by decision (allowed, limited) and client kind (token, ip).",
+		Help:      "Requests counted by the edge rate limiter, by decision (allowed, limited) and client kind (token, ip, agent).",
 	}, []string{"decision", "client"})
 	syncs = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "caddy",
@@ -64,6 +68,8 @@ var (
 	allowedToken = decisions.WithLabelValues("allowed", "token")
 	limitedIP    = decisions.WithLabelValues("limited", "ip")
 	limitedToken = decisions.WithLabelValues("limited", "token")
+	allowedAgent = decisions.WithLabelValues("allowed", "agent")
+	limitedAgent = decisions.WithLabelValues("limited", "agent")
 )
 
 var limiters = caddy.NewUsagePool()
@@ -79,14 +85,32 @@ type Handler struct {
 	// Window is the length of the fixed window, a whole number of seconds.
 	// Default 60s (IW_RATELIMIT_WINDOW).
 	Window caddy.Duration `json:"window,omitempty"`
-	// Redis is the URL of the Redis that the edges share counts through and
-	// that holds bearer tokens. Empty: count locally and key by IP only.
+	// Redis is the URL of the Redis that holds bearer tokens, and the
+	// edges' shared counts unless CountersRedis is set. Empty: count
+	// locally and key by IP only.
 	Redis string `json:"redis,omitempty"`
+	// CountersRedis is the URL of the Redis the edges share their counts
+	// through (IW_RATELIMIT_REDIS_URL). Counts churn and need no
+	// durability, so they belong on a Redis of their own without an
+	// append-only file (docs/decisions.md, "Rate-limit state"). Default:
+	// Redis.
+	CountersRedis string `json:"counters_redis,omitempty"`
+	// MaxClients caps the clients the edge tracks at once
+	// (IW_RATELIMIT_MAX_CLIENTS). Beyond it the least recently seen make
+	// room, their counts kept in a fixed-size sketch. Default 1000000.
+	MaxClients int `json:"max_clients,omitempty"`
 	// SyncInterval is how often local counts are pushed to Redis and the
 	// shared totals read back. Default 100ms.
 	SyncInterval caddy.Duration `json:"sync_interval,omitempty"`
 	// KeyPrefix prefixes the counters' Redis keys. Default "iw:ratelimit".
 	KeyPrefix string `json:"key_prefix,omitempty"`
+	// AgentPolicy names the policy of agents whose Web Bot Auth signature
+	// bot_auth verified. Default "agent".
+	AgentPolicy string `json:"agent_policy,omitempty"`
+	// AgentQuota is the number of requests a verified agent may make per
+	// window, and the most that verified requests from one address may
+	// make. Default 5000 (IW_RATELIMIT_AGENT_QUOTA).
+	AgentQuota int64 `json:"agent_quota,omitempty"`
 	// RegisterPath is where clients are registered (POST). Default
 	// /api/v1/agent-auth/register.
 	RegisterPath string `json:"register_path,omitempty"`
@@ -107,10 +131,35 @@ type Handler struct {
 	verifier *tokenverifier.Verifier
 	logger   *zap.Logger
 
-	// Serialised once: the policy field and the start of the RateLimit one.
+	anonymous, agent budget
+}
+
+// budget is one quota policy with its fields serialised once: the
+// RateLimit-Policy value, the legacy limit and the start of the RateLimit
+// item.
+type budget struct {
+	quota       int64
 	policyValue []string
 	limitValue  []string
 	itemPrefix  string
+}
+
+// newBudget serialises a policy as Structured Fields (RFC 9651): the name
+// is a String item, quoted and escaped by httpsfv; q and w are Integer
+// parameters.
+func newBudget(name string, quota int64, window time.Duration) (budget, error) {
+	pol := httpsfv.NewItem(name)
+	pol.Params.Add("q", quota)
+	pol.Params.Add("w", int64(window/time.Second))
+	pv, err := httpsfv.Marshal(httpsfv.List{pol})
+	if err != nil {
+		return budget{}, fmt.Errorf("serialising RateLimit-Policy: %w", err)
+	}
+	prefix, err := httpsfv.Marshal(httpsfv.NewItem(name))
+	if err != nil {
+		return budget{}, fmt.Errorf("serialising RateLimit: %w", err)
+	}
+	return budget{quota: quota, policyValue: []string{pv}, limitValue: []string{strconv.FormatInt(quota, 10)}, itemPrefix: prefix}, nil
 }
 
 // CaddyModule returns the Caddy module information.
@@ -134,11 +183,23 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if h.Window == 0 {
 		h.Window = caddy.Duration(time.Minute)
 	}
+	if h.CountersRedis == "" {
+		h.CountersRedis = h.Redis
+	}
+	if h.MaxClients == 0 {
+		h.MaxClients = DefaultMaxClients
+	}
 	if h.SyncInterval == 0 {
 		h.SyncInterval = caddy.Duration(100 * time.Millisecond)
 	}
 	if h.KeyPrefix == "" {
 		h.KeyPrefix = "iw:ratelimit"
+	}
+	if h.AgentPolicy == "" {
+		h.AgentPolicy = "agent"
+	}
+	if h.AgentQuota == 0 {
+		h.AgentQuota = 5000
 	}
 	if h.RegisterPath == "" {
 		h.RegisterPath = "/api/v1/agent-auth/register"
@@ -153,22 +214,13 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		return err
 	}
 
-	// Structured Fields (RFC 9651): the policy name is a String item,
-	// quoted and escaped by httpsfv; q and w are Integer parameters.
-	pol := httpsfv.NewItem(h.Policy)
-	pol.Params.Add("q", h.Quota)
-	pol.Params.Add("w", int64(time.Duration(h.Window)/time.Second))
-	pv, err := httpsfv.Marshal(httpsfv.List{pol})
-	if err != nil {
-		return fmt.Errorf("serialising RateLimit-Policy: %w", err)
+	var err error
+	if h.anonymous, err = newBudget(h.Policy, h.Quota, time.Duration(h.Window)); err != nil {
+		return err
 	}
-	h.policyValue = []string{pv}
-	h.limitValue = []string{strconv.FormatInt(h.Quota, 10)}
-	prefix, err := httpsfv.Marshal(httpsfv.NewItem(h.Policy))
-	if err != nil {
-		return fmt.Errorf("serialising RateLimit: %w", err)
+	if h.agent, err = newBudget(h.AgentPolicy, h.AgentQuota, time.Duration(h.Window)); err != nil {
+		return err
 	}
-	h.itemPrefix = prefix
 
 	h.lim, h.poolKey, err = h.acquireLimiter(h.Policy, time.Duration(h.Window))
 	if err != nil {
@@ -197,17 +249,17 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 // acquireLimiter takes the shared limiter of a policy and window from the
 // usage pool, creating it on first use.
 func (h *Handler) acquireLimiter(policy string, window time.Duration) (*limiter, string, error) {
-	key := fmt.Sprintf("%s|%s|%s|%s|%s", policy, window, time.Duration(h.SyncInterval), h.Redis, h.KeyPrefix)
+	key := fmt.Sprintf("%s|%s|%s|%s|%s|%d", policy, window, time.Duration(h.SyncInterval), h.CountersRedis, h.KeyPrefix, h.MaxClients)
 	v, _, err := limiters.LoadOrNew(key, func() (caddy.Destructor, error) {
-		if h.Redis == "" {
-			return &pooledLimiter{limiter: newLimiter(window, 0, h.KeyPrefix, nil, h.logger)}, nil
+		if h.CountersRedis == "" {
+			return &pooledLimiter{limiter: newLimiter(window, 0, h.KeyPrefix, h.MaxClients, nil, h.logger)}, nil
 		}
-		rdb, err := redisconn.Acquire(h.Redis)
+		rdb, err := redisconn.Acquire(h.CountersRedis)
 		if err != nil {
 			return nil, err
 		}
-		lim := newLimiter(window, time.Duration(h.SyncInterval), h.KeyPrefix, rdb, h.logger)
-		return &pooledLimiter{limiter: lim, redisURL: h.Redis}, nil
+		lim := newLimiter(window, time.Duration(h.SyncInterval), h.KeyPrefix, h.MaxClients, rdb, h.logger)
+		return &pooledLimiter{limiter: lim, redisURL: h.CountersRedis}, nil
 	})
 	if err != nil {
 		return nil, "", fmt.Errorf("setting up the %s limiter: %w", policy, err)
@@ -233,12 +285,16 @@ func (p *pooledLimiter) Destruct() error {
 func (h *Handler) Validate() error {
 	w := time.Duration(h.Window)
 	switch {
-	case h.Quota < 0 || h.RegisterQuota < 0:
-		return errors.New("rate_limit_headers: quota and register_quota must not be negative")
+	case h.Quota < 0 || h.AgentQuota < 0 || h.RegisterQuota < 0:
+		return errors.New("rate_limit_headers: quota, agent_quota and register_quota must not be negative")
 	case time.Duration(h.RegisterWindow) < time.Second || time.Duration(h.RegisterWindow)%time.Second != 0:
 		return fmt.Errorf("rate_limit_headers: register_window must be a whole number of seconds, got %s", time.Duration(h.RegisterWindow))
+	case h.AgentPolicy == h.Policy:
+		return errors.New("rate_limit_headers: agent_policy must differ from policy")
 	case w < time.Second || w%time.Second != 0:
 		return fmt.Errorf("rate_limit_headers: window must be a whole number of seconds, got %s", w)
+	case h.MaxClients < shards:
+		return fmt.Errorf("rate_limit_headers: max_clients must be at least %d", shards)
 	case time.Duration(h.SyncInterval) < 10*time.Millisecond:
 		return errors.New("rate_limit_headers: sync_interval must be at least 10ms")
 	}
@@ -261,14 +317,8 @@ func (h *Handler) Cleanup() error {
 // ServeHTTP counts r, sets the rate-limit fields and refuses r when the
 // client's budget is spent.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
-	addr := addressKey(r)
-	d := h.lim.take(r.Context(), addr, h.Quota)
-	kind := "ip"
-	if client := h.tokenClient(r); client != "" {
-		// The token's budget too; the tighter of the two decides.
-		d = tighter(d, h.lim.take(r.Context(), "t:"+client, h.Quota))
-		kind = "token"
-	}
+	b, d, kind := h.decide(r)
+
 	// Seconds until the window resets, rounded up so a client waiting that
 	// long always finds a fresh budget.
 	t := int64((d.reset + time.Second - 1) / time.Second)
@@ -276,52 +326,84 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	// parameters are also the legacy fields' values (one allocation, not
 	// three, on every request).
 	var buf [64]byte
-	b := append(buf[:0], h.itemPrefix...)
-	b = append(b, ";r="...)
-	r0 := len(b)
-	b = strconv.AppendInt(b, d.remaining, 10)
-	r1 := len(b)
-	b = append(b, ";t="...)
-	t0 := len(b)
-	b = strconv.AppendInt(b, t, 10)
-	item := string(b)
+	bs := append(buf[:0], b.itemPrefix...)
+	bs = append(bs, ";r="...)
+	r0 := len(bs)
+	bs = strconv.AppendInt(bs, d.remaining, 10)
+	r1 := len(bs)
+	bs = append(bs, ";t="...)
+	t0 := len(bs)
+	bs = strconv.AppendInt(bs, t, 10)
+	item := string(bs)
 
 	vals := make([]string, 3)
 	vals[0] = item
 	vals[1] = item[r0:r1]
 	vals[2] = item[t0:]
 	hdr := w.Header()
-	hdr["Ratelimit-Policy"] = h.policyValue
+	hdr["Ratelimit-Policy"] = b.policyValue
 	hdr["Ratelimit"] = vals[0:1:1]
-	hdr["Ratelimit-Limit"] = h.limitValue
+	hdr["Ratelimit-Limit"] = b.limitValue
 	hdr["Ratelimit-Remaining"] = vals[1:2:2]
 	hdr["Ratelimit-Reset"] = vals[2:3:3]
 
 	if !d.allowed {
-		if kind == "token" {
+		switch kind {
+		case "token":
 			limitedToken.Inc()
-		} else {
+		case "agent":
+			limitedAgent.Inc()
+		default:
 			limitedIP.Inc()
 		}
 		e := apierror.New(http.StatusTooManyRequests,
-			"Rate limit exceeded: "+h.limitValue[0]+" requests per "+strconv.FormatInt(int64(time.Duration(h.Window)/time.Second), 10)+" seconds.",
+			"Rate limit exceeded: "+b.limitValue[0]+" requests per "+strconv.FormatInt(int64(time.Duration(h.Window)/time.Second), 10)+" seconds.",
 			"Wait for Retry-After seconds; the RateLimit headers tell how much budget is left.")
 		// RFC 9110 §10.2.3 delay-seconds; never earlier than the reset
 		// (ratelimit-headers-10 §4).
 		e.Header = http.Header{"Retry-After": {vals[2]}}
 		return caddyhttp.Error(http.StatusTooManyRequests, e)
 	}
-	if kind == "token" {
+	switch kind {
+	case "token":
 		allowedToken.Inc()
-	} else {
+	case "agent":
+		allowedAgent.Inc()
+	default:
 		allowedIP.Inc()
 	}
 	if r.Method == http.MethodPost && strings.TrimSuffix(path.Clean(r.URL.Path), "/") == h.RegisterPath {
-		if err := h.countRegistration(w, r, addr); err != nil {
+		if err := h.countRegistration(w, r, b, addressKey(r)); err != nil {
 			return err
 		}
 	}
 	return next.ServeHTTP(w, r)
+}
+
+// decide counts r against its budget. A verified agent counts against its
+// own budget and, with the same quota, against its address's budget for
+// verified requests: an address that signs with many identities (anyone
+// can publish keys) gets no more than one agent's budget (docs/decisions.md,
+// "Verified agents"). The tighter of the two is reported.
+func (h *Handler) decide(r *http.Request) (*budget, decision, string) {
+	if id, _ := caddyhttp.GetVar(r.Context(), botauth.VarAgent).(string); id != "" {
+		byAgent := h.lim.take(r.Context(), "a:"+id, h.agent.quota)
+		byAddress := h.lim.take(r.Context(), "aa:"+addressKey(r), h.agent.quota)
+		if byAddress.remaining < byAgent.remaining || !byAddress.allowed {
+			byAgent.remaining = byAddress.remaining
+			byAgent.allowed = byAgent.allowed && byAddress.allowed
+			byAgent.reset = max(byAgent.reset, byAddress.reset)
+		}
+		return &h.agent, byAgent, "agent"
+	}
+	// Every other request counts against its address; a valid token adds
+	// its client's budget, and the tighter of the two decides
+	// (docs/decisions.md, "Rate-limit budgets").
+	d := h.lim.take(r.Context(), addressKey(r), h.Quota)
+	if client := h.tokenClient(r); client != "" {
+		return &h.anonymous, tighter(d, h.lim.take(r.Context(), "t:"+client, h.Quota)), "token"
+	}
+	return &h.anonymous, d, "ip"
 }
 
 // tokenClient is the client of r's bearer token when it is valid, else "".
@@ -340,8 +422,22 @@ func (h *Handler) tokenClient(r *http.Request) string {
 	return rec.ClientID
 }
 
-// addressKey names the budget of r's address: "ip:<address>" with IPv6
-// grouped by /64, since one host commonly holds a whole /64.
+// tighter is the decision of two budgets a request counts against: refused
+// if either refuses, with the fewer remaining requests and, when both
+// refuse, the later reset.
+func tighter(a, b decision) decision {
+	if !b.allowed && a.allowed || b.remaining < a.remaining {
+		a, b = b, a
+	}
+	a.allowed = a.allowed && b.allowed
+	if !a.allowed && !b.allowed {
+		a.reset = max(a.reset, b.reset)
+	}
+	return a
+}
+
+// addressKey is "ip:<address>" for the client IP, with IPv6 grouped by
+// /64, since one host commonly holds a whole /64.
 func addressKey(r *http.Request) string {
 	ip, _ := caddyhttp.GetVar(r.Context(), caddyhttp.ClientIPVarKey).(string)
 	if ip == "" {
@@ -353,20 +449,6 @@ func addressKey(r *http.Request) string {
 		}
 	}
 	return "ip:" + ip
-}
-
-// tighter is the decision of two budgets a request counts against: refused
-// if either refuses, with the fewer remaining requests and, when they tie
-// or one refuses, the later reset.
-func tighter(a, b decision) decision {
-	if !b.allowed && a.allowed || b.remaining < a.remaining {
-		a, b = b, a
-	}
-	a.allowed = a.allowed && b.allowed
-	if !a.allowed && !b.allowed {
-		a.reset = max(a.reset, b.reset)
-	}
-	return a
 }
 
 // Interface guards

@@ -17,12 +17,12 @@ import (
 // policies in RateLimit-Policy and RateLimit (a List each,
 // draft-ietf-httpapi-ratelimit-headers-10 §3); the legacy fields, which
 // hold one value, follow the register budget once it is the tighter.
-func (h *Handler) countRegistration(w http.ResponseWriter, r *http.Request, addr string) error {
+func (h *Handler) countRegistration(w http.ResponseWriter, r *http.Request, b *budget, addr string) error {
 	d := h.regLim.take(r.Context(), "r:"+addr, h.RegisterQuota)
 	t := strconv.FormatInt(int64((d.reset+time.Second-1)/time.Second), 10)
 	rem := strconv.FormatInt(d.remaining, 10)
 	hdr := w.Header()
-	hdr["Ratelimit-Policy"] = []string{h.policyValue[0] + ", " + h.regPolicy}
+	hdr["Ratelimit-Policy"] = []string{b.policyValue[0] + ", " + h.regPolicy}
 	hdr["Ratelimit"] = []string{hdr.Get("Ratelimit") + ", " + h.regItemPrefix + ";r=" + rem + ";t=" + t}
 	if ordinary, err := strconv.ParseInt(hdr.Get("Ratelimit-Remaining"), 10, 64); err != nil || d.remaining < ordinary || !d.allowed {
 		hdr["Ratelimit-Limit"] = []string{strconv.FormatInt(h.RegisterQuota, 10)}

@@ -35,6 +35,9 @@ type Config struct {
 	EdgePort string
 	// EdgeAdminAddr is the edge's admin API and /metrics (IW_EDGE_ADMIN_ADDR).
 	EdgeAdminAddr string
+	// RateLimitRedisURL is the edges' Redis for rate-limit counts
+	// (IW_RATELIMIT_REDIS_URL); read here only to keep webhooks off it.
+	RateLimitRedisURL string
 	// OriginCacheBytes bounds the origin's in-process response cache (IW_ORIGIN_CACHE_BYTES).
 	OriginCacheBytes int64
 	// LogLevel is debug, info, warn or error (IW_LOG_LEVEL).
@@ -127,6 +130,7 @@ func FromLookup(lookup func(string) (string, bool)) (Config, error) {
 	str("IW_ORIGIN_METRICS_ADDR", &c.OriginMetricsAddr)
 	str("IW_EDGE_PORT", &c.EdgePort)
 	str("IW_EDGE_ADMIN_ADDR", &c.EdgeAdminAddr)
+	str("IW_RATELIMIT_REDIS_URL", &c.RateLimitRedisURL)
 	str("IW_LOG_LEVEL", &c.LogLevel)
 	if v, ok := lookup("IW_ORIGIN_CACHE_BYTES"); ok && v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
@@ -269,7 +273,11 @@ func (c Config) OwnPorts() []uint16 {
 	for _, a := range []string{c.EdgeAdminAddr, c.OriginAddr, c.OriginMetricsAddr, c.WorkerMetricsAddr} {
 		addAddr(a)
 	}
-	if u, err := url.Parse(c.RedisURL); err == nil {
+	for _, redisURL := range []string{c.RedisURL, c.RateLimitRedisURL} {
+		u, err := url.Parse(redisURL)
+		if err != nil || redisURL == "" {
+			continue
+		}
 		for hp := range strings.SplitSeq(u.Host, ",") {
 			if !strings.Contains(hp, ":") {
 				hp += ":6379"

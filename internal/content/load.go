@@ -104,6 +104,11 @@ func LoadFS(fsys fs.FS) (*Corpus, error) {
 		return nil, fmt.Errorf("content: walking articles: %w", err)
 	}
 	l.readNewsletters(c)
+	bySlug := make(map[string]*Article, len(c.Articles))
+	for _, a := range c.Articles {
+		bySlug[a.Slug] = a
+	}
+	l.checkMilestones(c.Countries, c.Sources, bySlug)
 
 	if len(l.errs) > 0 {
 		return nil, &LoadError{l.errs}

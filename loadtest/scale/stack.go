@@ -1,0 +1,178 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// proc is a process the run started: the binaries of bin/ and redis-server.
+type proc struct {
+	name string
+	cmd  *exec.Cmd
+	// log keeps the process's output, for errors and for lines the run
+	// reads (the origin's "index built").
+	log *lockedBuffer
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// start runs name with args and env added to the run's environment. The
+// process dies with the run (parent-death signal).
+func start(name string, env []string, args ...string) (*proc, error) {
+	p := &proc{name: filepath.Base(name), log: &lockedBuffer{}}
+	p.cmd = exec.Command(name, args...)
+	p.cmd.Env = append(os.Environ(), env...)
+	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := p.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("scale: starting %s: %w", name, err)
+	}
+	return p, nil
+}
+
+// stop ends the process with SIGTERM, then SIGKILL after ten seconds.
+func (p *proc) stop() {
+	if p == nil || p.cmd.Process == nil {
+		return
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { p.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		p.cmd.Process.Kill()
+		<-done
+	}
+}
+
+// rss is the process's resident set size in bytes, from /proc.
+func (p *proc) rss() int64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(p.cmd.Process.Pid) + "/status")
+	if err != nil {
+		return 0
+	}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// runOnce runs a command to its end and reports its wall time and peak RSS.
+func runOnce(name string, env []string, args ...string) (wall time.Duration, peakRSS int64, out string, err error) {
+	cmd := exec.Command(name, args...)
+	cmd.Env = append(os.Environ(), env...)
+	var b bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &b, &b
+	t0 := time.Now()
+	err = cmd.Run()
+	wall = time.Since(t0)
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok && cmd.ProcessState != nil {
+		peakRSS = ru.Maxrss << 10
+	}
+	out = b.String()
+	if err != nil {
+		err = fmt.Errorf("scale: %s %s: %w\n%s", name, strings.Join(args, " "), err, tail(out, 2000))
+	}
+	return wall, peakRSS, out, err
+}
+
+// freePort asks the kernel for a port nobody listens on.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// startRedis starts a fresh redis-server with no persistence in dir.
+func startRedis(dir string) (*proc, string, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, "", err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, "", err
+	}
+	p, err := start("redis-server", nil, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir,
+		"--save", "", "--appendonly", "no", "--protected-mode", "yes")
+	if err != nil {
+		return nil, "", err
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	for range 100 {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			return p, "redis://" + addr + "/0", nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	p.stop()
+	return nil, "", errors.New("scale: redis-server did not start:\n" + p.log.String())
+}
+
+// waitHTTP polls until check answers true or timeout passes, and returns
+// how long that took.
+func waitHTTP(ctx context.Context, timeout time.Duration, check func(ctx context.Context) bool) (time.Duration, error) {
+	t0 := time.Now()
+	for time.Since(t0) < timeout {
+		if check(ctx) {
+			return time.Since(t0), nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return 0, fmt.Errorf("scale: not ready after %s", timeout)
+}
+
+// status performs req and returns its status and body.
+func status(client *http.Client, req *http.Request) (int, []byte, error) {
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, b, err
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return "…" + s[len(s)-n:]
+	}
+	return s
+}
