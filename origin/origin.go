@@ -15,9 +15,11 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/invoicewire/invoicewire/internal/invalidation"
 	"github.com/invoicewire/invoicewire/internal/netguard"
 	"github.com/invoicewire/invoicewire/internal/signing"
 	"github.com/invoicewire/invoicewire/internal/store"
+	"github.com/invoicewire/invoicewire/internal/tagcache"
 	"github.com/invoicewire/invoicewire/internal/token"
 	"github.com/invoicewire/invoicewire/internal/webhook"
 	"github.com/invoicewire/invoicewire/origin/agentauth"
@@ -63,7 +65,7 @@ type Config struct {
 type Server struct {
 	cfg     Config
 	store   *store.Store
-	cache   *store.TaggedCache[*entry]
+	cache   *tagcache.Cache[string, *entry]
 	router  router
 	metrics *metrics
 	log     *slog.Logger
@@ -83,7 +85,7 @@ func New(cfg Config, st *store.Store) (*Server, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	cache, err := store.NewTaggedCache[*entry](cfg.CacheBytes)
+	cache, err := tagcache.New[string, *entry](cfg.CacheBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -165,22 +167,7 @@ func New(cfg Config, st *store.Store) (*Server, error) {
 // live.
 func (s *Server) Follow(ctx context.Context, ready chan<- struct{}) {
 	go s.ask.Run(ctx)
-	s.store.FollowInvalidations(ctx, purgers{s.cache, s.ask}, s.log, ready)
-}
-
-// purgers hands every invalidation to each in-process consumer in turn.
-type purgers []store.Purger
-
-func (p purgers) Purge(tags []string) {
-	for _, x := range p {
-		x.Purge(tags)
-	}
-}
-
-func (p purgers) Clear() {
-	for _, x := range p {
-		x.Clear()
-	}
+	invalidation.Follow(ctx, s.store.Client(), invalidation.Purgers{s.cache, s.ask}, s.store.Version, s.log, ready)
 }
 
 // Close releases the cache.
