@@ -53,6 +53,9 @@ type Config struct {
 	// WebhookPolicy decides which receiver addresses subscriptions may
 	// name (IW_WEBHOOK_ALLOW_CIDRS).
 	WebhookPolicy netguard.Policy
+	// MCPAllowedOrigins are the browser origins /mcp accepts besides
+	// requests without Origin (IW_MCP_ALLOWED_ORIGINS); empty: SiteRoot's.
+	MCPAllowedOrigins []string
 	// Now is the clock of time-dependent responses (the news sitemap's
 	// window) and of their expiry in the cache; nil means time.Now.
 	Now func() time.Time
@@ -133,7 +136,7 @@ func New(cfg Config, st *store.Store) (*Server, error) {
 		return s.ask.Ask(ctx, ask.Request{Query: query})
 	}
 	// The MCP server's tools read the store; its ask tool is the /ask engine.
-	rt.mount("/mcp", mcp.Handler(&mcp.Server{Store: st, SiteRoot: cfg.SiteRoot, Log: cfg.Log,
+	rt.mount("/mcp", mcp.Handler(&mcp.Server{Store: st, SiteRoot: cfg.SiteRoot, Log: cfg.Log, AllowedOrigins: cfg.MCPAllowedOrigins,
 		Ask: mcp.AskFunc(func(ctx context.Context, query, locale string) (any, error) {
 			return s.ask.Ask(ctx, ask.Request{Query: query, Locale: locale})
 		})}))

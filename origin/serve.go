@@ -56,8 +56,8 @@ func (s *Server) newEntry(rte string, resp *respond.Response) *entry {
 	h["Content-Length"] = []string{strconv.Itoa(len(resp.Body))}
 	h["Cache-Control"] = []string{cc}
 	respond.SharedHeaders(h)
-	if len(resp.SurrogateKeys) > 0 {
-		h["Surrogate-Key"] = []string{strings.Join(resp.SurrogateKeys, " ")}
+	if keys := headerSurrogateKeys(resp.SurrogateKeys); keys != "" {
+		h["Surrogate-Key"] = []string{keys}
 	}
 	if resp.Vary != "" {
 		h["Vary"] = []string{resp.Vary}
@@ -77,6 +77,45 @@ func (s *Server) newEntry(rte string, resp *respond.Response) *entry {
 	e.requests = s.metrics.requests.WithLabelValues(rte, status)
 	e.latency = s.metrics.latency.WithLabelValues(rte)
 	return e
+}
+
+// headerSurrogateKeys joins the keys that may travel in a Surrogate-Key
+// field: each must be a run of visible ASCII (RFC 9110 §5.5 field content,
+// without the spaces that separate keys). Keys come from request paths (the
+// 404 of an unknown slug is tagged with it), so a key carrying a control
+// byte or a space is left out rather than emitted: the edge refuses a
+// response with an invalid field and answers 503 to what was a client's
+// mistake. Such a key names no content that could ever be purged; the
+// origin's own cache still tags the entry with it.
+func headerSurrogateKeys(keys []string) string {
+	n := 0
+	for _, k := range keys {
+		if validSurrogateKey(k) {
+			n++
+		}
+	}
+	if n == len(keys) {
+		return strings.Join(keys, " ")
+	}
+	valid := make([]string, 0, n)
+	for _, k := range keys {
+		if validSurrogateKey(k) {
+			valid = append(valid, k)
+		}
+	}
+	return strings.Join(valid, " ")
+}
+
+func validSurrogateKey(k string) bool {
+	if k == "" {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		if k[i] <= ' ' || k[i] >= 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 func (s *Server) errorEntry(rte string, e *apierror.Error) *entry {

@@ -324,7 +324,7 @@ func TestAgentFlow(t *testing.T) {
 	resp, body = call(t, inst, "GET", "/api/v1/webhooks/subscriptions", "", "", bearer(tok2.AccessToken))
 	wantError(t, resp, body, 401, "unauthorized", "")
 	resp, body = call(t, inst, "POST", "/api/v1/agent-auth/claim", "application/json", `{"client_id":"`+reg.ClientID+`"}`, nil)
-	wantError(t, resp, body, 400, "bad_request", "invalid_client")
+	wantError(t, resp, body, 400, "bad_request", "invalid_grant")
 	if n := inst.Store.Client().Exists(ctx, "iw:{subs}:sub:"+sub.ID).Val(); n != 0 {
 		t.Error("the deleted client's subscription remains")
 	}
@@ -423,7 +423,7 @@ func TestBadInput(t *testing.T) {
 		{desc: "register: oversized", path: "/api/v1/agent-auth/register", contentType: json_, body: big, status: 413, code: "payload_too_large"},
 		{desc: "register: 256-character Idempotency-Key", path: "/api/v1/agent-auth/register", contentType: json_, body: `{"client_name":"a"}`, header: http.Header{"Idempotency-Key": {strings.Repeat("k", 256)}}, status: 400, code: "bad_request", contains: "Idempotency-Key"},
 		{desc: "claim: client_id missing", path: "/api/v1/agent-auth/claim", contentType: json_, body: `{}`, status: 400, code: "bad_request", contains: "invalid_request"},
-		{desc: "claim: unknown client", path: "/api/v1/agent-auth/claim", contentType: json_, body: `{"client_id":"cli_nobody"}`, status: 400, code: "bad_request", contains: "invalid_client"},
+		{desc: "claim: unknown client", path: "/api/v1/agent-auth/claim", contentType: json_, body: `{"client_id":"cli_nobody"}`, status: 400, code: "bad_request", contains: "invalid_grant"},
 		{desc: "claim: unknown grant_type", path: "/api/v1/agent-auth/claim", contentType: form, body: "grant_type=password&client_id=" + reg.ClientID, status: 400, code: "bad_request", contains: "unsupported_grant_type"},
 		{desc: "claim: jwt-bearer without assertion", path: "/api/v1/agent-auth/claim", contentType: form, body: "grant_type=" + url.QueryEscape(agentauth.GrantJWTBearer) + "&client_id=" + reg.ClientID, status: 400, code: "bad_request", contains: "invalid_request"},
 		{desc: "claim: client_id a number", path: "/api/v1/agent-auth/claim", contentType: json_, body: `{"client_id":12}`, status: 400, code: "bad_request", contains: "client_id"},

@@ -37,6 +37,9 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	    max_clients   <clients tracked at once>
 //	    sync_interval <duration>
 //	    key_prefix    <redis key prefix>
+//	    register_path   <path where clients register>
+//	    register_quota  <registrations per register_window and address>
+//	    register_window <seconds or duration>
 //	}
 //
 // Values usually come from the environment, e.g.
@@ -76,7 +79,9 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			h.MaxClients = n
 		case "key_prefix":
 			h.KeyPrefix = val
-		case "quota", "agent_quota":
+		case "register_path":
+			h.RegisterPath = val
+		case "quota", "agent_quota", "register_quota":
 			if val == "" {
 				continue
 			}
@@ -84,12 +89,15 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if err != nil || n < 0 {
 				return d.Errf("%s must be a non-negative integer, got %q", name, val)
 			}
-			if name == "quota" {
+			switch name {
+			case "quota":
 				h.Quota = n
-			} else {
+			case "agent_quota":
 				h.AgentQuota = n
+			default:
+				h.RegisterQuota = n
 			}
-		case "window", "sync_interval":
+		case "window", "sync_interval", "register_window":
 			if val == "" {
 				continue
 			}
@@ -97,9 +105,12 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if err != nil {
 				return d.Errf("%s: %v", name, err)
 			}
-			if name == "window" {
+			switch name {
+			case "window":
 				h.Window = dur
-			} else {
+			case "register_window":
+				h.RegisterWindow = dur
+			default:
 				h.SyncInterval = dur
 			}
 		default:

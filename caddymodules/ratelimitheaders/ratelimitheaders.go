@@ -6,11 +6,17 @@
 // Structured Fields of RFC 9651) and the legacy RateLimit-Limit,
 // RateLimit-Remaining and RateLimit-Reset fields.
 //
-// The client is the verified bearer client when the request carries a valid
-// token (asked of the shared token verifier), else the client IP as Caddy
-// determines it through the server's trusted_proxies. An agent whose Web
-// Bot Auth signature bot_auth verified counts against a budget of its own,
-// under its own policy (docs/decisions.md, "Verified agents").
+// Every request counts against its address's budget: the client IP as Caddy
+// determines it through the server's trusted_proxies (IPv6 by /64). A
+// request with a valid bearer token counts against its client's budget as
+// well and is refused when either is spent, so a token never adds requests
+// to an address (anyone can register clients and claim tokens), and one
+// token used from many addresses still gets one budget. Registering a
+// client (POST register_path) counts, on top, against a stricter budget of
+// its address over a longer window (docs/decisions.md, "Rate-limit
+// budgets"). An agent whose Web Bot Auth signature bot_auth verified
+// counts against a budget of its own, under its own policy
+// (docs/decisions.md, "Verified agents").
 package ratelimitheaders
 
 import (
@@ -18,7 +24,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/netip"
+	"path"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -103,9 +111,23 @@ type Handler struct {
 	// window, and the most that verified requests from one address may
 	// make. Default 5000 (IW_RATELIMIT_AGENT_QUOTA).
 	AgentQuota int64 `json:"agent_quota,omitempty"`
+	// RegisterPath is where clients are registered (POST). Default
+	// /api/v1/agent-auth/register.
+	RegisterPath string `json:"register_path,omitempty"`
+	// RegisterQuota is how many POSTs to RegisterPath one address may make
+	// per RegisterWindow, on top of its ordinary budget. Default 20
+	// (IW_RATELIMIT_REGISTER_QUOTA).
+	RegisterQuota int64 `json:"register_quota,omitempty"`
+	// RegisterWindow is the registration budget's window, a whole number
+	// of seconds. Default 1h (IW_RATELIMIT_REGISTER_WINDOW).
+	RegisterWindow caddy.Duration `json:"register_window,omitempty"`
 
-	lim      *limiter
-	poolKey  string
+	lim        *limiter
+	poolKey    string
+	regLim     *limiter
+	regPoolKey string
+	// The registration policy's fields, serialised once.
+	regPolicy, regItemPrefix string
 	verifier *tokenverifier.Verifier
 	logger   *zap.Logger
 
@@ -179,6 +201,15 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if h.AgentQuota == 0 {
 		h.AgentQuota = 5000
 	}
+	if h.RegisterPath == "" {
+		h.RegisterPath = "/api/v1/agent-auth/register"
+	}
+	if h.RegisterQuota == 0 {
+		h.RegisterQuota = 20
+	}
+	if h.RegisterWindow == 0 {
+		h.RegisterWindow = caddy.Duration(time.Hour)
+	}
 	if err := metrics.Register(ctx.GetMetricsRegistry(), decisions, syncs); err != nil {
 		return err
 	}
@@ -191,25 +222,21 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		return err
 	}
 
-	h.poolKey = fmt.Sprintf("%s|%s|%s|%s|%s|%d", h.Policy, time.Duration(h.Window), time.Duration(h.SyncInterval), h.CountersRedis, h.KeyPrefix, h.MaxClients)
-	v, _, err := limiters.LoadOrNew(h.poolKey, func() (caddy.Destructor, error) {
-		var lim *limiter
-		if h.CountersRedis == "" {
-			lim = newLimiter(time.Duration(h.Window), 0, h.KeyPrefix, h.MaxClients, nil, h.logger)
-			return &pooledLimiter{limiter: lim}, nil
-		}
-		rdb, err := redisconn.Acquire(h.CountersRedis)
-		if err != nil {
-			return nil, err
-		}
-		lim = newLimiter(time.Duration(h.Window), time.Duration(h.SyncInterval), h.KeyPrefix, h.MaxClients, rdb, h.logger)
-		return &pooledLimiter{limiter: lim, redisURL: h.CountersRedis}, nil
-	})
+	h.lim, h.poolKey, err = h.acquireLimiter(h.Policy, time.Duration(h.Window))
 	if err != nil {
-		h.poolKey = ""
-		return fmt.Errorf("setting up the limiter: %w", err)
+		return err
 	}
-	h.lim = v.(*pooledLimiter).limiter
+	reg := httpsfv.NewItem("register")
+	reg.Params.Add("q", h.RegisterQuota)
+	reg.Params.Add("w", int64(time.Duration(h.RegisterWindow)/time.Second))
+	if h.regPolicy, err = httpsfv.Marshal(httpsfv.List{reg}); err != nil {
+		return fmt.Errorf("serialising the register policy: %w", err)
+	}
+	h.regItemPrefix, _ = httpsfv.Marshal(httpsfv.NewItem("register"))
+	h.regLim, h.regPoolKey, err = h.acquireLimiter("register", time.Duration(h.RegisterWindow))
+	if err != nil {
+		return err
+	}
 	if h.Redis != "" {
 		h.verifier, err = tokenverifier.Acquire(ctx, h.Redis)
 		if err != nil {
@@ -217,6 +244,27 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		}
 	}
 	return nil
+}
+
+// acquireLimiter takes the shared limiter of a policy and window from the
+// usage pool, creating it on first use.
+func (h *Handler) acquireLimiter(policy string, window time.Duration) (*limiter, string, error) {
+	key := fmt.Sprintf("%s|%s|%s|%s|%s|%d", policy, window, time.Duration(h.SyncInterval), h.CountersRedis, h.KeyPrefix, h.MaxClients)
+	v, _, err := limiters.LoadOrNew(key, func() (caddy.Destructor, error) {
+		if h.CountersRedis == "" {
+			return &pooledLimiter{limiter: newLimiter(window, 0, h.KeyPrefix, h.MaxClients, nil, h.logger)}, nil
+		}
+		rdb, err := redisconn.Acquire(h.CountersRedis)
+		if err != nil {
+			return nil, err
+		}
+		lim := newLimiter(window, time.Duration(h.SyncInterval), h.KeyPrefix, h.MaxClients, rdb, h.logger)
+		return &pooledLimiter{limiter: lim, redisURL: h.CountersRedis}, nil
+	})
+	if err != nil {
+		return nil, "", fmt.Errorf("setting up the %s limiter: %w", policy, err)
+	}
+	return v.(*pooledLimiter).limiter, key, nil
 }
 
 // pooledLimiter releases the limiter's Redis client with it.
@@ -237,8 +285,10 @@ func (p *pooledLimiter) Destruct() error {
 func (h *Handler) Validate() error {
 	w := time.Duration(h.Window)
 	switch {
-	case h.Quota < 0 || h.AgentQuota < 0:
-		return errors.New("rate_limit_headers: quota and agent_quota must not be negative")
+	case h.Quota < 0 || h.AgentQuota < 0 || h.RegisterQuota < 0:
+		return errors.New("rate_limit_headers: quota, agent_quota and register_quota must not be negative")
+	case time.Duration(h.RegisterWindow) < time.Second || time.Duration(h.RegisterWindow)%time.Second != 0:
+		return fmt.Errorf("rate_limit_headers: register_window must be a whole number of seconds, got %s", time.Duration(h.RegisterWindow))
 	case h.AgentPolicy == h.Policy:
 		return errors.New("rate_limit_headers: agent_policy must differ from policy")
 	case w < time.Second || w%time.Second != 0:
@@ -253,8 +303,10 @@ func (h *Handler) Validate() error {
 
 // Cleanup releases the shared limiter and verifier.
 func (h *Handler) Cleanup() error {
-	if h.poolKey != "" {
-		_, _ = limiters.Delete(h.poolKey)
+	for _, k := range []string{h.poolKey, h.regPoolKey} {
+		if k != "" {
+			_, _ = limiters.Delete(k)
+		}
 	}
 	if h.verifier != nil {
 		tokenverifier.Release(h.Redis)
@@ -320,6 +372,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	default:
 		allowedIP.Inc()
 	}
+	if r.Method == http.MethodPost && strings.TrimSuffix(path.Clean(r.URL.Path), "/") == h.RegisterPath {
+		if err := h.countRegistration(w, r, b, addressKey(r)); err != nil {
+			return err
+		}
+	}
 	return next.ServeHTTP(w, r)
 }
 
@@ -339,21 +396,44 @@ func (h *Handler) decide(r *http.Request) (*budget, decision, string) {
 		}
 		return &h.agent, byAgent, "agent"
 	}
-	client, kind := h.clientKey(r)
-	return &h.anonymous, h.lim.take(r.Context(), client, h.Quota), kind
+	// Every other request counts against its address; a valid token adds
+	// its client's budget, and the tighter of the two decides
+	// (docs/decisions.md, "Rate-limit budgets").
+	d := h.lim.take(r.Context(), addressKey(r), h.Quota)
+	if client := h.tokenClient(r); client != "" {
+		return &h.anonymous, tighter(d, h.lim.take(r.Context(), "t:"+client, h.Quota)), "token"
+	}
+	return &h.anonymous, d, "ip"
 }
 
-// clientKey names the budget r counts against: "t:<client id>" for a valid
-// bearer token, else the client's address (addressKey).
-func (h *Handler) clientKey(r *http.Request) (key, kind string) {
-	if h.verifier != nil {
-		if raw, present := token.FromHeader(r.Header); present && raw != "" {
-			if rec, err := h.verifier.Verify(r.Context(), raw); err == nil {
-				return "t:" + rec.ClientID, "token"
-			}
-		}
+// tokenClient is the client of r's bearer token when it is valid, else "".
+func (h *Handler) tokenClient(r *http.Request) string {
+	if h.verifier == nil {
+		return ""
 	}
-	return addressKey(r), "ip"
+	raw, present := token.FromHeader(r.Header)
+	if !present || raw == "" {
+		return ""
+	}
+	rec, err := h.verifier.Verify(r.Context(), raw)
+	if err != nil {
+		return ""
+	}
+	return rec.ClientID
+}
+
+// tighter is the decision of two budgets a request counts against: refused
+// if either refuses, with the fewer remaining requests and, when both
+// refuse, the later reset.
+func tighter(a, b decision) decision {
+	if !b.allowed && a.allowed || b.remaining < a.remaining {
+		a, b = b, a
+	}
+	a.allowed = a.allowed && b.allowed
+	if !a.allowed && !b.allowed {
+		a.reset = max(a.reset, b.reset)
+	}
+	return a
 }
 
 // addressKey is "ip:<address>" for the client IP, with IPv6 grouped by

@@ -82,7 +82,7 @@ func TestHeadersAnd429(t *testing.T) {
 		{desc: "errors carry the fields", path: "/fail", status: 404, remaining: 1},
 		{desc: "last of the budget", path: "/", status: 200, remaining: 0},
 		{desc: "over the budget", path: "/", status: 429, remaining: 0},
-		{desc: "a token client has its own budget", path: "/", header: []string{"Authorization: Bearer tok-a"}, status: 200, remaining: 2},
+		{desc: "a token adds no budget to its address", path: "/", header: []string{"Authorization: Bearer tok-a"}, status: 429, remaining: 0},
 		{desc: "an invalid token counts against the IP", path: "/", header: []string{"Authorization: Bearer bogus"}, status: 429, remaining: 0},
 	}
 	for _, test := range testCases {

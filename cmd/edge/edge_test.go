@@ -47,7 +47,13 @@ func startEdge(t *testing.T, inst *origintest.Instance, quota int) string {
 // whose upstream must do what the origin never does.
 func startEdgeFor(t *testing.T, upstream, redisURL, siteRoot string, quota int) string {
 	t.Helper()
-	admin, port := freePort(t), freePort(t)
+	return startEdgeOn(t, upstream, redisURL, siteRoot, quota, freePort(t), freePort(t))
+}
+
+// startEdgeOn is startEdgeFor with the admin API and the public listener on
+// the given ports.
+func startEdgeOn(t *testing.T, upstream, redisURL, siteRoot string, quota, admin, port int) string {
+	t.Helper()
 	t.Setenv("IW_EDGE_ADMIN_ADDR", fmt.Sprintf("localhost:%d", admin))
 	t.Setenv("IW_EDGE_PORT", fmt.Sprint(port))
 	t.Setenv("IW_ORIGIN_ADDR", upstream)
@@ -66,6 +72,14 @@ func startEdgeFor(t *testing.T, upstream, redisURL, siteRoot string, quota int) 
 	if err != nil {
 		t.Fatal(err)
 	}
+	loadCaddy(t, string(cfg), admin)
+	return fmt.Sprintf("http://127.0.0.1:%d", port)
+}
+
+// loadCaddy starts the real Caddy of the edge binary in the test process on
+// a Caddyfile whose admin API listens on the port admin.
+func loadCaddy(t *testing.T, cfg string, admin int) {
+	t.Helper()
 	if !testing.Short() {
 		// caddytest skips when Caddy does not start; that must fail here.
 		t.Cleanup(func() {
@@ -75,11 +89,10 @@ func startEdgeFor(t *testing.T, upstream, redisURL, siteRoot string, quota int) 
 		})
 	}
 	tester := caddytest.NewTester(t).WithDefaultOverrides(caddytest.Config{AdminPort: admin, LoadRequestTimeout: 20 * time.Second})
-	tester.InitServer(string(cfg), "caddyfile")
+	tester.InitServer(cfg, "caddyfile")
 	if t.Failed() {
 		t.FailNow()
 	}
-	return fmt.Sprintf("http://127.0.0.1:%d", port)
 }
 
 var client = &http.Client{
@@ -264,22 +277,7 @@ func TestEndToEnd(t *testing.T) {
 // post sends a JSON body through the edge.
 func post(t *testing.T, url, body string, header ...string) (*http.Response, []byte) {
 	t.Helper()
-	req, err := http.NewRequest("POST", url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	for _, h := range header {
-		k, v, _ := strings.Cut(h, ":")
-		req.Header.Add(strings.TrimSpace(k), strings.TrimSpace(v))
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp, b
+	return postWith(t, client, url, body, header...)
 }
 
 // TestAgentFlowThroughEdge runs the agent flow of issue 7 through the edge

@@ -15,7 +15,6 @@ import (
 
 	"github.com/invoicewire/invoicewire/internal/config"
 	"github.com/invoicewire/invoicewire/internal/logging"
-	"github.com/invoicewire/invoicewire/internal/netguard"
 	"github.com/invoicewire/invoicewire/internal/opsserver"
 	"github.com/invoicewire/invoicewire/internal/store"
 	"github.com/invoicewire/invoicewire/origin"
@@ -54,7 +53,8 @@ func run() error {
 	}
 	srv, err := origin.New(origin.Config{
 		SiteRoot: cfg.PublicURL, CacheBytes: cfg.OriginCacheBytes, Log: log, Registry: ops.Registry,
-		IDJAGIssuers: issuers, WebhookPolicy: netguard.Policy{Allow: cfg.WebhookAllowCIDRs}, SigningKey: cfg.SigningKey,
+		IDJAGIssuers: issuers, WebhookPolicy: cfg.WebhookPolicy(), SigningKey: cfg.SigningKey,
+		MCPAllowedOrigins: cfg.MCPAllowedOrigins,
 	}, st)
 	if err != nil {
 		return err

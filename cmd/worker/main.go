@@ -15,7 +15,6 @@ import (
 
 	"github.com/invoicewire/invoicewire/internal/config"
 	"github.com/invoicewire/invoicewire/internal/logging"
-	"github.com/invoicewire/invoicewire/internal/netguard"
 	"github.com/invoicewire/invoicewire/internal/opsserver"
 	"github.com/invoicewire/invoicewire/internal/signing"
 	"github.com/invoicewire/invoicewire/internal/store"
@@ -68,7 +67,7 @@ func run() error {
 	w, err := worker.New(worker.Config{
 		SiteRoot:      cfg.PublicURL,
 		Key:           key,
-		Policy:        netguard.Policy{Allow: cfg.WebhookAllowCIDRs},
+		Policy:        cfg.WebhookPolicy(),
 		Schedule:      cfg.WebhookRetrySchedule,
 		Lease:         cfg.WorkerLease,
 		ClaimIdle:     cfg.WorkerClaimIdle,

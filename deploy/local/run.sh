@@ -20,8 +20,10 @@ export IW_EDGE_PORT="${IW_EDGE_PORT:-8080}"
 export IW_EDGE_ADMIN_ADDR="${IW_EDGE_ADMIN_ADDR:-127.0.0.1:2019}"
 export IW_ORIGIN_METRICS_ADDR="${IW_ORIGIN_METRICS_ADDR:-127.0.0.1:8091}"
 export IW_WORKER_METRICS_ADDR="${IW_WORKER_METRICS_ADDR:-127.0.0.1:8082}"
-# Local receivers: allow loopback (and plain http there) for webhooks (D20).
-export IW_WEBHOOK_ALLOW_CIDRS="${IW_WEBHOOK_ALLOW_CIDRS:-127.0.0.0/8,::1/128}"
+# Local receivers: allow 127.0.0.1 and ::1 (and plain http there) for
+# webhooks, no more of loopback than a local receiver needs; the service's
+# own ports stay refused there (docs/decisions.md).
+export IW_WEBHOOK_ALLOW_CIDRS="${IW_WEBHOOK_ALLOW_CIDRS:-127.0.0.1/32,::1/128}"
 # Local agents: their signatures directories may be served on loopback.
 export IW_BOTAUTH_ALLOW_CIDRS="${IW_BOTAUTH_ALLOW_CIDRS:-127.0.0.0/8,::1/128}"
 # Rate-limit counts churn and need no durability: a Redis of their own,
@@ -98,7 +100,7 @@ Invoicewire is running:
   Site         $IW_PUBLIC_URL/  (developer portal: $IW_PUBLIC_URL/developers)
   Metrics      http://$IW_EDGE_ADMIN_ADDR/metrics (edge), http://$IW_ORIGIN_METRICS_ADDR/metrics (origin),
                http://$IW_WORKER_METRICS_ADDR/metrics (worker)
-  Webhooks     receivers on 127.0.0.1 allowed (IW_WEBHOOK_ALLOW_CIDRS=$IW_WEBHOOK_ALLOW_CIDRS)
+  Webhooks     receivers on 127.0.0.1 allowed, not on the ports above (IW_WEBHOOK_ALLOW_CIDRS=$IW_WEBHOOK_ALLOW_CIDRS)
   Redis        $IW_REDIS_URL (data in $run_dir/redis); rate-limit counts in $IW_RATELIMIT_REDIS_URL
 Ctrl-C stops everything.
 MSG

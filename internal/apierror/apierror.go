@@ -16,6 +16,7 @@ const (
 	CodeForbidden            = "forbidden"
 	CodeNotFound             = "not_found"
 	CodeMethodNotAllowed     = "method_not_allowed"
+	CodeRequestTimeout       = "request_timeout"
 	CodeConflict             = "conflict"
 	CodeGone                 = "gone"
 	CodePayloadTooLarge      = "payload_too_large"
@@ -32,6 +33,7 @@ var statusCodes = map[int]string{
 	http.StatusForbidden:             CodeForbidden,
 	http.StatusNotFound:              CodeNotFound,
 	http.StatusMethodNotAllowed:      CodeMethodNotAllowed,
+	http.StatusRequestTimeout:        CodeRequestTimeout,
 	http.StatusConflict:              CodeConflict,
 	http.StatusGone:                  CodeGone,
 	http.StatusRequestEntityTooLarge: CodePayloadTooLarge,

@@ -5,13 +5,16 @@ package config
 
 import (
 	"fmt"
+	"net"
 	"net/netip"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/invoicewire/invoicewire/internal/netguard"
 	"github.com/invoicewire/invoicewire/internal/signing"
 )
 
@@ -27,6 +30,14 @@ type Config struct {
 	OriginAddr string
 	// OriginMetricsAddr is the origin's private /metrics listener (IW_ORIGIN_METRICS_ADDR).
 	OriginMetricsAddr string
+	// EdgePort is the edge's public port (IW_EDGE_PORT); the edge reads it
+	// itself, the others to keep webhooks off it.
+	EdgePort string
+	// EdgeAdminAddr is the edge's admin API and /metrics (IW_EDGE_ADMIN_ADDR).
+	EdgeAdminAddr string
+	// RateLimitRedisURL is the edges' Redis for rate-limit counts
+	// (IW_RATELIMIT_REDIS_URL); read here only to keep webhooks off it.
+	RateLimitRedisURL string
 	// OriginCacheBytes bounds the origin's in-process response cache (IW_ORIGIN_CACHE_BYTES).
 	OriginCacheBytes int64
 	// LogLevel is debug, info, warn or error (IW_LOG_LEVEL).
@@ -42,6 +53,11 @@ type Config struct {
 	// agent-auth trusts, with their keys (IW_IDJAG_ISSUERS): a JSON array of
 	// {"issuer","jwks"} objects, or the path of a file holding one.
 	IDJAGIssuers string
+	// MCPAllowedOrigins are the origins browser pages may call /mcp from
+	// (IW_MCP_ALLOWED_ORIGINS, comma-separated; "*" allows every origin).
+	// Empty: only PublicURL's own origin. Programs send no Origin and are
+	// not affected.
+	MCPAllowedOrigins []string
 	// WebhookAllowCIDRs are non-public networks webhook receivers may
 	// nevertheless be in; http:// receivers are accepted only inside them
 	// (IW_WEBHOOK_ALLOW_CIDRS, comma-separated; DESIGN D20, D21).
@@ -78,6 +94,8 @@ var Defaults = Config{
 	RedisURL:          "redis://127.0.0.1:6399/0",
 	OriginAddr:        "127.0.0.1:8081",
 	OriginMetricsAddr: "127.0.0.1:8091",
+	EdgePort:          "8080",
+	EdgeAdminAddr:     "127.0.0.1:2019",
 	OriginCacheBytes:  64 << 20,
 	LogLevel:          "info",
 	ShutdownGrace:     10 * time.Second,
@@ -110,6 +128,9 @@ func FromLookup(lookup func(string) (string, bool)) (Config, error) {
 	str("IW_REDIS_URL", &c.RedisURL)
 	str("IW_ORIGIN_ADDR", &c.OriginAddr)
 	str("IW_ORIGIN_METRICS_ADDR", &c.OriginMetricsAddr)
+	str("IW_EDGE_PORT", &c.EdgePort)
+	str("IW_EDGE_ADMIN_ADDR", &c.EdgeAdminAddr)
+	str("IW_RATELIMIT_REDIS_URL", &c.RateLimitRedisURL)
 	str("IW_LOG_LEVEL", &c.LogLevel)
 	if v, ok := lookup("IW_ORIGIN_CACHE_BYTES"); ok && v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
@@ -124,6 +145,19 @@ func FromLookup(lookup func(string) (string, bool)) (Config, error) {
 			return c, fmt.Errorf("config: IW_SHUTDOWN_GRACE must be a duration such as 10s, got %q", v)
 		}
 		c.ShutdownGrace = d
+	}
+	if v, ok := lookup("IW_MCP_ALLOWED_ORIGINS"); ok && strings.TrimSpace(v) != "" {
+		c.MCPAllowedOrigins = nil
+		for part := range strings.SplitSeq(v, ",") {
+			part = strings.TrimSpace(part)
+			if part == "" {
+				continue
+			}
+			if u, err := url.Parse(part); part != "*" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/")) {
+				return c, fmt.Errorf("config: IW_MCP_ALLOWED_ORIGINS must be comma-separated origins such as https://app.example, or *, got %q", part)
+			}
+			c.MCPAllowedOrigins = append(c.MCPAllowedOrigins, strings.TrimRight(part, "/"))
+		}
 	}
 	str("IW_SIGNING_KEY", &c.SigningKey)
 	str("IW_IDJAG_ISSUERS", &c.IDJAGIssuers)
@@ -208,6 +242,55 @@ func FromLookup(lookup func(string) (string, bool)) (Config, error) {
 		return c, fmt.Errorf("config: IW_LOG_LEVEL must be debug, info, warn or error, got %q", c.LogLevel)
 	}
 	return c, nil
+}
+
+// WebhookPolicy is where webhook deliveries may go: public addresses, the
+// networks of IW_WEBHOOK_ALLOW_CIDRS, and on those never a port of the
+// service's own listeners (OwnPorts).
+func (c Config) WebhookPolicy() netguard.Policy {
+	return netguard.Policy{Allow: c.WebhookAllowCIDRs, OwnPorts: c.OwnPorts()}
+}
+
+// OwnPorts are the ports the service's processes listen on, as this
+// configuration names them: the edge and its admin API, the origin and
+// the metrics listeners, and every Redis node with its cluster bus port
+// (the node's port plus 10000). A webhook to one of them would let a
+// subscriber drive the service's own APIs (Caddy's admin API takes a new
+// configuration by POST) or scan them through the delivery log.
+func (c Config) OwnPorts() []uint16 {
+	var ports []uint16
+	add := func(p string) {
+		if n, err := strconv.ParseUint(p, 10, 16); err == nil && n > 0 && !slices.Contains(ports, uint16(n)) {
+			ports = append(ports, uint16(n))
+		}
+	}
+	addAddr := func(hostport string) {
+		if _, p, err := net.SplitHostPort(hostport); err == nil {
+			add(p)
+		}
+	}
+	add(c.EdgePort)
+	for _, a := range []string{c.EdgeAdminAddr, c.OriginAddr, c.OriginMetricsAddr, c.WorkerMetricsAddr} {
+		addAddr(a)
+	}
+	for _, redisURL := range []string{c.RedisURL, c.RateLimitRedisURL} {
+		u, err := url.Parse(redisURL)
+		if err != nil || redisURL == "" {
+			continue
+		}
+		for hp := range strings.SplitSeq(u.Host, ",") {
+			if !strings.Contains(hp, ":") {
+				hp += ":6379"
+			}
+			if _, p, err := net.SplitHostPort(hp); err == nil {
+				add(p)
+				if n, err := strconv.ParseUint(p, 10, 16); err == nil && n+10000 <= 65535 {
+					add(strconv.FormatUint(n+10000, 10))
+				}
+			}
+		}
+	}
+	return ports
 }
 
 // BaseURL is {base_url}: the versioned API root.

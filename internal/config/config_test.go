@@ -1,6 +1,7 @@
 package config
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -68,5 +69,24 @@ func TestSigningKeyErrorHidesTheValue(t *testing.T) {
 	})
 	if err == nil || strings.Contains(err.Error(), "secret-value-xyz") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestOwnPorts: the webhook policy refuses every port the configuration
+// gives the service's own listeners, Redis's cluster bus included.
+func TestOwnPorts(t *testing.T) {
+	env := map[string]string{
+		"IW_REDIS_URL":           "redis+cluster://127.0.0.1:7001,127.0.0.1:7002",
+		"IW_EDGE_ADMIN_ADDR":     "localhost:2020",
+		"IW_RATELIMIT_REDIS_URL": "redis://127.0.0.1:6398/0",
+	}
+	c, err := FromLookup(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := c.WebhookPolicy().OwnPorts
+	want := []uint16{8080, 2020, 8081, 8091, 8082, 7001, 17001, 7002, 17002, 6398, 16398}
+	if !slices.Equal(got, want) {
+		t.Errorf("OwnPorts = %v, want %v", got, want)
 	}
 }

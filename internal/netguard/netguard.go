@@ -16,6 +16,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -41,6 +42,7 @@ var blocked = func() []netip.Prefix {
 		"203.0.113.0/24",  // documentation (TEST-NET-3)
 		"224.0.0.0/4",     // multicast
 		"240.0.0.0/4",     // reserved, and broadcast
+		"::/96",           // unspecified, loopback and IPv4-compatible (deprecated, RFC 4291 §2.5.5.1)
 		"::/128",          // unspecified
 		"::1/128",         // loopback
 		"::ffff:0:0/96",   // IPv4-mapped (checked again as IPv4 below)
@@ -54,6 +56,7 @@ var blocked = func() []netip.Prefix {
 		"5f00::/16",       // segment routing SIDs
 		"fc00::/7",        // unique local
 		"fe80::/10",       // link-local
+		"fec0::/10",       // site-local (deprecated, RFC 3879)
 		"ff00::/8",        // multicast
 	} {
 		out = append(out, netip.MustParsePrefix(s))
@@ -61,12 +64,24 @@ var blocked = func() []netip.Prefix {
 	return out
 }()
 
+// globalUnicast6 is the only IPv6 space IANA allocates for global unicast;
+// everything outside it (the ::/8 block with its IPv4-compatible and
+// IPv4-translated forms, 100::/64, fc00::/7, fe80::/10, ff00::/8 and the
+// rest) is reserved or special-purpose.
+var globalUnicast6 = netip.MustParsePrefix("2000::/3")
+
 // Policy is the set of addresses deliveries may reach.
 type Policy struct {
 	// Allow lists non-public networks that are nevertheless allowed, e.g.
-	// 127.0.0.0/8 for local development. Inside them plain http:// is
+	// 127.0.0.1/32 for local development. Inside them plain http:// is
 	// accepted too.
 	Allow []netip.Prefix
+	// OwnPorts are the ports of the service's own listeners (the edge and
+	// its admin API, the origin, the metrics listeners, Redis and its
+	// cluster bus). They are refused on every address that is not public,
+	// the allowed networks included, so an allowed network never opens
+	// the service's own listeners to a subscription.
+	OwnPorts []uint16
 }
 
 // Allowed reports whether a may be dialled: it is explicitly allowed, or it
@@ -89,6 +104,20 @@ func (p Policy) allowlisted(a netip.Addr) bool {
 	return false
 }
 
+// AllowedPort reports whether a delivery may connect to port on a: on a
+// public address any port, elsewhere none of the service's own.
+func (p Policy) AllowedPort(a netip.Addr, port uint16) bool {
+	if Public(a.Unmap()) {
+		return true
+	}
+	for _, own := range p.OwnPorts {
+		if own == port {
+			return false
+		}
+	}
+	return true
+}
+
 // Public reports whether a is a globally reachable unicast address.
 // IPv4-mapped IPv6 addresses are judged as IPv4; NAT64 and 6to4 forms are
 // refused whatever they embed, so they cannot reach an internal IPv4 address
@@ -96,6 +125,9 @@ func (p Policy) allowlisted(a netip.Addr) bool {
 func Public(a netip.Addr) bool {
 	a = a.Unmap()
 	if !a.IsValid() || !a.IsGlobalUnicast() {
+		return false
+	}
+	if a.Is6() && !globalUnicast6.Contains(a) {
 		return false
 	}
 	for _, pre := range blocked {
@@ -168,6 +200,17 @@ func (p Policy) CheckURL(ctx context.Context, res Resolver, raw string) (*url.UR
 	if host == "" {
 		return nil, &URLError{"url has no host."}
 	}
+	port := uint16(443)
+	if scheme == "http" {
+		port = 80
+	}
+	if ps := u.Port(); ps != "" {
+		n, err := strconv.ParseUint(ps, 10, 16)
+		if err != nil || n == 0 {
+			return nil, &URLError{"url has an invalid port."}
+		}
+		port = uint16(n)
+	}
 	addrs, err := resolve(ctx, res, host)
 	if err != nil {
 		return nil, &URLError{fmt.Sprintf("url's host %q does not resolve.", host)}
@@ -175,6 +218,9 @@ func (p Policy) CheckURL(ctx context.Context, res Resolver, raw string) (*url.UR
 	for _, a := range addrs {
 		if !p.Allowed(a) {
 			return nil, &URLError{(&RefusedError{Host: host, Addr: a}).Error() + "; deliveries go only to public addresses."}
+		}
+		if !p.AllowedPort(a, port) {
+			return nil, &URLError{fmt.Sprintf("url points at port %d of %s, a port of this service's own listeners; deliveries never go there.", port, a)}
 		}
 		if scheme == "http" && !p.allowlisted(a) {
 			return nil, &URLError{"url must use https."}
@@ -212,7 +258,7 @@ func (p Policy) Control(httpOnlyAllowlisted bool) func(network, address string, 
 			return fmt.Errorf("netguard: unexpected dial address %q: %w", address, err)
 		}
 		a := ap.Addr().Unmap()
-		if !p.Allowed(a) || (httpOnlyAllowlisted && !p.allowlisted(a)) {
+		if !p.Allowed(a) || !p.AllowedPort(a, ap.Port()) || (httpOnlyAllowlisted && !p.allowlisted(a)) {
 			return &RefusedError{Addr: a}
 		}
 		return nil

@@ -42,6 +42,12 @@ func TestPublic(t *testing.T) {
 		{desc: "6to4", addr: "2002:a00:1::1"},
 		{desc: "Teredo", addr: "2001:0:4136:e378:8000:63bf:3fff:fdd2"},
 		{desc: "IPv6 documentation", addr: "2001:db8::1"},
+		{desc: "IPv4-compatible metadata", addr: "::169.254.169.254"},
+		{desc: "IPv4-compatible public", addr: "::93.184.216.34"},
+		{desc: "IPv4-translated (SIIT)", addr: "::ffff:0:a9fe:a9fe"},
+		{desc: "IPv6 site-local", addr: "fec0::1"},
+		{desc: "IPv6 dummy prefix", addr: "100:0:0:1::1"},
+		{desc: "IPv6 reserved outside 2000::/3", addr: "4000::1"},
 	}
 	for _, tc := range testCases {
 		t.Run(tc.desc, func(t *testing.T) {
@@ -54,6 +60,7 @@ func TestPublic(t *testing.T) {
 
 func TestCheckURL(t *testing.T) {
 	local := Policy{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}
+	own := Policy{Allow: local.Allow, OwnPorts: []uint16{2019, 6379}}
 	testCases := []struct {
 		desc   string
 		policy Policy
@@ -76,6 +83,11 @@ func TestCheckURL(t *testing.T) {
 		{desc: "too long", url: "https://93.184.216.34/" + strings.Repeat("a", 2048), reason: "2048"},
 		{desc: "fragment", url: "https://93.184.216.34/#x", reason: "fragment"},
 		{desc: "unresolvable", url: "https://no-such-host.invalid/", reason: "resolve"},
+		{desc: "IPv4-compatible IPv6", policy: local, url: "https://[::169.254.169.254]/", reason: "public"},
+		{desc: "own port on an allowed address", policy: own, url: "http://127.0.0.1:2019/load", reason: "own listeners"},
+		{desc: "own port by default port", policy: Policy{Allow: local.Allow, OwnPorts: []uint16{80}}, url: "http://127.0.0.1/", reason: "own listeners"},
+		{desc: "another port on an allowed address", policy: own, url: "http://127.0.0.1:9000/hook"},
+		{desc: "own port on a public address", policy: own, url: "https://93.184.216.34:2019/hook"},
 	}
 	for _, tc := range testCases {
 		t.Run(tc.desc, func(t *testing.T) {
@@ -113,5 +125,10 @@ func TestDialerRefuses(t *testing.T) {
 	allowed := Policy{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}}
 	if err := get(allowed, true, byName); err != nil {
 		t.Errorf("allowed loopback: %v", err)
+	}
+	port := uint16(srv.Listener.Addr().(*net.TCPAddr).Port)
+	allowed.OwnPorts = []uint16{port}
+	if err := get(allowed, true, byName); !errors.Is(err, ErrRefused) {
+		t.Errorf("one of the service's own ports: %v, want a refusal", err)
 	}
 }

@@ -46,7 +46,7 @@ wait_port 127.0.0.1:$REDIS_PORT
 # origin; the quota is raised so the suite's ~1000 requests are not refused.
 IW_EDGE_PORT=$EDGE_PORT IW_EDGE_ADMIN_ADDR=127.0.0.1:$EDGE_ADMIN IW_ORIGIN_ADDR=127.0.0.1:$ORIGIN_PORT \
 	IW_REDIS_URL=redis://127.0.0.1:$REDIS_PORT/0 IW_PUBLIC_URL=http://127.0.0.1:$EDGE_PORT \
-	IW_RATELIMIT_QUOTA=1000000 bin/edge run --config caddyfile/Caddyfile --adapter caddyfile >"$WORK/edge.log" 2>&1 &
+	IW_RATELIMIT_QUOTA=1000000 IW_EDGE_CONNS_PER_ADDRESS=1000000 bin/edge run --config caddyfile/Caddyfile --adapter caddyfile >"$WORK/edge.log" 2>&1 &
 PIDS+=($!)
 start_nginx $NGINX_PORT 127.0.0.1:$ORIGIN_PORT
 start_varnish $VARNISH_PORT $ORIGIN_PORT

@@ -99,7 +99,7 @@ func start() (*cluster, error) {
 		"IW_EDGE_PORT="+strconv.Itoa(edgePort),
 		"IW_EDGE_ADMIN_ADDR="+c.edgeAdmin,
 		"IW_WEBHOOK_ALLOW_CIDRS=127.0.0.0/8",
-		"IW_RATELIMIT_QUOTA=100000000",
+		"IW_RATELIMIT_QUOTA=100000000", "IW_RATELIMIT_REGISTER_QUOTA=100000000", "IW_EDGE_CONNS_PER_ADDRESS=100000",
 		// A killed worker's events and deliveries come back quickly.
 		"IW_WORKER_CLAIM_IDLE=3s", "IW_WORKER_LEASE=3s",
 		"IW_LOG_LEVEL=warn", "IW_SHUTDOWN_GRACE=2s",

@@ -71,7 +71,7 @@ BYTES=$(wc -c <"$WORK/body.json")
 
 # (a) the edge
 IW_EDGE_PORT=$EDGE_PORT IW_EDGE_ADMIN_ADDR=127.0.0.1:$EDGE_ADMIN IW_ORIGIN_ADDR=127.0.0.1:$ORIGIN_PORT \
-	IW_RATELIMIT_QUOTA=1000000000 IW_RATELIMIT_AGENT_QUOTA=1000000000 IW_BOTAUTH_ALLOW_CIDRS=127.0.0.0/8 taskset -c "$SCPU" bin/edge run --config caddyfile/Caddyfile --adapter caddyfile \
+	IW_RATELIMIT_QUOTA=1000000000 IW_EDGE_CONNS_PER_ADDRESS=1000000 IW_RATELIMIT_AGENT_QUOTA=1000000000 IW_BOTAUTH_ALLOW_CIDRS=127.0.0.0/8 taskset -c "$SCPU" bin/edge run --config caddyfile/Caddyfile --adapter caddyfile \
 	>"$WORK/edge.log" 2>&1 &
 EDGE_PID=$!
 PIDS+=($EDGE_PID)

@@ -385,18 +385,23 @@ func (s *Service) Claim(r *http.Request) (*respond.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	if c == nil {
-		return nil, oauthError("invalid_client", "no client is registered with this client_id.")
-	}
+	// An unknown client_id is answered exactly as a client registered with
+	// identity_type identity_assertion: a missing assertion is the same
+	// invalid_grant, and a presented one is checked in full before the
+	// same refusal. So claim tells no more than the RFC 7592 routes about
+	// which client ids exist.
 	switch {
 	case assertion != "":
 		// An assertion that is presented is always checked, also for an
 		// anonymous client.
-		if err := s.verifyAssertion(ctx, assertion, c.ClientID); err != nil {
+		if err := s.verifyAssertion(ctx, assertion, f["client_id"]); err != nil {
 			return nil, err
 		}
-	case c.IdentityType == IdentityAssertion:
-		return nil, oauthError("invalid_grant", "this client is registered with identity_type identity_assertion and must present an ID-JAG.")
+		if c == nil {
+			return nil, errNeedsAssertion()
+		}
+	case c == nil || c.IdentityType == IdentityAssertion:
+		return nil, errNeedsAssertion()
 	}
 	now := s.now()
 	raw, _, err := token.Issue(ctx, s.rdb, c.ClientID, token.Lifetime, now)
@@ -424,6 +429,12 @@ func (s *Service) Claim(r *http.Request) (*respond.Response, error) {
 	resp.CacheControl = respond.NoStore
 	resp.Header = http.Header{"Pragma": {"no-cache"}}
 	return resp, nil
+}
+
+// errNeedsAssertion refuses a claim without a valid ID-JAG for its client,
+// whether the client needs one or does not exist.
+func errNeedsAssertion() *apierror.Error {
+	return oauthError("invalid_grant", "no token can be issued for this client_id without a valid ID-JAG for it.")
 }
 
 // Revoke answers POST /agent-auth/revoke: 200 with an empty body for every

@@ -1,18 +1,29 @@
 // Package idempotency makes POSTs under /api/v1 safe to retry with an
-// Idempotency-Key header (DESIGN D19, draft-ietf-httpapi-idempotency-key-
-// header): the first response to a key is stored and replayed to every
-// retry with the same key and body.
+// Idempotency-Key header (draft-ietf-httpapi-idempotency-key-header): the
+// first response to a key is stored and replayed to every retry from the
+// same client with the same key and body.
 //
 // A record lives at iw:idem:{<digest>} where digest is the SHA-256 of the
-// client (when authenticated), the route and the key, so keys chosen by
-// different clients never meet and arbitrary key characters never reach a
-// Redis key name. Each record is one key, so it works unchanged on Redis
-// Cluster.
+// client, the route and the key. The client is the authenticated client, or
+// the bearer token presented, or, for anonymous requests, the client's
+// address: keys chosen by different clients never meet, so a key guessed or
+// reused elsewhere never replays one client's answer (its credentials) to
+// another. Arbitrary key characters never reach a Redis key name, and each
+// record is one key, so it works unchanged on Redis Cluster.
+//
+// Stored answers are sealed (AES-256-GCM) under a key derived with HKDF
+// from what only the retrying client holds: the Idempotency-Key, the body
+// and the client; the record keeps a random salt, a keyed fingerprint and
+// the ciphertext, never an answer in the clear. A registration access token
+// or an access token in a stored answer is therefore not readable from
+// Redis, its append-only file or a backup (docs/decisions.md, "Idempotency
+// records").
 package idempotency
 
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -77,9 +88,16 @@ type Options struct {
 // record is what Redis holds for a key.
 type record struct {
 	// State is "inflight" or "done".
-	State       string      `json:"state"`
-	Fingerprint string      `json:"fp"`
-	Status      int         `json:"status,omitempty"`
+	State       string `json:"state"`
+	Fingerprint string `json:"fp"`
+	// Salt and Sealed hold the answer of a done record, sealed (seal).
+	Salt   []byte `json:"salt,omitempty"`
+	Sealed []byte `json:"sealed,omitempty"`
+}
+
+// answer is the stored response, sealed inside a record.
+type answer struct {
+	Status      int         `json:"status"`
 	ContentType string      `json:"content_type,omitempty"`
 	Cache       string      `json:"cache_control,omitempty"`
 	Header      http.Header `json:"header,omitempty"`
@@ -117,17 +135,25 @@ func (s *Store) Wrap(opts Options, h respond.Handler) respond.Handler {
 		if int64(len(body)) > opts.MaxBody {
 			return h(r)
 		}
-		client := ""
-		if opts.Client != nil {
-			client = opts.Client(r)
+		client := clientOf(r, opts.Client)
+		rq := &pending{
+			key:    redisKey(client, opts.Route, key),
+			fp:     fingerprint(key, r, body),
+			secret: secretOf(client, opts.Route, key, body),
 		}
-		rk := redisKey(client, opts.Route, key)
-		fp := fingerprint(r, body)
-		return s.run(r, rk, fp, opts.TTL, h)
+		return s.run(r, rq, opts.TTL, h)
 	}
 }
 
-func (s *Store) run(r *http.Request, rk, fp string, ttl time.Duration, h respond.Handler) (*respond.Response, error) {
+// pending is what the wrapper derived from one request: its record's Redis
+// key, its fingerprint and the secret its answer is sealed under.
+type pending struct {
+	key, fp string
+	secret  []byte
+}
+
+func (s *Store) run(r *http.Request, rq *pending, ttl time.Duration, h respond.Handler) (*respond.Response, error) {
+	rk, fp := rq.key, rq.fp
 	ctx := r.Context()
 	inflight, _ := json.Marshal(record{State: "inflight", Fingerprint: fp})
 	for range 3 {
@@ -136,7 +162,7 @@ func (s *Store) run(r *http.Request, rk, fp string, ttl time.Duration, h respond
 			return nil, fmt.Errorf("idempotency: reserving a key: %w", err)
 		}
 		if ok {
-			return s.first(r, rk, fp, ttl, h)
+			return s.first(r, rq, ttl, h)
 		}
 		b, err := s.rdb.Get(ctx, rk).Bytes()
 		if errors.Is(err, redis.Nil) {
@@ -158,8 +184,12 @@ func (s *Store) run(r *http.Request, rk, fp string, ttl time.Duration, h respond
 			e.Header = http.Header{"Retry-After": {"1"}}
 			return nil, e
 		}
-		resp := &respond.Response{Status: rec.Status, ContentType: rec.ContentType, Body: rec.Body, CacheControl: rec.Cache, Header: http.Header{}}
-		for k, v := range rec.Header {
+		ans, err := open(rq.secret, rec.Salt, rec.Sealed)
+		if err != nil {
+			return nil, fmt.Errorf("idempotency: opening a stored answer: %w", err)
+		}
+		resp := &respond.Response{Status: ans.Status, ContentType: ans.ContentType, Body: ans.Body, CacheControl: ans.Cache, Header: http.Header{}}
+		for k, v := range ans.Header {
 			resp.Header[k] = v
 		}
 		resp.Header.Set(ReplayedHeader, "true")
@@ -173,7 +203,8 @@ func (s *Store) run(r *http.Request, rk, fp string, ttl time.Duration, h respond
 // for requests that failed validation: nothing was applied, so the client
 // may correct the request and send it again with the same key, and a
 // refused request leaves nothing behind in Redis.
-func (s *Store) first(r *http.Request, rk, fp string, ttl time.Duration, h respond.Handler) (resp *respond.Response, err error) {
+func (s *Store) first(r *http.Request, rq *pending, ttl time.Duration, h respond.Handler) (resp *respond.Response, err error) {
+	rk := rq.key
 	stored := false
 	defer func() {
 		if !stored {
@@ -190,8 +221,12 @@ func (s *Store) first(r *http.Request, rk, fp string, ttl time.Duration, h respo
 	if err != nil || resp.Status >= 400 {
 		return resp, err
 	}
-	rec := record{State: "done", Fingerprint: fp, Status: resp.Status, ContentType: resp.ContentType, Body: resp.Body, Header: resp.Header, Cache: resp.CacheControl}
-	b, merr := json.Marshal(rec)
+	salt, sealed, serr := seal(rq.secret, answer{Status: resp.Status, ContentType: resp.ContentType, Body: resp.Body, Header: resp.Header, Cache: resp.CacheControl})
+	if serr != nil {
+		s.log.Warn("idempotency: sealing a response failed", "err", serr)
+		return resp, err
+	}
+	b, merr := json.Marshal(record{State: "done", Fingerprint: rq.fp, Salt: salt, Sealed: sealed})
 	if merr != nil {
 		return resp, err
 	}
@@ -237,9 +272,11 @@ func redisKey(client, route, key string) string {
 }
 
 // fingerprint covers what changes a request's meaning: its body, its media
-// type and its query (test=true may travel there).
-func fingerprint(r *http.Request, body []byte) string {
-	h := sha256.New()
+// type and its query (test=true may travel there). It is an HMAC keyed by
+// the Idempotency-Key, so the stored fingerprint cannot confirm a guessed
+// body without the key.
+func fingerprint(key string, r *http.Request, body []byte) string {
+	h := hmac.New(sha256.New, []byte(key))
 	h.Write([]byte(respond.MediaType(r) + "\n" + r.URL.RawQuery + "\n"))
 	h.Write(body)
 	return hex.EncodeToString(h.Sum(nil))

@@ -25,9 +25,10 @@ func Handler(s *Server) respond.Mount {
 		// a one-event stream.
 		JSONResponse: true,
 		// The origin listens on loopback behind the edge, which forwards
-		// the public Host; the SDK's DNS-rebinding guard would refuse every
-		// proxied request. The guard protects servers on a user's machine;
-		// this one is public, read-only and needs no credentials.
+		// the public Host; the SDK's DNS-rebinding guard (loopback address,
+		// other Host) would refuse every proxied request. The Origin check
+		// below is what the transport specification asks of servers
+		// against DNS rebinding instead.
 		DisableLocalhostProtection: true,
 		MaxRequestBodyBytes:        MaxBody,
 		Logger:                     s.Log,
@@ -35,8 +36,16 @@ func Handler(s *Server) respond.Mount {
 	return respond.Mount{Methods: []string{http.MethodPost},
 		Hint: "The MCP endpoint takes one JSON-RPC message per POST (Streamable HTTP); its card is at /mcp/server-card.",
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if err := s.checkOrigin(r); err != nil {
+				apierror.Write(w, err)
+				return
+			}
 			if r.ContentLength > MaxBody {
 				apierror.Write(w, apierror.New(http.StatusRequestEntityTooLarge, "The request body is larger than 65536 bytes.", "Send one JSON-RPC message per POST."))
+				return
+			}
+			if err := refuseBatch(r); err != nil {
+				apierror.Write(w, err)
 				return
 			}
 			h.ServeHTTP(&jsonErrors{ResponseWriter: w}, r)

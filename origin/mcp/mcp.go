@@ -55,6 +55,11 @@ type Server struct {
 	Log      *slog.Logger
 	// Ask, when set, adds the "ask" tool (the hook for the /ask engine).
 	Ask Asker
+	// AllowedOrigins are the origins (scheme://host[:port]) browser pages
+	// may call the endpoint from; "*" allows every origin. Empty: only
+	// SiteRoot's own. Requests without Origin always pass
+	// (IW_MCP_ALLOWED_ORIGINS).
+	AllowedOrigins []string
 }
 
 // Limits of the tools' arguments.
@@ -190,6 +195,7 @@ func (s *Server) New() *sdk.Server {
 				"Use search_articles to find articles, get_article to read one as markdown, and the country and spec tools for the registries. " +
 				"Cite the article url and its sources.",
 		})
+	srv.AddReceivingMiddleware(boundResults)
 	readOnly := &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false), IdempotentHint: true}
 
 	sdk.AddTool(srv, &sdk.Tool{Name: toolSearchArticles.Name, Description: toolSearchArticles.Description, Annotations: readOnly,

@@ -301,7 +301,7 @@ func TestEnumsMatchTheCode(t *testing.T) {
 		return sp.Schema()
 	}
 	var codes []string
-	for _, status := range []int{400, 401, 403, 404, 405, 409, 410, 413, 415, 422, 429, 500, 503} {
+	for _, status := range []int{400, 401, 403, 404, 405, 408, 409, 410, 413, 415, 422, 429, 500, 503} {
 		codes = append(codes, apierror.CodeFor(status))
 	}
 	testCases := []struct {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"reflect"
 	"strconv"
 
 	"github.com/invoicewire/invoicewire/internal/apierror"
@@ -66,22 +67,57 @@ func DecodeJSON(r *http.Request, max int64, v any) ([]byte, error) {
 }
 
 // StrictUnmarshal decodes exactly one JSON value into v, with a 400 that says
-// what was wrong.
+// what was wrong in the words of JSON (object, string, number), never in
+// those of Go: decoding errors name Go types (ask.wireRequest), which mean
+// nothing to a client and tell more than it needs about the server.
 func StrictUnmarshal(body []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(v); err != nil {
 		var te *json.UnmarshalTypeError
+		var se *json.SyntaxError
 		switch {
 		case errors.As(err, &te) && te.Field != "":
-			return apierror.BadRequest("Field "+te.Field+" must be of type "+te.Type.String()+".", "Check the request schema in /openapi.json.")
+			return apierror.BadRequest("Field "+te.Field+" must be "+jsonKind(te.Type)+", not "+te.Value+".", "Check the request schema in /openapi.json.")
+		case errors.As(err, &te):
+			return apierror.BadRequest("The request body must be "+jsonKind(te.Type)+", not "+te.Value+".", "Check the request schema in /openapi.json.")
+		case errors.As(err, &se):
+			return apierror.BadRequest("The request body is not valid JSON (at byte "+strconv.FormatInt(se.Offset, 10)+").", "Send one JSON object.")
 		case errors.Is(err, io.EOF):
 			return apierror.BadRequest("The request body is empty.", "Send a JSON object.")
+		case errors.Is(err, io.ErrUnexpectedEOF):
+			return apierror.BadRequest("The request body ends in the middle of its JSON value.", "Send one complete JSON object.")
 		default:
-			return apierror.BadRequest("The request body is not valid JSON for this endpoint: "+err.Error()+".", "Check the request schema in /openapi.json.")
+			return apierror.BadRequest("The request body is not valid JSON for this endpoint.", "Check the request schema in /openapi.json.")
 		}
 	}
 	if dec.More() {
 		return apierror.BadRequest("The request body has data after the JSON value.", "Send exactly one JSON object.")
 	}
 	return nil
+}
+
+// jsonKind names what a Go type decodes from, in JSON's terms.
+func jsonKind(t reflect.Type) string {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil {
+		return "a JSON value"
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	}
+	return "a JSON value"
 }

@@ -65,7 +65,7 @@ const APIBase = "/api/v1"
 // "unavailable".
 var statusCodes = map[int]string{
 	400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
-	405: "method_not_allowed", 409: "conflict", 410: "gone", 413: "payload_too_large",
+	405: "method_not_allowed", 408: "request_timeout", 409: "conflict", 410: "gone", 413: "payload_too_large",
 	415: "unsupported_media_type", 422: "unprocessable", 429: "rate_limited",
 	500: "internal", 502: "unavailable", 503: "unavailable", 504: "unavailable",
 }

@@ -1,0 +1,153 @@
+// Package boundedbody provides the bounded_body handler: it reads a request
+// body whole, within a size and a time bound, before the handlers after it
+// (the reverse proxy) see the request, and answers a client's mistakes
+// itself with the JSON errors of json_errors:
+//
+//   - a body larger than max_size → 413 payload_too_large, without reading
+//     it when Content-Length already says so;
+//   - a body that does not arrive within timeout → 408 request_timeout;
+//   - a body whose framing is broken (a bad chunk size, a body shorter
+//     than its Content-Length) → 400 bad_request;
+//   - a request head with both Content-Length and Transfer-Encoding, as
+//     conn_guard saw it → 400 bad_request (RFC 9112 §6.1).
+//
+// Each of these answers closes the connection: what is left of the body
+// cannot be trusted to end where the client meant, and RFC 9112 §6.1 asks
+// for the close after a request with both length fields. Every other
+// HTTP/1 request with a chunked body is answered as usual and its
+// connection closed too, since net/http deletes Content-Length from such a
+// request before any handler runs and the two cannot be told apart where
+// conn_guard does not see the request in the clear.
+//
+// Streamed to the proxy instead, these bodies failed inside the proxy's
+// transport, which answered 502 (shown as 503 unavailable), or an empty
+// 200 once the upstream had answered.
+package boundedbody
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/invoicewire/invoicewire/internal/apierror"
+)
+
+func init() {
+	caddy.RegisterModule(Handler{})
+}
+
+// Handler reads request bodies whole before the next handler.
+type Handler struct {
+	// MaxSize is the largest body accepted, in bytes. Default 65536, the
+	// largest body the origin accepts.
+	MaxSize int64 `json:"max_size,omitempty"`
+	// Timeout bounds how long the body may take to arrive, from the moment
+	// this handler starts reading it. Default 30s
+	// (IW_EDGE_READ_BODY_TIMEOUT).
+	Timeout caddy.Duration `json:"timeout,omitempty"`
+}
+
+// CaddyModule returns the Caddy module information.
+func (Handler) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{
+		ID:  "http.handlers.bounded_body",
+		New: func() caddy.Module { return new(Handler) },
+	}
+}
+
+// Provision applies the defaults.
+func (h *Handler) Provision(caddy.Context) error {
+	if h.MaxSize == 0 {
+		h.MaxSize = 64 << 10
+	}
+	if h.Timeout == 0 {
+		h.Timeout = caddy.Duration(30 * time.Second)
+	}
+	return nil
+}
+
+// Validate checks h's configuration.
+func (h *Handler) Validate() error {
+	if h.MaxSize < 1 || h.Timeout < 0 {
+		return errors.New("bounded_body: max_size must be positive and timeout must not be negative")
+	}
+	return nil
+}
+
+// framingConflict is implemented by conn_guard's connections.
+type framingConflict interface{ FramingConflict() bool }
+
+// ServeHTTP reads r's body, or refuses r.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	if r.ProtoMajor == 1 {
+		if c, ok := r.Context().Value(caddyhttp.ConnCtxKey).(framingConflict); ok && c.FramingConflict() {
+			return refuse(w, apierror.BadRequest("The request has both Content-Length and Transfer-Encoding.",
+				"Send one of them (RFC 9112 §6.1); this connection is closed."))
+		}
+		if len(r.TransferEncoding) > 0 {
+			w.Header().Set("Connection", "close")
+		}
+	}
+	if r.Body == nil || r.Body == http.NoBody {
+		return next.ServeHTTP(w, r)
+	}
+	if r.ContentLength > h.MaxSize {
+		return refuse(w, tooLarge(h.MaxSize))
+	}
+	rc := http.NewResponseController(w)
+	if h.Timeout > 0 {
+		// Errors mean the writer cannot set deadlines (HTTP/3); the
+		// server's own read timeout still bounds the body there.
+		_ = rc.SetReadDeadline(time.Now().Add(time.Duration(h.Timeout)))
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, h.MaxSize+1))
+	if h.Timeout > 0 {
+		_ = rc.SetReadDeadline(time.Time{})
+	}
+	var ne net.Error
+	switch {
+	case err == nil && int64(len(body)) > h.MaxSize:
+		return refuse(w, tooLarge(h.MaxSize))
+	case errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &ne) && ne.Timeout():
+		return refuse(w, apierror.New(http.StatusRequestTimeout,
+			"The request body did not arrive within "+time.Duration(h.Timeout).String()+".",
+			"Send the whole body at once, right after the headers."))
+	case err != nil:
+		return refuse(w, apierror.BadRequest("The request body could not be read: its framing is malformed.",
+			"Send the body with a correct Content-Length, or as well-formed chunks (RFC 9112 §7.1)."))
+	}
+	r.Body.Close()
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
+	r.TransferEncoding = nil
+	r.Header.Set("Content-Length", strconv.Itoa(len(body)))
+	return next.ServeHTTP(w, r)
+}
+
+func tooLarge(max int64) *apierror.Error {
+	return apierror.New(http.StatusRequestEntityTooLarge,
+		fmt.Sprintf("The request body is larger than %d bytes.", max),
+		"Send a smaller body; every endpoint takes at most 64 KiB.")
+}
+
+// refuse answers e and closes the connection after the answer.
+func refuse(w http.ResponseWriter, e *apierror.Error) error {
+	w.Header().Set("Connection", "close")
+	return caddyhttp.Error(e.Status, e)
+}
+
+// Interface guards
+var (
+	_ caddy.Provisioner           = (*Handler)(nil)
+	_ caddy.Validator             = (*Handler)(nil)
+	_ caddyhttp.MiddlewareHandler = (*Handler)(nil)
+)
