@@ -9,9 +9,11 @@ import (
 	"os"
 	"path"
 	"regexp"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 )
@@ -77,7 +79,10 @@ func LoadFS(fsys fs.FS) (*Corpus, error) {
 	countries := l.checkCountries(c.Countries)
 	specs := l.checkSpecs(c.Specs)
 
-	seen := map[string]string{}
+	// The article files are listed first, then read and checked on every
+	// CPU (an archive holds hundreds of thousands); errors and articles are
+	// then taken in file order, so the result does not depend on timing.
+	var paths []string
 	err := fs.WalkDir(fsys, "articles", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) && p == "articles" {
@@ -85,23 +90,47 @@ func LoadFS(fsys fs.FS) (*Corpus, error) {
 			}
 			return err
 		}
-		if d.IsDir() || !strings.HasSuffix(p, ".md") {
-			return nil
+		if !d.IsDir() && strings.HasSuffix(p, ".md") {
+			paths = append(paths, p)
 		}
-		a := l.readArticle(p, sources, countries, specs)
-		if a == nil {
-			return nil
-		}
-		if prev, dup := seen[a.Slug]; dup {
-			l.fail(p, "slug", "duplicate of %s", prev)
-			return nil
-		}
-		seen[a.Slug] = p
-		c.Articles = append(c.Articles, a)
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("content: walking articles: %w", err)
+	}
+	type read struct {
+		a    *Article
+		errs []*FieldError
+	}
+	results := make([]read, len(paths))
+	var wg sync.WaitGroup
+	workers := max(1, min(runtime.GOMAXPROCS(0), len(paths)/64))
+	for w := range workers {
+		wg.Go(func() {
+			wl := &loader{fsys: fsys}
+			for i := w; i < len(paths); i += workers {
+				wl.errs = wl.errs[:0]
+				a := wl.readArticle(paths[i], sources, countries, specs)
+				results[i] = read{a: a, errs: slices.Clone(wl.errs)}
+			}
+		})
+	}
+	wg.Wait()
+	seen := make(map[string]string, len(paths))
+	c.Articles = make([]*Article, 0, len(paths))
+	for i, r := range results {
+		l.errs = append(l.errs, r.errs...)
+		a := r.a
+		if a == nil {
+			continue
+		}
+		p := paths[i]
+		if prev, dup := seen[a.Slug]; dup {
+			l.fail(p, "slug", "duplicate of %s", prev)
+			continue
+		}
+		seen[a.Slug] = p
+		c.Articles = append(c.Articles, a)
 	}
 	l.readNewsletters(c)
 

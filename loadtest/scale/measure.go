@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/invoicewire/invoicewire/internal/content"
@@ -269,15 +270,25 @@ func watchEdit(ctx context.Context, client *http.Client, base, siteRoot string, 
 			return err == nil && code == http.StatusOK && strings.Contains(string(b), a.Slug)
 		},
 	}
+	// Each surface is polled on its own, so a slow one (a large sitemap
+	// file) does not delay noticing the others.
 	v := visibility{surfaces: map[string]time.Duration{}}
-	for time.Since(t0) < timeout && len(v.surfaces) < len(checks) {
-		for name, check := range checks {
-			if _, seen := v.surfaces[name]; !seen && check() {
-				v.surfaces[name] = time.Since(t0)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for name, check := range checks {
+		wg.Go(func() {
+			for time.Since(t0) < timeout {
+				if check() {
+					mu.Lock()
+					v.surfaces[name] = time.Since(t0)
+					mu.Unlock()
+					return
+				}
+				time.Sleep(10 * time.Millisecond)
 			}
-		}
-		time.Sleep(10 * time.Millisecond)
+		})
 	}
+	wg.Wait()
 	for name := range checks {
 		if d, ok := v.surfaces[name]; !ok {
 			v.surfaces[name] = -1
