@@ -64,7 +64,22 @@ func Load(dir string) (*Corpus, error) {
 // LoadFS reads and validates a content tree from fsys. It returns either a
 // complete Corpus or a *LoadError naming every file and field at fault.
 func LoadFS(fsys fs.FS) (*Corpus, error) {
-	l := &loader{fsys: fsys}
+	return loadFS(fsys, nil)
+}
+
+// LoadChanged is Load for a sync of a large tree. It reads every article
+// file but parses and checks only those for which unchanged(path, bytes)
+// is false: unchanged names the files already published exactly as they
+// are, which passed the checks then (the caller answers true only when the
+// registries are unchanged too). The skipped files still count for
+// duplicate slugs, by their file names, and in Corpus.Unchanged; they are
+// not in Corpus.Articles.
+func LoadChanged(dir string, unchanged func(path string, raw []byte) bool) (*Corpus, error) {
+	return loadFS(os.DirFS(dir), unchanged)
+}
+
+func loadFS(fsys fs.FS, unchanged func(path string, raw []byte) bool) (*Corpus, error) {
+	l := &loader{fsys: fsys, unchanged: unchanged}
 	c := &Corpus{Newsletters: map[string]*NewsletterIntro{}}
 
 	l.readYAML("sources.yaml", &c.Sources)
@@ -100,6 +115,7 @@ func LoadFS(fsys fs.FS) (*Corpus, error) {
 	}
 	type read struct {
 		a    *Article
+		kept bool
 		errs []*FieldError
 	}
 	results := make([]read, len(paths))
@@ -107,11 +123,11 @@ func LoadFS(fsys fs.FS) (*Corpus, error) {
 	workers := max(1, min(runtime.GOMAXPROCS(0), len(paths)/64))
 	for w := range workers {
 		wg.Go(func() {
-			wl := &loader{fsys: fsys}
+			wl := &loader{fsys: fsys, unchanged: unchanged}
 			for i := w; i < len(paths); i += workers {
 				wl.errs = wl.errs[:0]
-				a := wl.readArticle(paths[i], sources, countries, specs)
-				results[i] = read{a: a, errs: slices.Clone(wl.errs)}
+				a, kept := wl.readArticle(paths[i], sources, countries, specs)
+				results[i] = read{a: a, kept: kept, errs: slices.Clone(wl.errs)}
 			}
 		})
 	}
@@ -130,6 +146,10 @@ func LoadFS(fsys fs.FS) (*Corpus, error) {
 			continue
 		}
 		seen[a.Slug] = p
+		if r.kept {
+			c.Unchanged++
+			continue
+		}
 		c.Articles = append(c.Articles, a)
 	}
 	l.readNewsletters(c)
@@ -150,6 +170,8 @@ func LoadFS(fsys fs.FS) (*Corpus, error) {
 type loader struct {
 	fsys fs.FS
 	errs []*FieldError
+	// unchanged, when set, names article files to skip (LoadChanged).
+	unchanged func(path string, raw []byte) bool
 }
 
 func (l *loader) fail(file, field, format string, args ...any) {
@@ -262,17 +284,26 @@ func splitFrontMatter(b []byte) (front, body []byte, ok bool) {
 	return rest[:end+1], rest[end+5:], true
 }
 
-func (l *loader) readArticle(p string, sources map[string]*Source, countries map[string]*Country, specs map[string]*Spec) *Article {
+// readArticle reads, parses and checks one article file. kept reports a
+// file skipped as unchanged: the article then carries only its slug.
+func (l *loader) readArticle(p string, sources map[string]*Source, countries map[string]*Country, specs map[string]*Spec) (a *Article, kept bool) {
 	m := articlePath.FindStringSubmatch(p)
 	if m == nil {
 		l.fail(p, "", "articles live at articles/<yyyy>/<mm>/<slug>.md")
-		return nil
+		return nil, false
 	}
 	raw, err := fs.ReadFile(l.fsys, p)
 	if err != nil {
 		l.fail(p, "", "%v", err)
-		return nil
+		return nil, false
 	}
+	if l.unchanged != nil && l.unchanged(p, raw) {
+		return &Article{Slug: m[3]}, true
+	}
+	return l.parseArticle(p, m, raw, sources, countries, specs), false
+}
+
+func (l *loader) parseArticle(p string, m []string, raw []byte, sources map[string]*Source, countries map[string]*Country, specs map[string]*Spec) *Article {
 	front, body, ok := splitFrontMatter(raw)
 	if !ok {
 		l.fail(p, "", "missing YAML front matter between --- lines")

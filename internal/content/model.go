@@ -123,4 +123,6 @@ type Corpus struct {
 	Specs       []*Spec
 	Sources     []*Source
 	Newsletters map[string]*NewsletterIntro
+	// Unchanged counts the article files LoadChanged skipped.
+	Unchanged int
 }

@@ -116,7 +116,9 @@ func filters(a *content.Article, k int) url.Values {
 // by cursor.
 func (m *readMix) listTargets() map[string][]target {
 	out := map[string][]target{}
-	add := func(kind string, q url.Values) { out[kind] = append(out[kind], target{method: http.MethodGet, path: listPath(q)}) }
+	add := func(kind string, q url.Values) {
+		out[kind] = append(out[kind], target{method: http.MethodGet, path: listPath(q)})
+	}
 	for range m.perKind {
 		add("list, random offset ≤ 10,000", url.Values{"offset": {strconv.Itoa(m.r.IntN(min(m.total, 10_000) + 1))}, "limit": {"20"}})
 		add("list, cursor at any depth", url.Values{"cursor": {cursorOf(m.pick())}, "limit": {"20"}})
@@ -258,11 +260,11 @@ func watchEdit(ctx context.Context, client *http.Client, base, siteRoot string, 
 		return false
 	}
 	checks := map[string]func() bool{
-		"API": func() bool { return strings.Contains(get("/api/v1/articles/"+a.Slug), token) },
-		"page": func() bool { return strings.Contains(get(a.Path()+"/"), token) },
-		"twin": func() bool { return strings.Contains(get(a.Path()+".md"), token) },
+		"API":                 func() bool { return strings.Contains(get("/api/v1/articles/"+a.Slug), token) },
+		"page":                func() bool { return strings.Contains(get(a.Path()+"/"), token) },
+		"twin":                func() bool { return strings.Contains(get(a.Path()+".md"), token) },
 		"feed /feeds/all.xml": func() bool { return strings.Contains(get("/feeds/all.xml"), token) },
-		"sitemap": sitemap,
+		"sitemap":             sitemap,
 		"/ask": func() bool {
 			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/ask", bytes.NewReader([]byte(`{"query":"`+token+`"}`)))
 			req.Header.Set("Content-Type", "application/json")
