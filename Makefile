@@ -72,7 +72,7 @@ chaos: build
 # Ranking quality of POST /ask on the real corpus (origin/ask/testdata/eval.json):
 # nDCG@5, MRR and recall@10. IW_EVAL_VERBOSE=1 adds one line per question.
 eval-ask:
-	@$(GO) test -count=1 -run '^TestEval$$' -v ./origin/ask/ | grep -E '^(ask eval|[a-z0-9-]+ +nDCG)'
+	@$(GO) test -count=1 -run '^TestEval$$' -v ./origin/ask/ | grep -E '^(ask eval|[a-z0-9-]+ +nDCG| +want)'
 
 # Speed of POST /ask on a generated 10,000-article archive: query latency
 # percentiles, index build time and memory, rebuild from Redis.

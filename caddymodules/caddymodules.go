@@ -6,6 +6,7 @@ package caddymodules
 import (
 	// The edge modules; DESIGN §6 gives their order.
 	_ "github.com/invoicewire/invoicewire/caddymodules/bearerauth"
+	_ "github.com/invoicewire/invoicewire/caddymodules/botauth"
 	_ "github.com/invoicewire/invoicewire/caddymodules/deprecation"
 	_ "github.com/invoicewire/invoicewire/caddymodules/edgecache"
 	_ "github.com/invoicewire/invoicewire/caddymodules/jsonerrors"

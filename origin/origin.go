@@ -132,7 +132,7 @@ func New(cfg Config, st *store.Store) (*Server, error) {
 	// they are kept no longer than the secrets live.
 	rdb := st.Client()
 	idem := idempotency.NewStore(rdb, cfg.Log)
-	aa := agentauth.New(agentauth.Config{SiteRoot: cfg.SiteRoot, Issuers: cfg.IDJAGIssuers, Log: cfg.Log}, rdb)
+	aa := agentauth.New(agentauth.Config{SiteRoot: cfg.SiteRoot, Issuers: cfg.IDJAGIssuers, FetchPolicy: cfg.WebhookPolicy, Log: cfg.Log}, rdb)
 	wh := webhooks.New(webhooks.Config{SiteRoot: cfg.SiteRoot, Policy: cfg.WebhookPolicy}, webhook.NewStore(rdb))
 	rt.get("/api/v1/agent-auth/register", aa.Metadata)
 	rt.handle(http.MethodPost, "/api/v1/agent-auth/register", idem.Wrap(idempotency.Options{Route: "register"}, aa.Register))

@@ -12,8 +12,9 @@ import (
 
 func init() {
 	httpcaddyfile.RegisterHandlerDirective("rate_limit_headers", parseCaddyfile)
-	// Outermost (DESIGN §6): every response, the errors and 401s of the
-	// modules after it included, carries the rate-limit fields.
+	// Outermost but for bot_auth (ordered before tracing), whose verified
+	// agent it budgets: every response, the errors and 401s of the modules
+	// after it included, carries the rate-limit fields.
 	httpcaddyfile.RegisterDirectiveOrder("rate_limit_headers", httpcaddyfile.After, "tracing")
 }
 
@@ -28,6 +29,8 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	rate_limit_headers {
 //	    policy        <name>
 //	    quota         <requests per window>
+//	    agent_policy  <name>
+//	    agent_quota   <requests per window of a verified agent>
 //	    window        <seconds or duration>
 //	    redis         <redis URL>
 //	    sync_interval <duration>
@@ -54,19 +57,25 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		switch name {
 		case "policy":
 			h.Policy = val
+		case "agent_policy":
+			h.AgentPolicy = val
 		case "redis":
 			h.Redis = val
 		case "key_prefix":
 			h.KeyPrefix = val
-		case "quota":
+		case "quota", "agent_quota":
 			if val == "" {
 				continue
 			}
 			n, err := strconv.ParseInt(val, 10, 64)
 			if err != nil || n < 0 {
-				return d.Errf("quota must be a non-negative integer, got %q", val)
+				return d.Errf("%s must be a non-negative integer, got %q", name, val)
 			}
-			h.Quota = n
+			if name == "quota" {
+				h.Quota = n
+			} else {
+				h.AgentQuota = n
+			}
 		case "window", "sync_interval":
 			if val == "" {
 				continue

@@ -8,7 +8,9 @@
 //
 // The client is the verified bearer client when the request carries a valid
 // token (asked of the shared token verifier), else the client IP as Caddy
-// determines it through the server's trusted_proxies.
+// determines it through the server's trusted_proxies. An agent whose Web
+// Bot Auth signature bot_auth verified counts against a budget of its own,
+// under its own policy (docs/decisions.md, "Verified agents").
 package ratelimitheaders
 
 import (
@@ -25,6 +27,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/invoicewire/invoicewire/caddymodules/botauth"
 	"github.com/invoicewire/invoicewire/caddymodules/internal/redisconn"
 	"github.com/invoicewire/invoicewire/caddymodules/internal/tokenverifier"
 	"github.com/invoicewire/invoicewire/internal/apierror"
@@ -41,7 +44,7 @@ var (
 		Namespace: "caddy",
 		Subsystem: "rate_limit_headers",
 		Name:      "decisions_total",
-		Help:      "Requests counted by the edge rate limiter, by decision (allowed, limited) and client kind (token, ip).",
+		Help:      "Requests counted by the edge rate limiter, by decision (allowed, limited) and client kind (token, ip, agent).",
 	}, []string{"decision", "client"})
 	syncs = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "caddy",
@@ -57,6 +60,8 @@ var (
 	allowedToken = decisions.WithLabelValues("allowed", "token")
 	limitedIP    = decisions.WithLabelValues("limited", "ip")
 	limitedToken = decisions.WithLabelValues("limited", "token")
+	allowedAgent = decisions.WithLabelValues("allowed", "agent")
+	limitedAgent = decisions.WithLabelValues("limited", "agent")
 )
 
 var limiters = caddy.NewUsagePool()
@@ -80,16 +85,48 @@ type Handler struct {
 	SyncInterval caddy.Duration `json:"sync_interval,omitempty"`
 	// KeyPrefix prefixes the counters' Redis keys. Default "iw:ratelimit".
 	KeyPrefix string `json:"key_prefix,omitempty"`
+	// AgentPolicy names the policy of agents whose Web Bot Auth signature
+	// bot_auth verified. Default "agent".
+	AgentPolicy string `json:"agent_policy,omitempty"`
+	// AgentQuota is the number of requests a verified agent may make per
+	// window, and the most that verified requests from one address may
+	// make. Default 5000 (IW_RATELIMIT_AGENT_QUOTA).
+	AgentQuota int64 `json:"agent_quota,omitempty"`
 
 	lim      *limiter
 	poolKey  string
 	verifier *tokenverifier.Verifier
 	logger   *zap.Logger
 
-	// Serialised once: the policy field and the start of the RateLimit one.
+	anonymous, agent budget
+}
+
+// budget is one quota policy with its fields serialised once: the
+// RateLimit-Policy value, the legacy limit and the start of the RateLimit
+// item.
+type budget struct {
+	quota       int64
 	policyValue []string
 	limitValue  []string
 	itemPrefix  string
+}
+
+// newBudget serialises a policy as Structured Fields (RFC 9651): the name
+// is a String item, quoted and escaped by httpsfv; q and w are Integer
+// parameters.
+func newBudget(name string, quota int64, window time.Duration) (budget, error) {
+	pol := httpsfv.NewItem(name)
+	pol.Params.Add("q", quota)
+	pol.Params.Add("w", int64(window/time.Second))
+	pv, err := httpsfv.Marshal(httpsfv.List{pol})
+	if err != nil {
+		return budget{}, fmt.Errorf("serialising RateLimit-Policy: %w", err)
+	}
+	prefix, err := httpsfv.Marshal(httpsfv.NewItem(name))
+	if err != nil {
+		return budget{}, fmt.Errorf("serialising RateLimit: %w", err)
+	}
+	return budget{quota: quota, policyValue: []string{pv}, limitValue: []string{strconv.FormatInt(quota, 10)}, itemPrefix: prefix}, nil
 }
 
 // CaddyModule returns the Caddy module information.
@@ -119,26 +156,23 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if h.KeyPrefix == "" {
 		h.KeyPrefix = "iw:ratelimit"
 	}
+	if h.AgentPolicy == "" {
+		h.AgentPolicy = "agent"
+	}
+	if h.AgentQuota == 0 {
+		h.AgentQuota = 5000
+	}
 	if err := metrics.Register(ctx.GetMetricsRegistry(), decisions, syncs); err != nil {
 		return err
 	}
 
-	// Structured Fields (RFC 9651): the policy name is a String item,
-	// quoted and escaped by httpsfv; q and w are Integer parameters.
-	pol := httpsfv.NewItem(h.Policy)
-	pol.Params.Add("q", h.Quota)
-	pol.Params.Add("w", int64(time.Duration(h.Window)/time.Second))
-	pv, err := httpsfv.Marshal(httpsfv.List{pol})
-	if err != nil {
-		return fmt.Errorf("serialising RateLimit-Policy: %w", err)
+	var err error
+	if h.anonymous, err = newBudget(h.Policy, h.Quota, time.Duration(h.Window)); err != nil {
+		return err
 	}
-	h.policyValue = []string{pv}
-	h.limitValue = []string{strconv.FormatInt(h.Quota, 10)}
-	prefix, err := httpsfv.Marshal(httpsfv.NewItem(h.Policy))
-	if err != nil {
-		return fmt.Errorf("serialising RateLimit: %w", err)
+	if h.agent, err = newBudget(h.AgentPolicy, h.AgentQuota, time.Duration(h.Window)); err != nil {
+		return err
 	}
-	h.itemPrefix = prefix
 
 	h.poolKey = fmt.Sprintf("%s|%s|%s|%s|%s", h.Policy, time.Duration(h.Window), time.Duration(h.SyncInterval), h.Redis, h.KeyPrefix)
 	v, _, err := limiters.LoadOrNew(h.poolKey, func() (caddy.Destructor, error) {
@@ -186,8 +220,10 @@ func (p *pooledLimiter) Destruct() error {
 func (h *Handler) Validate() error {
 	w := time.Duration(h.Window)
 	switch {
-	case h.Quota < 0:
-		return errors.New("rate_limit_headers: quota must not be negative")
+	case h.Quota < 0 || h.AgentQuota < 0:
+		return errors.New("rate_limit_headers: quota and agent_quota must not be negative")
+	case h.AgentPolicy == h.Policy:
+		return errors.New("rate_limit_headers: agent_policy must differ from policy")
 	case w < time.Second || w%time.Second != 0:
 		return fmt.Errorf("rate_limit_headers: window must be a whole number of seconds, got %s", w)
 	case time.Duration(h.SyncInterval) < 10*time.Millisecond:
@@ -210,8 +246,7 @@ func (h *Handler) Cleanup() error {
 // ServeHTTP counts r, sets the rate-limit fields and refuses r when the
 // client's budget is spent.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
-	client, kind := h.clientKey(r)
-	d := h.lim.take(r.Context(), client, h.Quota)
+	b, d, kind := h.decide(r)
 
 	// Seconds until the window resets, rounded up so a client waiting that
 	// long always finds a fresh budget.
@@ -220,52 +255,77 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	// parameters are also the legacy fields' values (one allocation, not
 	// three, on every request).
 	var buf [64]byte
-	b := append(buf[:0], h.itemPrefix...)
-	b = append(b, ";r="...)
-	r0 := len(b)
-	b = strconv.AppendInt(b, d.remaining, 10)
-	r1 := len(b)
-	b = append(b, ";t="...)
-	t0 := len(b)
-	b = strconv.AppendInt(b, t, 10)
-	item := string(b)
+	bs := append(buf[:0], b.itemPrefix...)
+	bs = append(bs, ";r="...)
+	r0 := len(bs)
+	bs = strconv.AppendInt(bs, d.remaining, 10)
+	r1 := len(bs)
+	bs = append(bs, ";t="...)
+	t0 := len(bs)
+	bs = strconv.AppendInt(bs, t, 10)
+	item := string(bs)
 
 	vals := make([]string, 3)
 	vals[0] = item
 	vals[1] = item[r0:r1]
 	vals[2] = item[t0:]
 	hdr := w.Header()
-	hdr["Ratelimit-Policy"] = h.policyValue
+	hdr["Ratelimit-Policy"] = b.policyValue
 	hdr["Ratelimit"] = vals[0:1:1]
-	hdr["Ratelimit-Limit"] = h.limitValue
+	hdr["Ratelimit-Limit"] = b.limitValue
 	hdr["Ratelimit-Remaining"] = vals[1:2:2]
 	hdr["Ratelimit-Reset"] = vals[2:3:3]
 
 	if !d.allowed {
-		if kind == "token" {
+		switch kind {
+		case "token":
 			limitedToken.Inc()
-		} else {
+		case "agent":
+			limitedAgent.Inc()
+		default:
 			limitedIP.Inc()
 		}
 		e := apierror.New(http.StatusTooManyRequests,
-			"Rate limit exceeded: "+h.limitValue[0]+" requests per "+strconv.FormatInt(int64(time.Duration(h.Window)/time.Second), 10)+" seconds.",
+			"Rate limit exceeded: "+b.limitValue[0]+" requests per "+strconv.FormatInt(int64(time.Duration(h.Window)/time.Second), 10)+" seconds.",
 			"Wait for Retry-After seconds; the RateLimit headers tell how much budget is left.")
 		// RFC 9110 §10.2.3 delay-seconds; never earlier than the reset
 		// (ratelimit-headers-10 §4).
 		e.Header = http.Header{"Retry-After": {vals[2]}}
 		return caddyhttp.Error(http.StatusTooManyRequests, e)
 	}
-	if kind == "token" {
+	switch kind {
+	case "token":
 		allowedToken.Inc()
-	} else {
+	case "agent":
+		allowedAgent.Inc()
+	default:
 		allowedIP.Inc()
 	}
 	return next.ServeHTTP(w, r)
 }
 
+// decide counts r against its budget. A verified agent counts against its
+// own budget and, with the same quota, against its address's budget for
+// verified requests: an address that signs with many identities (anyone
+// can publish keys) gets no more than one agent's budget (docs/decisions.md,
+// "Verified agents"). The tighter of the two is reported.
+func (h *Handler) decide(r *http.Request) (*budget, decision, string) {
+	if id, _ := caddyhttp.GetVar(r.Context(), botauth.VarAgent).(string); id != "" {
+		byAgent := h.lim.take(r.Context(), "a:"+id, h.agent.quota)
+		byAddress := h.lim.take(r.Context(), "aa:"+addressKey(r), h.agent.quota)
+		if byAddress.remaining < byAgent.remaining || !byAddress.allowed {
+			byAgent.remaining = byAddress.remaining
+			byAgent.allowed = byAgent.allowed && byAddress.allowed
+			byAgent.reset = max(byAgent.reset, byAddress.reset)
+		}
+		return &h.agent, byAgent, "agent"
+	}
+	client, kind := h.clientKey(r)
+	return &h.anonymous, h.lim.take(r.Context(), client, h.Quota), kind
+}
+
 // clientKey names the budget r counts against: "t:<client id>" for a valid
-// bearer token, else "ip:<address>" with IPv6 grouped by /64, since one
-// host commonly holds a whole /64.
+// bearer token, else the client's address (addressKey).
 func (h *Handler) clientKey(r *http.Request) (key, kind string) {
 	if h.verifier != nil {
 		if raw, present := token.FromHeader(r.Header); present && raw != "" {
@@ -274,16 +334,22 @@ func (h *Handler) clientKey(r *http.Request) (key, kind string) {
 			}
 		}
 	}
+	return addressKey(r), "ip"
+}
+
+// addressKey is "ip:<address>" for the client IP, with IPv6 grouped by
+// /64, since one host commonly holds a whole /64.
+func addressKey(r *http.Request) string {
 	ip, _ := caddyhttp.GetVar(r.Context(), caddyhttp.ClientIPVarKey).(string)
 	if ip == "" {
 		ip = r.RemoteAddr
 	}
 	if addr, err := netip.ParseAddr(ip); err == nil && addr.Is6() && !addr.Is4In6() {
 		if p, err := addr.Prefix(64); err == nil {
-			return "ip:" + p.String(), "ip"
+			return "ip:" + p.String()
 		}
 	}
-	return "ip:" + ip, "ip"
+	return "ip:" + ip
 }
 
 // Interface guards

@@ -134,7 +134,10 @@ func TestRedisDownStillServes(t *testing.T) {
 func TestSerialisationMatchesHTTPSFV(t *testing.T) {
 	// The RateLimit value is built by appending Integers to the
 	// httpsfv-serialised policy name; it must equal httpsfv's own output.
-	h := &Handler{itemPrefix: `"default"`}
+	b, err := newBudget("default", 1000, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct{ r, t int64 }{{0, 1}, {999, 60}, {1 << 40, 86400}} {
 		it := httpsfv.NewItem("default")
 		it.Params.Add("r", c.r)
@@ -143,7 +146,7 @@ func TestSerialisationMatchesHTTPSFV(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := h.itemPrefix + ";r=" + strconv.FormatInt(c.r, 10) + ";t=" + strconv.FormatInt(c.t, 10)
+		got := b.itemPrefix + ";r=" + strconv.FormatInt(c.r, 10) + ";t=" + strconv.FormatInt(c.t, 10)
 		if got != want {
 			t.Errorf("got %q; httpsfv %q", got, want)
 		}

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what `make run` and `make test` need and a fresh Debian machine with
 # Go lacks: redis-server (with redis-cli), curl and, for the tests, Node.js with npm,
-# the npm packages of the OpenAPI client check, Chromium and python3. As root it installs with
+# the npm packages of the OpenAPI client check, Chromium, python3 and
+# systemd-analyze (package systemd). As root it installs with
 # apt; otherwise it prints the command to run and fails.
 #
 #   deploy/local/deps.sh run     what `make run` needs
@@ -17,6 +18,8 @@ if [ "${1:-run}" = test ]; then
   command -v npm >/dev/null || need+=(nodejs npm)
   # deploy/check: promtool checks and unit-tests the alert rules.
   command -v promtool >/dev/null || need+=(prometheus)
+  # deploy/check/systemd rates each unit's exposure with systemd-analyze.
+  command -v systemd-analyze >/dev/null || need+=(systemd)
   # The site's browser tests (origin/site) drive headless Chromium; the
   # developer portal's Python verification sample runs under python3.
   command -v chromium >/dev/null || need+=(chromium)
@@ -45,11 +48,13 @@ if [ "${1:-run}" = test ]; then
     touch "$dir/node_modules"
   fi
   # The independent verifiers the worker's tests run on real deliveries
-  # (RFC 9421, Standard Webhooks).
-  dir=worker/testdata/verify
-  if [ ! -d "$dir/node_modules" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules" ]; then
-    echo "deps: installing the npm packages of $dir"
-    npm ci --no-audit --no-fund --loglevel=error --prefix "$dir"
-    touch "$dir/node_modules"
-  fi
+  # (RFC 9421, Standard Webhooks), and the independent Web Bot Auth signer
+  # the edge's bot_auth tests run (Cloudflare's web-bot-auth).
+  for dir in worker/testdata/verify caddymodules/botauth/testdata/npmsigner; do
+    if [ ! -d "$dir/node_modules" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules" ]; then
+      echo "deps: installing the npm packages of $dir"
+      npm ci --no-audit --no-fund --loglevel=error --prefix "$dir"
+      touch "$dir/node_modules"
+    fi
+  done
 fi

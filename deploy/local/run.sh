@@ -21,6 +21,8 @@ export IW_ORIGIN_METRICS_ADDR="${IW_ORIGIN_METRICS_ADDR:-127.0.0.1:8091}"
 export IW_WORKER_METRICS_ADDR="${IW_WORKER_METRICS_ADDR:-127.0.0.1:8082}"
 # Local receivers: allow loopback (and plain http there) for webhooks (D20).
 export IW_WEBHOOK_ALLOW_CIDRS="${IW_WEBHOOK_ALLOW_CIDRS:-127.0.0.0/8,::1/128}"
+# Local agents: their signatures directories may be served on loopback.
+export IW_BOTAUTH_ALLOW_CIDRS="${IW_BOTAUTH_ALLOW_CIDRS:-127.0.0.0/8,::1/128}"
 redis_port=6399
 
 pids=()

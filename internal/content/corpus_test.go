@@ -1,15 +1,11 @@
 package content
 
 import (
-	"fmt"
-	"net/url"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 	"unicode"
-
-	"golang.org/x/net/publicsuffix"
 )
 
 // corpusDir is the starter corpus that `make run` loads.
@@ -43,53 +39,6 @@ func countWords(s string) int {
 		}
 	}
 	return n
-}
-
-// hostOf returns the lowercased host of an absolute URL.
-func hostOf(raw string) (string, error) {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "", err
-	}
-	if u.Hostname() == "" {
-		return "", fmt.Errorf("%q has no host", raw)
-	}
-	return strings.ToLower(u.Hostname()), nil
-}
-
-// registrable returns the registrable domain (eTLD+1) of host. A host that is
-// itself a public suffix, as www.gov.uk's parent gov.uk is, stands for
-// itself.
-func registrable(host string) string {
-	if d, err := publicsuffix.EffectiveTLDPlusOne(host); err == nil {
-		return d
-	}
-	return host
-}
-
-// citationMatchesHomepage reports whether a cited page belongs to the
-// publisher whose homepage is given: both hosts must share the registrable
-// domain (so kpmg.com never matches kpmg.com.evil.example), and the cited
-// host, "www." aside, must be the homepage host or a subdomain of it, so that
-// globaltaxnews.ey.com is not filed under a taxnews.ey.com entry.
-func citationMatchesHomepage(cited, homepage string) (bool, string) {
-	ch, err := hostOf(cited)
-	if err != nil {
-		return false, "cited URL: " + err.Error()
-	}
-	hh, err := hostOf(homepage)
-	if err != nil {
-		return false, "homepage: " + err.Error()
-	}
-	if cr, hr := registrable(ch), registrable(hh); cr != hr {
-		return false, "registrable domain " + cr + " is not the homepage's " + hr
-	}
-	// www.example.org and example.org name the same site.
-	ch, hh = strings.TrimPrefix(ch, "www."), strings.TrimPrefix(hh, "www.")
-	if ch != hh && !strings.HasSuffix(ch, "."+hh) {
-		return false, "host " + ch + " is not " + hh + " or a subdomain of it"
-	}
-	return true, ""
 }
 
 func TestCitationMatchesHomepage(t *testing.T) {
@@ -310,5 +259,56 @@ func TestCorpusRegistries(t *testing.T) {
 				t.Errorf("no intro text")
 			}
 		})
+	}
+}
+
+// TestCorpusMilestones holds the mandate timeline to its promise: most
+// tracked countries have dated milestones, and every date is one that an
+// article it cites actually states, in the words a reader sees there.
+func TestCorpusMilestones(t *testing.T) {
+	c := loadCorpus(t)
+	bySlug := map[string]*Article{}
+	for _, a := range c.Articles {
+		bySlug[a.Slug] = a
+	}
+	withMilestones, total := 0, 0
+	for _, cty := range c.Countries {
+		if len(cty.Milestones) > 0 {
+			withMilestones++
+		}
+		for _, m := range cty.Milestones {
+			total++
+			t.Run(m.ID(cty.Code), func(t *testing.T) {
+				// The loader resolved every slug; a milestone whose article
+				// was dropped would show up here as a missing report.
+				if len(m.Reports) != len(m.Articles) {
+					t.Fatalf("%d articles but %d resolved reports", len(m.Articles), len(m.Reports))
+				}
+				var layouts []string
+				switch m.Precision {
+				case "day":
+					layouts = []string{"2 January 2006"}
+				case "month":
+					layouts = []string{"January 2006"}
+				case "year":
+					layouts = []string{"2006"}
+				}
+				for _, slug := range m.Articles {
+					body := strings.Join(strings.Fields(bySlug[slug].Body), " ")
+					for _, layout := range layouts {
+						if strings.Contains(body, m.Day().Format(layout)) {
+							return
+						}
+					}
+				}
+				t.Errorf("no cited article (%s) states %q", strings.Join(m.Articles, ", "), m.Day().Format(layouts[0]))
+			})
+		}
+	}
+	if withMilestones < 25 {
+		t.Errorf("%d countries have milestones, want at least 25", withMilestones)
+	}
+	if total < 60 {
+		t.Errorf("%d milestones, want at least 60", total)
 	}
 }

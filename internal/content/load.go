@@ -153,6 +153,11 @@ func loadFS(fsys fs.FS, unchanged func(path string, raw []byte) bool) (*Corpus, 
 		c.Articles = append(c.Articles, a)
 	}
 	l.readNewsletters(c)
+	bySlug := make(map[string]*Article, len(c.Articles))
+	for _, a := range c.Articles {
+		bySlug[a.Slug] = a
+	}
+	l.checkMilestones(c.Countries, c.Sources, bySlug)
 
 	if len(l.errs) > 0 {
 		return nil, &LoadError{l.errs}

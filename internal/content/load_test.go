@@ -68,6 +68,20 @@ func TestLoadFSValidTree(t *testing.T) {
 	if a.Locale != "en" {
 		t.Errorf("locale = %q, want the default %q", a.Locale, "en")
 	}
+	m := c.Countries[0].Milestones[0]
+	if m.SourceName != "KPMG TaxNewsFlash" {
+		t.Errorf("milestone source name = %q, want it found in sources.yaml by the URL's host", m.SourceName)
+	}
+	if m.Precision != "day" {
+		t.Errorf("milestone precision = %q, want the default %q", m.Precision, "day")
+	}
+	want := ArticleRef{Slug: "fixture-article", Title: "A fixture article", Path: "/2025/12/fixture-article", Updated: a.PublishedAt}
+	if len(m.Reports) != 1 || m.Reports[0] != want {
+		t.Errorf("milestone reports = %+v, want [%+v]", m.Reports, want)
+	}
+	if id := m.ID("be"); id != "be-2026-01-01-issue-receive" {
+		t.Errorf("milestone ID = %q, want be-2026-01-01-issue-receive", id)
+	}
 }
 
 func TestLoadFSRejects(t *testing.T) {
@@ -216,6 +230,95 @@ func TestLoadFSRejects(t *testing.T) {
 			wantFile:  "sources.yaml",
 			wantField: "[0].trust_tier",
 		},
+		{
+			desc:      "milestone date not written YYYY-MM-DD",
+			edit:      replace("countries.yaml", "date: 2026-01-01", "date: 2026-1-1"),
+			wantFile:  "countries.yaml",
+			wantField: "[0].milestones[0].date",
+		},
+		{
+			desc:      "milestone date that is no calendar day",
+			edit:      replace("countries.yaml", "date: 2026-01-01", "date: 2026-02-30"),
+			wantFile:  "countries.yaml",
+			wantField: "[0].milestones[0].date",
+		},
+		{
+			desc:      "milestone known to the month but not written on its first day",
+			edit:      replace("countries.yaml", "date: 2026-01-01", "date: 2026-01-15\n      precision: month"),
+			wantFile:  "countries.yaml",
+			wantField: "[0].milestones[0].date",
+		},
+		{
+			desc:      "unknown milestone precision",
+			edit:      replace("countries.yaml", "date: 2026-01-01", "date: 2026-01-01\n      precision: week"),
+			wantFile:  "countries.yaml",
+			wantField: "[0].milestones[0].precision",
+		},
+		{
+			desc:      "unknown milestone status",
+			edit:      replace("countries.yaml", "status: in-force", "status: live"),
+			wantFile:  "countries.yaml",
+			wantField: "[0].milestones[0].status",
+		},
+		{
+			desc:      "unknown obligation",
+			edit:      replace("countries.yaml", "obligation: [issue, receive]", "obligation: [issue, pay]"),
+			wantFile:  "countries.yaml",
+			wantField: "[0].milestones[0].obligation",
+		},
+		{
+			desc:      "milestone without obligation",
+			edit:      replace("countries.yaml", "      obligation: [issue, receive]\n", ""),
+			wantFile:  "countries.yaml",
+			wantField: "[0].milestones[0].obligation",
+		},
+		{
+			desc:      "milestone without scope",
+			edit:      replace("countries.yaml", "      scope: Every Belgian business, for domestic B2B invoices.\n", ""),
+			wantFile:  "countries.yaml",
+			wantField: "[0].milestones[0].scope",
+		},
+		{
+			desc:      "milestone source on no registered publisher's site",
+			edit:      replace("countries.yaml", "source: https://kpmg.com/us/en/taxnewsflash/news/2025/12/fixture.html", "source: https://kpmg.com.evil.example/fixture.html"),
+			wantFile:  "countries.yaml",
+			wantField: "[0].milestones[0].source",
+		},
+		{
+			desc:      "milestone source that is not an absolute URL",
+			edit:      replace("countries.yaml", "source: https://kpmg.com/us/en/taxnewsflash/news/2025/12/fixture.html", "source: kpmg-tnf"),
+			wantFile:  "countries.yaml",
+			wantField: "[0].milestones[0].source",
+		},
+		{
+			desc:      "milestone without article",
+			edit:      replace("countries.yaml", "articles: [fixture-article]", "articles: []"),
+			wantFile:  "countries.yaml",
+			wantField: "[0].milestones[0].articles",
+		},
+		{
+			desc:      "milestone citing an unknown article",
+			edit:      replace("countries.yaml", "articles: [fixture-article]", "articles: [no-such-article]"),
+			wantFile:  "countries.yaml",
+			wantField: "[0].milestones[0].articles",
+		},
+		{
+			desc:      "milestone citing an article about another country",
+			edit:      replace(fixtureArticle, "countries: [be]", "countries: []"),
+			wantFile:  "countries.yaml",
+			wantField: "[0].milestones[0].articles",
+		},
+		{
+			desc: "two milestones with the same country, date and obligation",
+			edit: func(t *testing.T, fsys fstest.MapFS) {
+				b := string(fsys["countries.yaml"].Data)
+				i := strings.Index(b, "    - date:")
+				fsys["countries.yaml"] = &fstest.MapFile{Data: []byte(b + strings.Replace(b[i:], "[issue, receive]", "[receive, issue]", 1))}
+			},
+			wantFile:  "countries.yaml",
+			wantField: "[0].milestones[1]",
+		},
+
 		{
 			desc:      "uppercase country code in countries.yaml",
 			edit:      replace("countries.yaml", "code: be", "code: BE"),

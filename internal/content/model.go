@@ -88,6 +88,8 @@ type Country struct {
 	// Summary is a short editor's note on the country's position, shown on
 	// the country page.
 	Summary string `json:"summary,omitempty" yaml:"summary"`
+	// Milestones are the country's dated steps, oldest first once loaded.
+	Milestones []Milestone `json:"milestones,omitempty" yaml:"milestones"`
 }
 
 // Spec is a tracked specification of the e-invoicing network (spec §2 Spec).

@@ -70,17 +70,60 @@ type PublicCountry struct {
 	MandateStatus string  `json:"mandate_status"`
 	Authority     *string `json:"authority"`
 	URL           string  `json:"url"`
+	// Milestones are the country's dated steps, oldest first; empty when
+	// none is recorded.
+	Milestones []PublicMilestone `json:"milestones"`
 }
 
 // Public returns the API form of c.
 func (c *Country) Public(siteRoot string) *PublicCountry {
-	return &PublicCountry{
+	p := &PublicCountry{
 		Code:          c.Code,
 		Name:          c.Name,
 		MandateStatus: c.MandateStatus,
 		Authority:     nullable(c.Authority),
 		URL:           siteRoot + "/countries/" + c.Code + "/",
+		Milestones:    make([]PublicMilestone, len(c.Milestones)),
 	}
+	for i := range c.Milestones {
+		p.Milestones[i] = c.Milestones[i].Public(c.Code, siteRoot)
+	}
+	return p
+}
+
+// PublicMilestone is one item of PublicCountry.Milestones.
+type PublicMilestone struct {
+	ID            string       `json:"id"`
+	Date          string       `json:"date"`
+	DatePrecision string       `json:"date_precision"`
+	Status        string       `json:"status"`
+	Obligation    []string     `json:"obligation"`
+	Title         string       `json:"title"`
+	Scope         string       `json:"scope"`
+	Source        PublicLink   `json:"source"`
+	Articles      []PublicLink `json:"articles"`
+}
+
+// Public returns the API form of m, a milestone of the country code.
+func (m *Milestone) Public(code, siteRoot string) PublicMilestone {
+	p := PublicMilestone{
+		ID:            m.ID(code),
+		Date:          m.Date,
+		DatePrecision: m.Precision,
+		Status:        m.Status,
+		Obligation:    nonNil(m.Obligation),
+		Title:         m.Title,
+		Scope:         m.Scope,
+		Source:        PublicLink{Name: m.SourceName, URL: m.Source},
+		Articles:      make([]PublicLink, len(m.Reports)),
+	}
+	if p.DatePrecision == "" {
+		p.DatePrecision = "day"
+	}
+	for i, r := range m.Reports {
+		p.Articles[i] = PublicLink{Name: r.Title, URL: siteRoot + r.Path + "/"}
+	}
+	return p
 }
 
 // PublicSpec is the Spec resource (spec §2); url is the official page (D7).

@@ -24,10 +24,14 @@ const (
 // Component is one covered component identifier (RFC 9421 §2): a derived
 // component such as "@authority" or a lowercase header field name such as
 // "content-digest". Req marks a request component covered by a response's
-// signature (the ;req parameter, §2.4).
+// signature (the ;req parameter, §2.4). Key, when set, covers one member of
+// a Dictionary Structured Field rather than the whole field (the ;key
+// parameter, §2.1.2), as Web Bot Auth signers cover their own member of
+// Signature-Agent.
 type Component struct {
 	Name string
 	Req  bool
+	Key  string
 }
 
 // HeaderSignatureAgent names where a verifier finds the signer's key
@@ -59,6 +63,9 @@ func Components(names ...string) []Component {
 
 func (c Component) item() httpsfv.Item {
 	it := httpsfv.NewItem(c.Name)
+	if c.Key != "" {
+		it.Params.Add("key", c.Key)
+	}
 	if c.Req {
 		it.Params.Add("req", true)
 	}
@@ -108,6 +115,10 @@ func (m Message) fields(c Component) (http.Header, error) {
 	return m.Header, nil
 }
 
+// Value is the value of component c in m, as the signature base holds it
+// (RFC 9421 §2.1, §2.2).
+func (m Message) Value(c Component) (string, error) { return m.value(c) }
+
 // value resolves one component (RFC 9421 §2.1, §2.2).
 func (m Message) value(c Component) (string, error) {
 	if !strings.HasPrefix(c.Name, "@") {
@@ -118,6 +129,9 @@ func (m Message) value(c Component) (string, error) {
 		vals := h.Values(c.Name)
 		if len(vals) == 0 {
 			return "", fmt.Errorf("signing: covered header field %q is absent", c.Name)
+		}
+		if c.Key != "" {
+			return dictionaryMember(vals, c)
 		}
 		// §2.1: strip leading and trailing whitespace from each field
 		// line, then join the lines with ", ".
@@ -162,6 +176,32 @@ func (m Message) value(c Component) (string, error) {
 		return "?" + r.URL.RawQuery, nil
 	}
 	return "", fmt.Errorf("signing: component %q is not supported", c.Name)
+}
+
+// dictionaryMember is the value of one member of a Dictionary field, in its
+// serialized form (RFC 9421 §2.1.2): parsed, then serialized again, so
+// whitespace and the other members do not matter.
+func dictionaryMember(vals []string, c Component) (string, error) {
+	d, err := httpsfv.UnmarshalDictionary(vals)
+	if err != nil {
+		return "", fmt.Errorf("signing: covered field %q is not a dictionary: %w", c.Name, err)
+	}
+	m, ok := d.Get(c.Key)
+	if !ok {
+		return "", fmt.Errorf("signing: covered field %q has no member %q", c.Name, c.Key)
+	}
+	one := httpsfv.NewDictionary()
+	one.Add(c.Key, m)
+	s, err := httpsfv.Marshal(one)
+	if err != nil {
+		return "", fmt.Errorf("signing: serializing member %q of %q: %w", c.Key, c.Name, err)
+	}
+	// A Boolean true member serializes as the bare key; the member's value
+	// is then "?1".
+	if s == c.Key {
+		return "?1", nil
+	}
+	return strings.TrimPrefix(s, c.Key+"="), nil
 }
 
 func requestTarget(r *http.Request) string {
@@ -287,7 +327,7 @@ func signatureBase(m Message, il httpsfv.InnerList) ([]byte, error) {
 }
 
 // componentOf reads a component identifier from its structured form,
-// refusing parameters this package does not implement (sf, key, bs, tr).
+// refusing parameters this package does not implement (sf, bs, tr).
 func componentOf(it httpsfv.Item) (Component, error) {
 	name, ok := it.Value.(string)
 	if !ok || name == "" || name != strings.ToLower(name) {
@@ -295,10 +335,22 @@ func componentOf(it httpsfv.Item) (Component, error) {
 	}
 	c := Component{Name: name}
 	for _, p := range it.Params.Names() {
-		if p != "req" {
+		v, _ := it.Params.Get(p)
+		switch p {
+		case "req":
+			if v != true {
+				return Component{}, errors.New("signing: component parameter req must be true")
+			}
+			c.Req = true
+		case "key":
+			k, ok := v.(string)
+			if !ok || k == "" || strings.HasPrefix(name, "@") {
+				return Component{}, errors.New("signing: component parameter key must name a member of a header field")
+			}
+			c.Key = k
+		default:
 			return Component{}, fmt.Errorf("signing: component parameter %q is not supported", p)
 		}
-		c.Req = true
 	}
 	return c, nil
 }
@@ -397,16 +449,21 @@ func (v *Verified) Covers(c Component) bool {
 	return false
 }
 
-// Verify checks the signature labelled label of m with pub at time now: the
-// signature base is rebuilt from the message and the received parameters,
-// alg (when present) must be ed25519, and expires (when present) must not
-// have passed. For a response, m.Header holds the Signature headers; for a
-// request, m.Request.Header.
-func Verify(m Message, label string, pub ed25519.PublicKey, now time.Time) (*Verified, error) {
-	h := m.Header
-	if !m.isResponse() {
-		h = m.Request.Header
-	}
+// Received is a signature as a verifier receives it, before any check: its
+// label, covered components and parameters, and the signature bytes.
+type Received struct {
+	Label      string
+	Components []Component
+	Params     Params
+	Signature  []byte
+	input      httpsfv.InnerList
+}
+
+// ReceivedSignatures parses the Signature-Input and Signature fields of h
+// (RFC 9421 §4.1, §4.2) into one Received per label, in the order of
+// Signature-Input. A member that is not a well-formed signature makes the
+// whole field an error, as does an input without its signature.
+func ReceivedSignatures(h http.Header) ([]*Received, error) {
 	inputs, err := httpsfv.UnmarshalDictionary(h.Values(HeaderSignatureInput))
 	if err != nil {
 		return nil, fmt.Errorf("signing: Signature-Input is malformed: %w", err)
@@ -415,48 +472,91 @@ func Verify(m Message, label string, pub ed25519.PublicKey, now time.Time) (*Ver
 	if err != nil {
 		return nil, fmt.Errorf("signing: Signature is malformed: %w", err)
 	}
-	in, ok := inputs.Get(label)
-	if !ok {
-		return nil, fmt.Errorf("signing: no signature labelled %q", label)
-	}
-	il, ok := in.(httpsfv.InnerList)
-	if !ok {
-		return nil, fmt.Errorf("signing: Signature-Input %q is not an inner list", label)
-	}
-	sm, ok := sigs.Get(label)
-	if !ok {
-		return nil, fmt.Errorf("signing: Signature has no member %q", label)
-	}
-	sigItem, ok := sm.(httpsfv.Item)
-	raw, isBytes := sigItem.Value.([]byte)
-	if !ok || !isBytes {
-		return nil, fmt.Errorf("signing: Signature %q is not a byte sequence", label)
-	}
-	v := &Verified{Label: label}
-	for _, it := range il.Items {
-		c, err := componentOf(it)
-		if err != nil {
+	out := make([]*Received, 0, len(inputs.Names()))
+	for _, label := range inputs.Names() {
+		in, _ := inputs.Get(label)
+		il, ok := in.(httpsfv.InnerList)
+		if !ok {
+			return nil, fmt.Errorf("signing: Signature-Input %q is not an inner list", label)
+		}
+		sm, ok := sigs.Get(label)
+		if !ok {
+			return nil, fmt.Errorf("signing: Signature has no member %q", label)
+		}
+		sigItem, ok := sm.(httpsfv.Item)
+		raw, isBytes := sigItem.Value.([]byte)
+		if !ok || !isBytes {
+			return nil, fmt.Errorf("signing: Signature %q is not a byte sequence", label)
+		}
+		r := &Received{Label: label, Signature: raw, input: il}
+		for _, it := range il.Items {
+			c, err := componentOf(it)
+			if err != nil {
+				return nil, err
+			}
+			r.Components = append(r.Components, c)
+		}
+		if r.Params, err = paramsOf(il.Params); err != nil {
 			return nil, err
 		}
-		v.Components = append(v.Components, c)
+		out = append(out, r)
 	}
-	if v.Params, err = paramsOf(il.Params); err != nil {
-		return nil, err
+	return out, nil
+}
+
+// Covers reports whether the signature covers the component.
+func (r *Received) Covers(c Component) bool {
+	for _, x := range r.Components {
+		if x == c {
+			return true
+		}
 	}
-	if v.Params.Alg != "" && v.Params.Alg != Alg {
-		return nil, fmt.Errorf("signing: alg %q, want %q", v.Params.Alg, Alg)
+	return false
+}
+
+// Base is the signature base of m for r's components and parameters as
+// received (RFC 9421 §2.5), so it covers exactly what the signer
+// serialized.
+func (r *Received) Base(m Message) ([]byte, error) { return signatureBase(m, r.input) }
+
+// Verify checks r over m with pub at time now: alg (when present) must be
+// ed25519, the signature must verify, and expires (when present) must not
+// have passed.
+func (r *Received) Verify(m Message, pub ed25519.PublicKey, now time.Time) (*Verified, error) {
+	if r.Params.Alg != "" && r.Params.Alg != Alg {
+		return nil, fmt.Errorf("signing: alg %q, want %q", r.Params.Alg, Alg)
 	}
-	base, err := signatureBase(m, il)
+	base, err := r.Base(m)
 	if err != nil {
 		return nil, err
 	}
-	if !ed25519.Verify(pub, base, raw) {
+	if !ed25519.Verify(pub, base, r.Signature) {
 		return nil, errors.New("signing: the signature does not verify")
 	}
-	if !v.Params.Expires.IsZero() && now.After(v.Params.Expires) {
-		return nil, fmt.Errorf("signing: the signature expired at %s", v.Params.Expires.UTC().Format(time.RFC3339))
+	if !r.Params.Expires.IsZero() && now.After(r.Params.Expires) {
+		return nil, fmt.Errorf("signing: the signature expired at %s", r.Params.Expires.UTC().Format(time.RFC3339))
 	}
-	return v, nil
+	return &Verified{Label: r.Label, Components: r.Components, Params: r.Params}, nil
+}
+
+// Verify checks the signature labelled label of m with pub at time now (see
+// Received.Verify). For a response, m.Header holds the Signature headers;
+// for a request, m.Request.Header.
+func Verify(m Message, label string, pub ed25519.PublicKey, now time.Time) (*Verified, error) {
+	h := m.Header
+	if !m.isResponse() {
+		h = m.Request.Header
+	}
+	all, err := ReceivedSignatures(h)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range all {
+		if r.Label == label {
+			return r.Verify(m, pub, now)
+		}
+	}
+	return nil, fmt.Errorf("signing: no signature labelled %q", label)
 }
 
 func paramsOf(sp *httpsfv.Params) (Params, error) {

@@ -170,7 +170,7 @@ func TestResponseSignature(t *testing.T) {
 		{desc: "expired", wantErr: "expired", mutate: func(h http.Header, r *http.Request) (*http.Request, time.Time) {
 			return r, now.Add(2 * time.Hour)
 		}},
-		{desc: "missing label", wantErr: "no signature labelled", mutate: func(h http.Header, r *http.Request) (*http.Request, time.Time) {
+		{desc: "missing label", wantErr: `Signature has no member "other"`, mutate: func(h http.Header, r *http.Request) (*http.Request, time.Time) {
 			h.Set("Signature-Input", strings.Replace(h.Get("Signature-Input"), "binding0=", "other=", 1))
 			return r, now
 		}},

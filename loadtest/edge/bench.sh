@@ -12,6 +12,10 @@
 #   (e) varnish Varnish in front of the same origin
 #
 # Prints requests/s, p50/p99 latency, peak RSS and each one's ratio to (a).
+# Then the edge's hits for Web Bot Auth agents (loadtest/edge/agentload, a
+# raw-socket client that prepares its requests before the clock starts):
+# unsigned, freshly signed on every request, and one signature repeated,
+# each as a ratio to the unsigned hits of the same rounds.
 # Environment: BENCH_DURATION (10s), BENCH_ROUNDS (3), BENCH_CONNECTIONS (32),
 # BENCH_SERVER_CPU (0), BENCH_LOAD_CPU (1).
 set -euo pipefail
@@ -38,7 +42,7 @@ for tool in wrk nginx varnishd redis-server taskset curl; do
 	command -v "$tool" >/dev/null || { echo "bench-edge: $tool is missing (make bench-edge installs it)" >&2; exit 1; }
 done
 
-go build -o bin/ ./cmd/edge ./cmd/origin ./cmd/iwctl ./loadtest/edge/barego
+go build -o bin/ ./cmd/edge ./cmd/origin ./cmd/iwctl ./loadtest/edge/barego ./loadtest/edge/agentload
 
 export IW_REDIS_URL=redis://127.0.0.1:$REDIS_PORT/0
 export IW_PUBLIC_URL=http://127.0.0.1:$EDGE_PORT
@@ -67,7 +71,7 @@ BYTES=$(wc -c <"$WORK/body.json")
 
 # (a) the edge
 IW_EDGE_PORT=$EDGE_PORT IW_EDGE_ADMIN_ADDR=127.0.0.1:$EDGE_ADMIN IW_ORIGIN_ADDR=127.0.0.1:$ORIGIN_PORT \
-	IW_RATELIMIT_QUOTA=1000000000 taskset -c "$SCPU" bin/edge run --config caddyfile/Caddyfile --adapter caddyfile \
+	IW_RATELIMIT_QUOTA=1000000000 IW_RATELIMIT_AGENT_QUOTA=1000000000 IW_BOTAUTH_ALLOW_CIDRS=127.0.0.0/8 taskset -c "$SCPU" bin/edge run --config caddyfile/Caddyfile --adapter caddyfile \
 	>"$WORK/edge.log" 2>&1 &
 EDGE_PID=$!
 PIDS+=($EDGE_PID)
@@ -144,3 +148,25 @@ for n in "${names[@]}"; do
 done
 echo
 echo "Goals: edge ≥ 0.6 × bare-go and ≥ 1.5 × caddy-respond (DESIGN §8)."
+
+# Verified agents on the same edge: interleaved rounds of each mode, the
+# median round of each reported.
+declare -A ARPS
+for round in $(seq 1 "$ROUNDS"); do
+	taskset -c "$LCPU" bin/agentload -addr "127.0.0.1:$EDGE_PORT" -path "$PATH_Q" -c "$CONNS" -d "$DURATION" \
+		>>"$WORK/agent-rounds" 2>>"$WORK/agentload.log" || { cat "$WORK/agentload.log" >&2; exit 1; }
+	echo "round $round agents: $(tail -3 "$WORK/agent-rounds" | tr '\n' ' ')" >&2
+done
+for mode in unsigned fresh repeated; do
+	ARPS[$mode]=$(awk -v m="$mode" '$1 == m {print $2}' "$WORK/agent-rounds" | sort -n | awk -v n="$ROUNDS" 'NR == int((n + 1) / 2)')
+done
+echo
+echo "bench-edge agents: the same GET through the same edge, agentload -c$CONNS -d$DURATION on CPU $LCPU, median of $ROUNDS rounds"
+echo
+printf '| %-28s | %10s | %12s |\n' requests "req/s" "÷ unsigned"
+printf '|%s|%s|%s|\n' "------------------------------" "------------" "--------------"
+for mode in unsigned fresh repeated; do
+	printf '| %-28s | %10s | %12s |\n' "$mode" "${ARPS[$mode]}" "$(awk -v a="${ARPS[$mode]}" -v b="${ARPS[unsigned]}" 'BEGIN { printf "%.2f", a / b }')"
+done
+echo
+echo "Goals: fresh ≥ 0.4 × unsigned, repeated ≥ 0.9 × unsigned."

@@ -25,11 +25,11 @@ import (
 	"strings"
 	"time"
 
-	jose "github.com/go-jose/go-jose/v4"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/invoicewire/invoicewire/internal/apierror"
 	"github.com/invoicewire/invoicewire/internal/events"
+	"github.com/invoicewire/invoicewire/internal/netguard"
 	"github.com/invoicewire/invoicewire/internal/token"
 	"github.com/invoicewire/invoicewire/internal/webhook"
 	"github.com/invoicewire/invoicewire/origin/respond"
@@ -57,6 +57,9 @@ type Config struct {
 	SiteRoot string
 	// Issuers are the trusted ID-JAG issuers (IW_IDJAG_ISSUERS).
 	Issuers []Issuer
+	// FetchPolicy decides which addresses issuers' jwks_uri documents may
+	// be fetched from: the rules of webhook deliveries.
+	FetchPolicy netguard.Policy
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 	Log *slog.Logger
@@ -68,7 +71,7 @@ type Service struct {
 	subs     *webhook.Store
 	siteRoot string
 	issuer   string
-	issuers  map[string]*jose.JSONWebKeySet
+	issuers  map[string]*issuerKeys
 	now      func() time.Time
 	log      *slog.Logger
 }
@@ -76,15 +79,16 @@ type Service struct {
 // New builds the service on rdb.
 func New(cfg Config, rdb redis.UniversalClient) *Service {
 	s := &Service{rdb: rdb, subs: webhook.NewStore(rdb), siteRoot: cfg.SiteRoot, issuer: cfg.SiteRoot,
-		issuers: map[string]*jose.JSONWebKeySet{}, now: cfg.Now, log: cfg.Log}
+		issuers: map[string]*issuerKeys{}, now: cfg.Now, log: cfg.Log}
 	if s.now == nil {
 		s.now = time.Now
 	}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
+	fetcher := netguard.NewFetcher(cfg.FetchPolicy, jwksFetchTimeout, jwksMaxBytes)
 	for _, is := range cfg.Issuers {
-		s.issuers[is.Issuer] = &is.JWKS
+		s.issuers[is.Issuer] = &issuerKeys{inline: is.JWKS.Keys, uri: is.JWKSURI, fetcher: fetcher, now: s.now, log: s.log}
 	}
 	return s
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -16,15 +17,20 @@ import (
 )
 
 // Issuer is an identity provider whose ID-JAGs agent-auth accepts, with the
-// keys it signs them with.
+// keys it signs them with: given inline, published at a jwks_uri, or both.
 type Issuer struct {
 	Issuer string             `json:"issuer"`
 	JWKS   jose.JSONWebKeySet `json:"jwks"`
+	// JWKSURI is where the issuer publishes its keys (RFC 8414 §2
+	// jwks_uri); they are fetched under the outbound address rules and
+	// follow its key rotation.
+	JWKSURI string `json:"jwks_uri,omitempty"`
 }
 
 // ParseIssuers reads IW_IDJAG_ISSUERS: a JSON array of {"issuer", "jwks"}
-// objects, or the path of a file that holds one. Empty means no issuer is
-// trusted, so only anonymous clients can claim tokens.
+// or {"issuer", "jwks_uri"} objects, or the path of a file that holds one.
+// Empty means no issuer is trusted, so only anonymous clients can claim
+// tokens.
 func ParseIssuers(v string) ([]Issuer, error) {
 	v = strings.TrimSpace(v)
 	if v == "" {
@@ -40,11 +46,17 @@ func ParseIssuers(v string) ([]Issuer, error) {
 	}
 	var out []Issuer
 	if err := json.Unmarshal(raw, &out); err != nil {
-		return nil, fmt.Errorf("agentauth: IW_IDJAG_ISSUERS must be a JSON array of {\"issuer\",\"jwks\"}: %w", err)
+		return nil, fmt.Errorf("agentauth: IW_IDJAG_ISSUERS must be a JSON array of {\"issuer\",\"jwks\" or \"jwks_uri\"}: %w", err)
 	}
 	for _, is := range out {
-		if is.Issuer == "" || len(is.JWKS.Keys) == 0 {
-			return nil, fmt.Errorf("agentauth: IW_IDJAG_ISSUERS: every entry needs an issuer and at least one key")
+		if is.Issuer == "" || (len(is.JWKS.Keys) == 0 && is.JWKSURI == "") {
+			return nil, fmt.Errorf("agentauth: IW_IDJAG_ISSUERS: every entry needs an issuer and at least one key or a jwks_uri")
+		}
+		if is.JWKSURI != "" {
+			u, err := url.Parse(is.JWKSURI)
+			if err != nil || !u.IsAbs() || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
+				return nil, fmt.Errorf("agentauth: IW_IDJAG_ISSUERS: the jwks_uri of %s must be an absolute https URL", is.Issuer)
+			}
 		}
 		for _, k := range is.JWKS.Keys {
 			if !k.IsPublic() {
@@ -112,9 +124,9 @@ func (s *Service) verifyAssertion(ctx context.Context, raw, clientID string) err
 	if !ok {
 		return grant("the assertion's issuer is not trusted by this service.")
 	}
-	candidates := keys.Keys
-	if hdr.KeyID != "" {
-		candidates = keys.Key(hdr.KeyID)
+	candidates, err := keys.candidates(ctx, hdr.KeyID)
+	if err != nil {
+		return err
 	}
 	var claims idjagClaims
 	verified := false

@@ -24,7 +24,7 @@ func TestQuotesAreVerbatim(t *testing.T) {
 		text[testSiteRoot+a.Path()+"/"] = b.String()
 	}
 	summaries := 0
-	for _, q := range loadEval(t).Questions {
+	for _, q := range loadEval(t, evalFirst).Questions {
 		ans, err := e.Ask(context.Background(), Request{Query: q.Query})
 		if err != nil {
 			t.Fatal(err)
