@@ -90,6 +90,17 @@ func loadFS(fsys fs.FS, unchanged func(path string, raw []byte) bool) (*Corpus, 
 		// them every article would report the same missing names.
 		return nil, &LoadError{l.errs}
 	}
+	l.pinned = map[string]bool{}
+	for _, cty := range c.Countries {
+		if cty == nil {
+			continue
+		}
+		for _, m := range cty.Milestones {
+			for _, slug := range m.Articles {
+				l.pinned[slug] = true
+			}
+		}
+	}
 	sources := l.checkSources(c.Sources)
 	countries := l.checkCountries(c.Countries)
 	specs := l.checkSpecs(c.Specs)
@@ -123,7 +134,7 @@ func loadFS(fsys fs.FS, unchanged func(path string, raw []byte) bool) (*Corpus, 
 	workers := max(1, min(runtime.GOMAXPROCS(0), len(paths)/64))
 	for w := range workers {
 		wg.Go(func() {
-			wl := &loader{fsys: fsys, unchanged: unchanged}
+			wl := &loader{fsys: fsys, unchanged: unchanged, pinned: l.pinned}
 			for i := w; i < len(paths); i += workers {
 				wl.errs = wl.errs[:0]
 				a, kept := wl.readArticle(paths[i], sources, countries, specs)
@@ -177,6 +188,9 @@ type loader struct {
 	errs []*FieldError
 	// unchanged, when set, names article files to skip (LoadChanged).
 	unchanged func(path string, raw []byte) bool
+	// pinned are the slugs milestones cite: those articles are always
+	// parsed, since a milestone copies their title, path and date.
+	pinned map[string]bool
 }
 
 func (l *loader) fail(file, field, format string, args ...any) {
@@ -302,7 +316,7 @@ func (l *loader) readArticle(p string, sources map[string]*Source, countries map
 		l.fail(p, "", "%v", err)
 		return nil, false
 	}
-	if l.unchanged != nil && l.unchanged(p, raw) {
+	if l.unchanged != nil && !l.pinned[m[3]] && l.unchanged(p, raw) {
 		return &Article{Slug: m[3]}, true
 	}
 	return l.parseArticle(p, m, raw, sources, countries, specs), false

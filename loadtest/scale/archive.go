@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -90,9 +92,12 @@ func articleFile(dir string, a *content.Article) string {
 func writeArchive(baseDir, dir string, base *content.Corpus, n int, seed uint64) (*archiveInfo, error) {
 	src := contenttest.NewArchiveSource(base, seed)
 	info := &archiveInfo{dir: dir, n: n}
+	// The marker names the corpus and seed the tree was made from; a tree
+	// made from another corpus is made again.
 	done := filepath.Join(dir, ".complete")
-	_, err := os.Stat(done)
-	write := err != nil
+	mark := fingerprint(baseDir, base, seed)
+	have, err := os.ReadFile(done)
+	write := err != nil || string(have) != mark
 	if write {
 		if err := os.RemoveAll(dir); err != nil {
 			return nil, err
@@ -177,7 +182,7 @@ func writeArchive(baseDir, dir string, base *content.Corpus, n int, seed uint64)
 		return nil, fmt.Errorf("scale: writing the archive: %w", firstErr)
 	}
 	if write {
-		if err := os.WriteFile(done, nil, 0o644); err != nil {
+		if err := os.WriteFile(done, []byte(mark), 0o644); err != nil {
 			return nil, err
 		}
 	}
@@ -196,4 +201,18 @@ func editArticle(dir string, base *content.Corpus, seed uint64, i int, token str
 		return nil, err
 	}
 	return a, os.WriteFile(articleFile(dir, a), b, 0o644)
+}
+
+// fingerprint identifies the corpus and seed an archive is made from.
+func fingerprint(baseDir string, base *content.Corpus, seed uint64) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "seed %d\n", seed)
+	for _, f := range []string{"countries.yaml", "specs.yaml", "sources.yaml"} {
+		b, _ := os.ReadFile(filepath.Join(baseDir, f))
+		h.Write(b)
+	}
+	for _, a := range base.Articles {
+		fmt.Fprintf(h, "%s %d %d\n", a.Slug, len(a.Body), a.PublishedAt.Unix())
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
