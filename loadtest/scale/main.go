@@ -204,7 +204,13 @@ func measure(ctx context.Context, base *content.Corpus, n int, out string) (*tab
 	client := &http.Client{Timeout: 2 * time.Minute}
 	originURL := "http://" + originAddr
 	t0 = time.Now()
-	op, err := start("bin/origin", env)
+	// The origin runs as deployed (deploy/k8s): with a soft memory limit,
+	// here the goal's 1.5 GiB, unless the caller set one.
+	originEnv := env
+	if os.Getenv("GOMEMLIMIT") == "" {
+		originEnv = append(slices.Clone(env), "GOMEMLIMIT=1536MiB")
+	}
+	op, err := start("bin/origin", originEnv)
 	if err != nil {
 		return nil, err
 	}
