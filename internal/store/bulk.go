@@ -66,7 +66,7 @@ func (p *Publisher) syncArticles(ctx context.Context, articles []*content.Articl
 					return fmt.Errorf("store: decoding article %q: %w", a.Slug, err)
 				}
 			}
-			c, kind, err := p.articleChange(a, cur, raw)
+			c, kind, err := p.articleChange(a, cur, raw, docs[i])
 			if err != nil {
 				return step(a.Slug, Outcome{}, err)
 			}

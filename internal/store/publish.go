@@ -118,7 +118,7 @@ func (p *Publisher) SyncArticle(ctx context.Context, a *content.Article) (Outcom
 		if err != nil && !errors.Is(err, ErrNotFound) {
 			return Outcome{}, err
 		}
-		c, kind, err := p.articleChange(a, cur, raw)
+		c, kind, err := p.articleChange(a, cur, raw, nil)
 		if c == nil || err != nil {
 			return Outcome{}, err
 		}
@@ -129,15 +129,19 @@ func (p *Publisher) SyncArticle(ctx context.Context, a *content.Article) (Outcom
 
 // articleChange is the change that stores a over cur (nil when the article
 // is new), whose stored bytes are raw, and the event it emits; a nil change
-// when the store already holds exactly a.
-func (p *Publisher) articleChange(a *content.Article, cur *ArticleRecord, raw []byte) (*Change, string, error) {
+// when the store already holds exactly a. published, when not nil, is a's
+// record as a new article, already encoded.
+func (p *Publisher) articleChange(a *content.Article, cur *ArticleRecord, raw, published []byte) (*Change, string, error) {
 	next := &ArticleRecord{Article: *a, State: StatePublished}
 	if cur != nil {
 		next.State, next.RetractedAt, next.RetractionReason = cur.State, cur.RetractedAt, cur.RetractionReason
 	}
-	doc, err := json.Marshal(next)
-	if err != nil {
-		return nil, "", fmt.Errorf("store: encoding article %q: %w", a.Slug, err)
+	doc := published
+	if cur != nil || doc == nil {
+		var err error
+		if doc, err = json.Marshal(next); err != nil {
+			return nil, "", fmt.Errorf("store: encoding article %q: %w", a.Slug, err)
+		}
 	}
 	if cur != nil && bytes.Equal(doc, raw) {
 		return nil, "", nil
