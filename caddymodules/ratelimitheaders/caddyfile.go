@@ -33,6 +33,8 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	    agent_quota   <requests per window of a verified agent>
 //	    window        <seconds or duration>
 //	    redis         <redis URL>
+//	    counters_redis <redis URL for the shared counts; default: redis>
+//	    max_clients   <clients tracked at once>
 //	    sync_interval <duration>
 //	    key_prefix    <redis key prefix>
 //	}
@@ -61,6 +63,17 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			h.AgentPolicy = val
 		case "redis":
 			h.Redis = val
+		case "counters_redis":
+			h.CountersRedis = val
+		case "max_clients":
+			if val == "" {
+				continue
+			}
+			n, err := strconv.Atoi(val)
+			if err != nil || n < 0 {
+				return d.Errf("max_clients must be a non-negative integer, got %q", val)
+			}
+			h.MaxClients = n
 		case "key_prefix":
 			h.KeyPrefix = val
 		case "quota", "agent_quota":

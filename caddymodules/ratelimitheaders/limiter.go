@@ -7,33 +7,50 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cespare/xxhash/v2"
 	"github.com/redis/go-redis/v9"
 	ulule "github.com/ulule/limiter/v3"
-	"github.com/ulule/limiter/v3/drivers/store/memory"
 	redisstore "github.com/ulule/limiter/v3/drivers/store/redis"
 	"go.uber.org/zap"
 )
 
-// counterLimit is the Limit given to the limiter stores. The stores serve
-// here as exact counters (Remaining = Limit - count, never clamped); the
-// quota is applied by the caller, so a change of quota needs no new counts.
+// counterLimit is the Limit given to the ulule/limiter Redis store, which
+// here keeps the shared counts: its Increment adds a batch of requests and
+// sets the window's expiry atomically, and Remaining = Limit - count is read
+// back as the shared total. The quota is applied by the caller.
 const counterLimit = math.MaxInt64 / 4
+
+// shards splits the clients' counters so that requests of different
+// clients rarely wait on one lock.
+const shards = 64
+
+// syncWorkers bounds the Increments in flight during one sync.
+const syncWorkers = 16
 
 // A limiter counts requests per client in fixed windows aligned on the Unix
 // epoch (window n covers [n*w, (n+1)*w)), so every edge agrees on when a
 // window starts without talking to the others.
 //
-// The decision for a request is local: the ulule/limiter memory store counts
-// this edge's requests, and others[key] holds the count the other edges had
-// pushed to Redis at the last sync. Every interval the sync loop pushes the
-// local counts accumulated since the previous sync with the Redis store's
-// Increment and reads back the shared total. So no request waits for Redis,
-// and all edges converge on one budget.
+// The decision for a request is local: a counter per client holds what this
+// edge counted and what the other edges had pushed to Redis at the last
+// sync. Every interval the sync loop pushes, for the clients counted since
+// the previous sync only, the new counts with the Redis store's Increment
+// and reads back the shared total. So no request waits for Redis, and all
+// edges converge on one budget.
 //
 // Bound: an edge does not see requests other edges admitted since their last
 // push, so a window admits at most quota + Σ(edges) rate × (interval + Redis
 // round trip) — with 2 edges at 500 requests/s each for one client and a 100
 // ms interval, about 100 extra requests per window.
+//
+// Memory: a client costs one map entry of a 64-bit key hash and a 20-byte
+// counter (about 40-80 bytes with the map's own overhead), and at most
+// maxClients are tracked. At the cap, a new client takes the place of the
+// least recently seen of a few sampled ones, whose count goes into a
+// count-min sketch of the window (countSketch); a client that returns after
+// being evicted starts from the sketch's estimate, never below its true
+// count. So the cap neither lets anyone start afresh by flooding the table
+// nor refuses newcomers (docs/decisions.md, "Rate-limit state").
 //
 // When Redis is unreachable each edge keeps counting locally (the counts
 // wait and are pushed when Redis returns, if their window is still open);
@@ -42,24 +59,39 @@ type limiter struct {
 	window   time.Duration
 	interval time.Duration
 	prefix   string
-	local    ulule.Store
+	perShard int                   // the cap of each shard: maxClients / shards
 	rdb      redis.UniversalClient // nil: local only
 	log      *zap.Logger
 	now      func() time.Time
+	start    time.Time // seen times count from here
+
+	shards  [shards]shard
+	evicted countSketch
 
 	mu      sync.Mutex
-	keys    map[string]*keyState // by window key
-	remote  ulule.Store          // created lazily: it needs Redis to load its scripts
-	failing bool                 // the last sync failed
+	remote  ulule.Store // created lazily: it needs Redis to load its scripts
+	failing bool        // the last sync failed
 	stopped chan struct{}
 	cancel  context.CancelFunc
 }
 
-type keyState struct {
-	windowEnd time.Time
-	pending   int64 // counted here, not yet pushed
-	pushed    int64 // pushed by this edge in this window
-	others    int64 // other edges' count at the last sync
+// counter is one client's state in one window.
+type counter struct {
+	window  uint32 // the window's number (mod 2^32) these counts belong to
+	pending uint32 // counted here, not yet pushed
+	pushed  uint32 // counted here and pushed
+	others  uint32 // the other edges' count at the last sync
+	seen    uint32 // when last counted, seconds since the limiter started
+}
+
+func (c *counter) total() int64 { return int64(c.pending) + int64(c.pushed) + int64(c.others) }
+
+type shard struct {
+	mu       sync.Mutex
+	counters map[uint64]counter // by client hash
+	// dirty lists the clients counted since the last sync, the only ones
+	// the sync pushes.
+	dirty []uint64
 }
 
 // decision is the outcome for one request.
@@ -69,17 +101,28 @@ type decision struct {
 	reset     time.Duration // until the window ends
 }
 
-func newLimiter(window, interval time.Duration, prefix string, rdb redis.UniversalClient, log *zap.Logger) *limiter {
+// DefaultMaxClients is the cap of tracked clients when none is configured:
+// about 100 MiB at the measured cost per client, within the 256 MiB the
+// edge grants its limiter.
+const DefaultMaxClients = 1_000_000
+
+func newLimiter(window, interval time.Duration, prefix string, maxClients int, rdb redis.UniversalClient, log *zap.Logger) *limiter {
+	if maxClients <= 0 {
+		maxClients = DefaultMaxClients
+	}
 	l := &limiter{
 		window:   window,
 		interval: interval,
 		prefix:   prefix,
-		local:    memory.NewStoreWithOptions(ulule.StoreOptions{Prefix: prefix, CleanUpInterval: window}),
+		perShard: max(maxClients/shards, 1),
 		rdb:      rdb,
 		log:      log,
 		now:      time.Now,
-		keys:     make(map[string]*keyState),
 		stopped:  make(chan struct{}),
+	}
+	l.start = l.now()
+	for i := range l.shards {
+		l.shards[i].counters = make(map[uint64]counter)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	l.cancel = cancel
@@ -98,33 +141,85 @@ func (l *limiter) Destruct() error {
 	return nil
 }
 
-// windowKey names client's counter in the window holding now, and returns
-// the window's end.
-func (l *limiter) windowKey(client string, now time.Time) (string, time.Time) {
+// windowOf returns the number of the window holding now and its end.
+func (l *limiter) windowOf(now time.Time) (int64, time.Time) {
 	n := now.UnixNano() / int64(l.window)
-	end := time.Unix(0, (n+1)*int64(l.window))
-	return client + ":" + strconv.FormatInt(n, 36), end
+	return n, time.Unix(0, (n+1)*int64(l.window))
+}
+
+// hashOf names a client by a 64-bit hash, the same on every edge (the
+// shared counts are keyed by it). xxhash is not keyed, but a client chooses
+// its key only within its own address or token, so it cannot aim at
+// another's counter.
+func hashOf(client string) uint64 { return xxhash.Sum64String(client) }
+
+// sharedKey is the Redis key (after the store's prefix) of a client's count
+// in window n.
+func sharedKey(h uint64, n int64) string {
+	return strconv.FormatUint(h, 36) + ":" + strconv.FormatInt(n, 36)
+}
+
+// windowKey names client's shared counter in the window holding now, and
+// returns the window's end.
+func (l *limiter) windowKey(client string, now time.Time) (string, time.Time) {
+	n, end := l.windowOf(now)
+	return sharedKey(hashOf(client), n), end
 }
 
 // take counts one request of client and decides it against quota.
-func (l *limiter) take(ctx context.Context, client string, quota int64) decision {
+func (l *limiter) take(_ context.Context, client string, quota int64) decision {
 	now := l.now()
-	key, end := l.windowKey(client, now)
-	lctx, _ := l.local.Increment(ctx, key, 1, ulule.Rate{Period: l.window, Limit: counterLimit})
-	count := counterLimit - lctx.Remaining
+	n, end := l.windowOf(now)
+	w := uint32(n)
+	h := hashOf(client)
+	seen := uint32(now.Sub(l.start) / time.Second)
+	s := &l.shards[h%shards]
 
-	l.mu.Lock()
-	ks := l.keys[key]
-	if ks == nil {
-		ks = &keyState{windowEnd: end}
-		l.keys[key] = ks
+	s.mu.Lock()
+	c, ok := s.counters[h]
+	if !ok || c.window != w {
+		if !ok && len(s.counters) >= l.perShard {
+			l.evictOne(s, w)
+		}
+		c = counter{window: w, others: l.evicted.estimate(h, w)}
 	}
-	ks.pending++
-	total := count + ks.others
-	l.mu.Unlock()
+	if c.pending == 0 && l.rdb != nil {
+		s.dirty = append(s.dirty, h)
+	}
+	c.pending++
+	c.seen = seen
+	s.counters[h] = c
+	total := c.total()
+	s.mu.Unlock()
 
-	d := decision{allowed: total <= quota, remaining: max(quota-total, 0), reset: end.Sub(now)}
-	return d
+	return decision{allowed: total <= quota, remaining: max(quota-total, 0), reset: end.Sub(now)}
+}
+
+// evictSample is how many entries an eviction compares.
+const evictSample = 8
+
+// evictOne makes room in the full shard s: the first counter of a closed
+// window it meets goes at once; otherwise the least recently seen of a few
+// sampled (Go's map iteration starts at a random place), whose count is
+// kept in the sketch. s.mu is held.
+func (l *limiter) evictOne(s *shard, w uint32) {
+	var victim uint64
+	var oldest counter
+	i := 0
+	for h, c := range s.counters {
+		if c.window != w {
+			delete(s.counters, h)
+			return
+		}
+		if i == 0 || c.seen < oldest.seen {
+			victim, oldest = h, c
+		}
+		if i++; i == evictSample {
+			break
+		}
+	}
+	l.evicted.add(victim, w, oldest.total())
+	delete(s.counters, victim)
 }
 
 func (l *limiter) run(ctx context.Context) {
@@ -141,95 +236,139 @@ func (l *limiter) run(ctx context.Context) {
 	}
 }
 
-// sync pushes the pending counts of every key of the open windows and
-// refreshes what the other edges have counted.
+// push is one client's new count on its way to Redis.
+type push struct {
+	hash   uint64
+	window int64
+	delta  uint32
+}
+
+// sync pushes the new counts of the clients counted since the last sync and
+// refreshes what the other edges have counted for them.
 func (l *limiter) sync(ctx context.Context) {
-	now := l.now()
-	type job struct {
-		key   string
-		delta int64
-	}
-	var jobs []job
-	l.mu.Lock()
-	for k, ks := range l.keys {
-		if !now.Before(ks.windowEnd) {
-			delete(l.keys, k) // window over; counts expire in Redis too
-			continue
+	n, _ := l.windowOf(l.now())
+	var jobs []push
+	for i := range l.shards {
+		s := &l.shards[i]
+		s.mu.Lock()
+		dirty := s.dirty
+		s.dirty = nil
+		for _, h := range dirty {
+			c, ok := s.counters[h]
+			if !ok || c.pending == 0 || c.window != uint32(n) {
+				continue // evicted, or its window is over (Redis lets it expire)
+			}
+			jobs = append(jobs, push{hash: h, window: n, delta: c.pending})
+			c.pushed += c.pending
+			c.pending = 0
+			s.counters[h] = c
 		}
-		// Keys without new requests are refreshed too (Increment by 0), so
-		// a client returning to this edge is judged on current counts.
-		jobs = append(jobs, job{k, ks.pending})
-		ks.pending = 0
+		s.mu.Unlock()
 	}
-	remote := l.remote
-	l.mu.Unlock()
 	if len(jobs) == 0 {
 		return
 	}
-	if remote == nil {
-		var err error
-		remote, err = redisstore.NewStoreWithOptions(l.rdb, ulule.StoreOptions{Prefix: l.prefix})
-		if err != nil {
-			l.fail(err, func() {
-				for _, j := range jobs {
-					l.restore(j.key, j.delta)
-				}
-			})
-			return
-		}
-		l.mu.Lock()
-		l.remote = remote
-		l.mu.Unlock()
+	remote, err := l.remoteStore()
+	if err != nil {
+		l.fail(err)
+		l.restore(jobs)
+		return
 	}
 	rate := ulule.Rate{Period: l.window + l.interval, Limit: counterLimit}
-	failed := false
-	for _, j := range jobs {
-		if failed {
-			l.restore(j.key, j.delta)
-			continue
-		}
-		cctx, cancel := context.WithTimeout(ctx, max(l.interval, 500*time.Millisecond))
-		rc, err := remote.Increment(cctx, j.key, j.delta, rate)
-		cancel()
-		if err != nil {
-			// Redis is down or slow: stop this round, keep the counts.
-			failed = true
-			l.fail(err, func() { l.restore(j.key, j.delta) })
-			continue
-		}
-		total := counterLimit - rc.Remaining
-		l.mu.Lock()
-		if ks := l.keys[j.key]; ks != nil {
-			ks.pushed += j.delta
-			ks.others = max(total-ks.pushed, 0)
-		}
-		l.mu.Unlock()
+	var (
+		wg       sync.WaitGroup
+		failedMu sync.Mutex
+		failed   []push
+		firstErr error
+	)
+	next := make(chan push)
+	for range min(syncWorkers, len(jobs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range next {
+				cctx, cancel := context.WithTimeout(ctx, max(l.interval, 500*time.Millisecond))
+				rc, err := remote.Increment(cctx, sharedKey(j.hash, j.window), int64(j.delta), rate)
+				cancel()
+				if err != nil {
+					failedMu.Lock()
+					failed = append(failed, j)
+					if firstErr == nil {
+						firstErr = err
+					}
+					failedMu.Unlock()
+					continue
+				}
+				l.learn(j, counterLimit-rc.Remaining)
+			}
+		}()
 	}
-	if !failed {
-		syncs.WithLabelValues("ok").Inc()
-		l.mu.Lock()
-		recovered := l.failing
-		l.failing = false
-		l.mu.Unlock()
-		if recovered {
-			l.log.Info("rate limit sync with Redis recovered")
-		}
+	for _, j := range jobs {
+		next <- j
+	}
+	close(next)
+	wg.Wait()
+	if firstErr != nil {
+		// Redis is down or slow: keep the counts for the next sync.
+		l.fail(firstErr)
+		l.restore(failed)
+		return
+	}
+	syncs.WithLabelValues("ok").Inc()
+	l.mu.Lock()
+	recovered := l.failing
+	l.failing = false
+	l.mu.Unlock()
+	if recovered {
+		l.log.Info("rate limit sync with Redis recovered")
 	}
 }
 
-// restore puts back counts that could not be pushed.
-func (l *limiter) restore(key string, delta int64) {
+// remoteStore returns the ulule Redis store, created on first use.
+func (l *limiter) remoteStore() (ulule.Store, error) {
 	l.mu.Lock()
-	if ks := l.keys[key]; ks != nil {
-		ks.pending += delta
+	defer l.mu.Unlock()
+	if l.remote == nil {
+		st, err := redisstore.NewStoreWithOptions(l.rdb, ulule.StoreOptions{Prefix: l.prefix})
+		if err != nil {
+			return nil, err
+		}
+		l.remote = st
 	}
-	l.mu.Unlock()
+	return l.remote, nil
+}
+
+// learn records the shared total Redis answered for a push.
+func (l *limiter) learn(j push, total int64) {
+	s := &l.shards[j.hash%shards]
+	s.mu.Lock()
+	if c, ok := s.counters[j.hash]; ok && c.window == uint32(j.window) {
+		c.others = uint32(min(max(total-int64(c.pushed), 0), math.MaxUint32))
+		s.counters[j.hash] = c
+	}
+	s.mu.Unlock()
+}
+
+// restore puts back counts that could not be pushed.
+func (l *limiter) restore(jobs []push) {
+	for _, j := range jobs {
+		s := &l.shards[j.hash%shards]
+		s.mu.Lock()
+		if c, ok := s.counters[j.hash]; ok && c.window == uint32(j.window) {
+			if c.pending == 0 {
+				s.dirty = append(s.dirty, j.hash)
+			}
+			c.pending += j.delta
+			c.pushed -= j.delta
+			s.counters[j.hash] = c
+		}
+		s.mu.Unlock()
+	}
 }
 
 // fail records a failed sync. It logs once per outage, not once per
 // interval.
-func (l *limiter) fail(err error, undo func()) {
-	undo()
+func (l *limiter) fail(err error) {
 	syncs.WithLabelValues("error").Inc()
 	l.mu.Lock()
 	first := !l.failing
@@ -238,4 +377,16 @@ func (l *limiter) fail(err error, undo func()) {
 	if first {
 		l.log.Warn("rate limit sync with Redis failed; counting locally until it returns", zap.Error(err))
 	}
+}
+
+// tracked is the number of clients with a counter.
+func (l *limiter) tracked() int {
+	n := 0
+	for i := range l.shards {
+		s := &l.shards[i]
+		s.mu.Lock()
+		n += len(s.counters)
+		s.mu.Unlock()
+	}
+	return n
 }

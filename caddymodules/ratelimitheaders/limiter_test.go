@@ -16,7 +16,7 @@ import (
 // would have it (not shared through the usage pool).
 func newEdge(t *testing.T, srv redistest.Backend, window, interval time.Duration) *limiter {
 	t.Helper()
-	l := newLimiter(window, interval, "iw:ratelimit:test", srv.Client(), zap.NewNop())
+	l := newLimiter(window, interval, "iw:ratelimit:test", 0, srv.Client(), zap.NewNop())
 	t.Cleanup(func() { l.Destruct() })
 	return l
 }
@@ -48,8 +48,12 @@ func TestTwoEdgesShareOneBudgetAfterSync(t *testing.T) {
 	if admitted != quota {
 		t.Errorf("admitted %d across two synced edges; want exactly the quota %d", admitted, quota)
 	}
-	// Once b has pushed and a has read back, a refuses too.
+	// Once b has pushed and a has read back, a refuses too. Only clients
+	// counted since the last sync are synced, so a reads back on the sync
+	// after the client's next request there (that one request is within
+	// the documented bound).
 	b.sync(ctx)
+	a.take(ctx, "ip:192.0.2.1", quota)
 	a.sync(ctx)
 	if d := a.take(ctx, "ip:192.0.2.1", quota); d.allowed || d.remaining != 0 {
 		t.Errorf("edge a after sync: %+v; want refused with 0 remaining", d)

@@ -77,9 +77,20 @@ type Handler struct {
 	// Window is the length of the fixed window, a whole number of seconds.
 	// Default 60s (IW_RATELIMIT_WINDOW).
 	Window caddy.Duration `json:"window,omitempty"`
-	// Redis is the URL of the Redis that the edges share counts through and
-	// that holds bearer tokens. Empty: count locally and key by IP only.
+	// Redis is the URL of the Redis that holds bearer tokens, and the
+	// edges' shared counts unless CountersRedis is set. Empty: count
+	// locally and key by IP only.
 	Redis string `json:"redis,omitempty"`
+	// CountersRedis is the URL of the Redis the edges share their counts
+	// through (IW_RATELIMIT_REDIS_URL). Counts churn and need no
+	// durability, so they belong on a Redis of their own without an
+	// append-only file (docs/decisions.md, "Rate-limit state"). Default:
+	// Redis.
+	CountersRedis string `json:"counters_redis,omitempty"`
+	// MaxClients caps the clients the edge tracks at once
+	// (IW_RATELIMIT_MAX_CLIENTS). Beyond it the least recently seen make
+	// room, their counts kept in a fixed-size sketch. Default 1000000.
+	MaxClients int `json:"max_clients,omitempty"`
 	// SyncInterval is how often local counts are pushed to Redis and the
 	// shared totals read back. Default 100ms.
 	SyncInterval caddy.Duration `json:"sync_interval,omitempty"`
@@ -150,6 +161,12 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if h.Window == 0 {
 		h.Window = caddy.Duration(time.Minute)
 	}
+	if h.CountersRedis == "" {
+		h.CountersRedis = h.Redis
+	}
+	if h.MaxClients == 0 {
+		h.MaxClients = DefaultMaxClients
+	}
 	if h.SyncInterval == 0 {
 		h.SyncInterval = caddy.Duration(100 * time.Millisecond)
 	}
@@ -174,19 +191,19 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		return err
 	}
 
-	h.poolKey = fmt.Sprintf("%s|%s|%s|%s|%s", h.Policy, time.Duration(h.Window), time.Duration(h.SyncInterval), h.Redis, h.KeyPrefix)
+	h.poolKey = fmt.Sprintf("%s|%s|%s|%s|%s|%d", h.Policy, time.Duration(h.Window), time.Duration(h.SyncInterval), h.CountersRedis, h.KeyPrefix, h.MaxClients)
 	v, _, err := limiters.LoadOrNew(h.poolKey, func() (caddy.Destructor, error) {
 		var lim *limiter
-		if h.Redis == "" {
-			lim = newLimiter(time.Duration(h.Window), 0, h.KeyPrefix, nil, h.logger)
+		if h.CountersRedis == "" {
+			lim = newLimiter(time.Duration(h.Window), 0, h.KeyPrefix, h.MaxClients, nil, h.logger)
 			return &pooledLimiter{limiter: lim}, nil
 		}
-		rdb, err := redisconn.Acquire(h.Redis)
+		rdb, err := redisconn.Acquire(h.CountersRedis)
 		if err != nil {
 			return nil, err
 		}
-		lim = newLimiter(time.Duration(h.Window), time.Duration(h.SyncInterval), h.KeyPrefix, rdb, h.logger)
-		return &pooledLimiter{limiter: lim, redisURL: h.Redis}, nil
+		lim = newLimiter(time.Duration(h.Window), time.Duration(h.SyncInterval), h.KeyPrefix, h.MaxClients, rdb, h.logger)
+		return &pooledLimiter{limiter: lim, redisURL: h.CountersRedis}, nil
 	})
 	if err != nil {
 		h.poolKey = ""
@@ -226,6 +243,8 @@ func (h *Handler) Validate() error {
 		return errors.New("rate_limit_headers: agent_policy must differ from policy")
 	case w < time.Second || w%time.Second != 0:
 		return fmt.Errorf("rate_limit_headers: window must be a whole number of seconds, got %s", w)
+	case h.MaxClients < shards:
+		return fmt.Errorf("rate_limit_headers: max_clients must be at least %d", shards)
 	case time.Duration(h.SyncInterval) < 10*time.Millisecond:
 		return errors.New("rate_limit_headers: sync_interval must be at least 10ms")
 	}

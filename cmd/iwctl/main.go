@@ -17,6 +17,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
@@ -66,6 +67,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	defer st.Close()
+	if err := store.WaitLoaded(ctx, st.Client(), slog.Default()); err != nil {
+		return err
+	}
 	p := &store.Publisher{Store: st, SiteRoot: cfg.PublicURL, Now: time.Now}
 
 	switch cmd, rest := args[0], args[1:]; cmd {

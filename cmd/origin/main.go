@@ -43,6 +43,9 @@ func run() error {
 		return err
 	}
 	defer st.Close()
+	if err := store.WaitLoaded(ctx, st.Client(), log); err != nil {
+		return err
+	}
 
 	ops := opsserver.New(cfg.OriginMetricsAddr, st.Client())
 	issuers, err := agentauth.ParseIssuers(cfg.IDJAGIssuers)

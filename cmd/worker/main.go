@@ -43,6 +43,9 @@ func run() error {
 		return err
 	}
 	defer rdb.Close()
+	if err := store.WaitLoaded(ctx, rdb, log); err != nil {
+		return err
+	}
 
 	// The key is shared through Redis (D23); wait for Redis rather than
 	// fail when the worker starts first.

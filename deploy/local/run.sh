@@ -3,7 +3,8 @@
 #
 # Starts redis-server (append-only, fsync every second: at most one second of
 # writes can be lost in a crash) on 127.0.0.1:6399 with its data in .run/,
-# publishes content/ with iwctl (plus the demo retraction and newsletter),
+# and a second, non-persistent one on 127.0.0.1:6398 for the edge's
+# rate-limit counts, publishes content/ with iwctl (plus the demo retraction and newsletter),
 # starts the origin on 127.0.0.1:8081, one webhook worker and the edge gateway
 # on :8080 in front of the origin, prints the URLs, and stops everything it
 # started on Ctrl-C or SIGTERM, or when any of its processes dies.
@@ -23,7 +24,11 @@ export IW_WORKER_METRICS_ADDR="${IW_WORKER_METRICS_ADDR:-127.0.0.1:8082}"
 export IW_WEBHOOK_ALLOW_CIDRS="${IW_WEBHOOK_ALLOW_CIDRS:-127.0.0.0/8,::1/128}"
 # Local agents: their signatures directories may be served on loopback.
 export IW_BOTAUTH_ALLOW_CIDRS="${IW_BOTAUTH_ALLOW_CIDRS:-127.0.0.0/8,::1/128}"
+# Rate-limit counts churn and need no durability: a Redis of their own,
+# without an append-only file (docs/decisions.md, "Rate-limit state").
+export IW_RATELIMIT_REDIS_URL="${IW_RATELIMIT_REDIS_URL:-redis://127.0.0.1:6398/0}"
 redis_port=6399
+counters_port=6398
 
 pids=()
 stopping=no
@@ -38,19 +43,30 @@ stop() {
 }
 trap stop INT TERM EXIT
 
-if redis-cli -p "$redis_port" ping >/dev/null 2>&1; then
-  echo "run: something already answers on port $redis_port; stop it first (is another make run going?)" >&2
-  exit 1
-fi
+for port in "$redis_port" "$counters_port"; do
+  if redis-cli -p "$port" ping >/dev/null 2>&1; then
+    echo "run: something already answers on port $port; stop it first (is another make run going?)" >&2
+    exit 1
+  fi
+done
 redis-server --port "$redis_port" --bind 127.0.0.1 --dir "$PWD/$run_dir/redis" \
   --appendonly yes --appendfsync everysec --save "" \
   --logfile "$PWD/$run_dir/redis.log" --protected-mode yes &
 pids+=($!)
-for _ in $(seq 100); do
-  redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break
-  sleep 0.1
+redis-server --port "$counters_port" --bind 127.0.0.1 --dir "$PWD/$run_dir" \
+  --appendonly no --save "" --maxmemory 256mb --maxmemory-policy volatile-ttl \
+  --logfile "$PWD/$run_dir/redis-counters.log" --protected-mode yes &
+pids+=($!)
+# A Redis answers LOADING while it reads a large append-only file back:
+# wait for PONG itself, for up to a minute.
+for port in "$redis_port" "$counters_port"; do
+  for _ in $(seq 600); do
+    [ "$(redis-cli -p "$port" ping 2>/dev/null)" = PONG ] && break
+    sleep 0.1
+  done
+  [ "$(redis-cli -p "$port" ping 2>/dev/null)" = PONG ] ||
+    { echo "run: redis-server on port $port did not become ready; see $run_dir/redis*.log" >&2; exit 1; }
 done
-redis-cli -p "$redis_port" ping >/dev/null || { echo "run: redis-server did not start; see $run_dir/redis.log" >&2; exit 1; }
 
 echo "run: publishing content/"
 bin/iwctl sync content | tail -n 1
@@ -83,7 +99,7 @@ Invoicewire is running:
   Metrics      http://$IW_EDGE_ADMIN_ADDR/metrics (edge), http://$IW_ORIGIN_METRICS_ADDR/metrics (origin),
                http://$IW_WORKER_METRICS_ADDR/metrics (worker)
   Webhooks     receivers on 127.0.0.1 allowed (IW_WEBHOOK_ALLOW_CIDRS=$IW_WEBHOOK_ALLOW_CIDRS)
-  Redis        $IW_REDIS_URL (data in $run_dir/redis)
+  Redis        $IW_REDIS_URL (data in $run_dir/redis); rate-limit counts in $IW_RATELIMIT_REDIS_URL
 Ctrl-C stops everything.
 MSG
 

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/invoicewire/invoicewire/internal/content"
+	"github.com/invoicewire/invoicewire/internal/invalidation"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -127,7 +128,7 @@ func (s *Store) applyAll(ctx context.Context, changes []*Change) ([]int64, []err
 			errs[i] = err
 			continue
 		}
-		applyScript.EvalSha(ctx, pipe, c.keys, body, ChannelInvalidate, tagJSON)
+		applyScript.EvalSha(ctx, pipe, c.keys, body, invalidation.Channel, tagJSON)
 		sent = append(sent, i)
 	}
 	cmds, _ := pipe.Exec(ctx)

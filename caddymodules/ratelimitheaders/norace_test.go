@@ -1,0 +1,5 @@
+//go:build !race
+
+package ratelimitheaders
+
+const raceEnabled = false

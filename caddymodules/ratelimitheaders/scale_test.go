@@ -1,0 +1,147 @@
+package ratelimitheaders
+
+import (
+	"context"
+	"net/netip"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
+
+	"github.com/invoicewire/invoicewire/internal/redistest"
+)
+
+// distinctClients is how many addresses the scale tests count: a million,
+// as many as a minute of internet traffic brings (fewer under -race).
+func distinctClients() int {
+	if raceEnabled {
+		return 100_000
+	}
+	return 1_000_000
+}
+
+// clientKey is the i-th of a run of distinct IPv4 and IPv6 clients.
+func clientKey(i int) string {
+	if i%2 == 0 {
+		return "ip:" + netip.AddrFrom4([4]byte{byte(i >> 24), byte(i >> 16), byte(i >> 8), byte(i)}).String()
+	}
+	return "ip:2001:db8:" + strconv.FormatInt(int64(i>>16), 16) + ":" + strconv.FormatInt(int64(i&0xffff), 16) + "::/64"
+}
+
+func heapInUse() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// A million distinct clients cost at most 128 bytes each (nginx's
+// limit_req keeps a client in 64 to 128 bytes), and no more than the cap
+// are ever tracked.
+func TestMemoryPerClient(t *testing.T) {
+	n := distinctClients()
+	testCases := []struct {
+		desc       string
+		maxClients int
+		wantMax    int
+	}{
+		{desc: "below the cap", maxClients: n, wantMax: n},
+		{desc: "a tenth of them over the cap", maxClients: n / 10, wantMax: n / 10},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			before := heapInUse()
+			l := newLimiter(time.Hour, 0, "t", tc.maxClients, nil, zap.NewNop())
+			ctx := context.Background()
+			for i := range n {
+				if d := l.take(ctx, clientKey(i), 1000); !d.allowed {
+					t.Fatalf("client %d refused on its first request", i)
+				}
+			}
+			got := l.tracked()
+			per := float64(heapInUse()-before) / float64(got)
+			t.Logf("%d clients counted, %d tracked, %.0f bytes each", n, got, per)
+			if got > tc.wantMax {
+				t.Errorf("%d clients tracked; want at most %d", got, tc.wantMax)
+			}
+			// The sketch's fixed 2 MiB is shared; per client the map
+			// entry counts.
+			if limit := 128.0 + float64(2<<20)/float64(got); per > limit {
+				t.Errorf("%.0f bytes per client; want at most %.0f", per, limit)
+			}
+			runtime.KeepAlive(l)
+		})
+	}
+}
+
+// At the cap, a client evicted to make room does not start afresh when it
+// comes back: its count survives in the sketch.
+func TestEvictedClientKeepsItsCount(t *testing.T) {
+	const quota = 50
+	l := newLimiter(time.Hour, 0, "t", shards*4, nil, zap.NewNop())
+	ctx := context.Background()
+	for range quota {
+		l.take(ctx, "ip:203.0.113.9", quota)
+	}
+	if d := l.take(ctx, "ip:203.0.113.9", quota); d.allowed {
+		t.Fatal("the client's budget is not spent")
+	}
+	// A flood of other addresses, far beyond the cap, pushes it out.
+	for i := range 100 * shards * 4 {
+		if d := l.take(ctx, clientKey(i), quota); !d.allowed {
+			t.Fatalf("newcomer %d refused at the cap", i)
+		}
+	}
+	if l.tracked() > shards*4 {
+		t.Fatalf("%d tracked; cap %d", l.tracked(), shards*4)
+	}
+	if d := l.take(ctx, "ip:203.0.113.9", quota); d.allowed {
+		t.Errorf("the evicted client came back with a fresh budget: %+v", d)
+	}
+}
+
+// A sync pushes only the clients counted since the previous one: a quiet
+// edge sends Redis nothing, however many clients it remembers.
+func TestSyncPushesOnlyNewCounts(t *testing.T) {
+	srv := redistest.New(t)
+	l := newEdge(t, srv, time.Hour, time.Hour)
+	ctx := context.Background()
+	for i := range 2000 {
+		l.take(ctx, clientKey(i), 1000)
+	}
+	l.sync(ctx)
+	if n := srv.Client().DBSize(ctx).Val(); n < 2000 {
+		t.Fatalf("%d keys in Redis after the first sync; want the 2000 clients", n)
+	}
+	before := commandsProcessed(t, srv)
+	l.sync(ctx)
+	l.take(ctx, clientKey(7), 1000)
+	l.sync(ctx)
+	if sent := commandsProcessed(t, srv) - before; sent > 10 {
+		t.Errorf("%d Redis commands for two syncs with one new request; want a handful", sent)
+	}
+}
+
+// commandsProcessed sums total_commands_processed over the backend's
+// servers.
+func commandsProcessed(t *testing.T, srv redistest.Backend) int64 {
+	t.Helper()
+	var total int64
+	err := redistest.ForEachNode(context.Background(), srv.Client(), func(ctx context.Context, node *redis.Client) error {
+		for _, line := range strings.Split(node.Info(ctx, "stats").Val(), "\n") {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "total_commands_processed:"); ok {
+				n, _ := strconv.ParseInt(v, 10, 64)
+				total += n
+			}
+		}
+		return nil
+	})
+	if err != nil || total == 0 {
+		t.Fatalf("reading total_commands_processed: %v (total %d)", err, total)
+	}
+	return total
+}
