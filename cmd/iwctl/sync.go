@@ -27,12 +27,10 @@ const digestVersion = "iwctl-sync-1\n"
 func syncDir(ctx context.Context, p *store.Publisher, dir string, out io.Writer) error {
 	registries := sha256.New()
 	registries.Write([]byte(digestVersion))
-	for _, f := range []string{"sources.yaml", "countries.yaml", "specs.yaml"} {
-		b, err := os.ReadFile(filepath.Join(dir, f))
-		if err != nil {
-			// The loader reports a missing or unreadable registry.
-			break
-		}
+	for _, f := range []string{"sources.yaml", "countries.yaml", "specs.yaml", "aliases.yaml"} {
+		// A missing or unreadable file counts as empty here; the loader
+		// reports it if it is required.
+		b, _ := os.ReadFile(filepath.Join(dir, f))
 		fmt.Fprintf(registries, "%s %d\n", f, len(b))
 		registries.Write(b)
 	}

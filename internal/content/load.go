@@ -47,14 +47,10 @@ func (e *LoadError) Error() string {
 }
 
 var (
-	slugPattern    = regexp.MustCompile(`^[a-z0-9]+(?:-[a-z0-9]+)*$`)
 	countryPattern = regexp.MustCompile(`^[a-z]{2}$`)
 	weekFile       = regexp.MustCompile(`^(\d{4})-w(\d{2})\.md$`)
 	articlePath    = regexp.MustCompile(`^articles/(\d{4})/(\d{2})/([^/]+)\.md$`)
 )
-
-// MaxSlugLength bounds slugs so they fit comfortably in paths and Redis keys.
-const MaxSlugLength = 120
 
 // Load reads and validates the content tree rooted at dir.
 func Load(dir string) (*Corpus, error) {
@@ -104,6 +100,7 @@ func loadFS(fsys fs.FS, unchanged func(path string, raw []byte) bool) (*Corpus, 
 	sources := l.checkSources(c.Sources)
 	countries := l.checkCountries(c.Countries)
 	specs := l.checkSpecs(c.Specs)
+	c.Synonyms = l.readAliases(countries, specs)
 
 	// The article files are listed first, then read and checked on every
 	// CPU (an archive holds hundreds of thousands); errors and articles are
@@ -218,7 +215,7 @@ func (l *loader) checkSources(list []*Source) map[string]*Source {
 		case s == nil:
 			l.fail("sources.yaml", at, "empty entry")
 			continue
-		case !slugPattern.MatchString(s.Slug):
+		case !ValidSlug(s.Slug):
 			l.fail("sources.yaml", at+".slug", "must be lowercase words joined by hyphens, got %q", s.Slug)
 		case m[s.Slug] != nil:
 			l.fail("sources.yaml", at+".slug", "duplicate %q", s.Slug)
@@ -269,7 +266,7 @@ func (l *loader) checkSpecs(list []*Spec) map[string]*Spec {
 		case s == nil:
 			l.fail("specs.yaml", at, "empty entry")
 			continue
-		case !slugPattern.MatchString(s.Slug):
+		case !ValidSlug(s.Slug):
 			l.fail("specs.yaml", at+".slug", "must be lowercase words joined by hyphens, got %q", s.Slug)
 		case m[s.Slug] != nil:
 			l.fail("specs.yaml", at+".slug", "duplicate %q", s.Slug)
@@ -345,7 +342,7 @@ func (l *loader) parseArticle(p string, m []string, raw []byte, sources map[stri
 	switch {
 	case a.Slug != fileSlug:
 		l.fail(p, "slug", "%q does not match the file name %q", a.Slug, fileSlug)
-	case len(a.Slug) > MaxSlugLength || !slugPattern.MatchString(a.Slug):
+	case !ValidSlug(a.Slug):
 		l.fail(p, "slug", "must be at most %d lowercase letters, digits and single hyphens, got %q", MaxSlugLength, a.Slug)
 	}
 	if strings.TrimSpace(a.Title) == "" {

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -105,8 +107,11 @@ func writeArchive(baseDir, dir string, base *content.Corpus, n int, seed uint64)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, err
 		}
-		for _, f := range []string{"countries.yaml", "specs.yaml", "sources.yaml"} {
+		for _, f := range []string{"countries.yaml", "specs.yaml", "sources.yaml", "aliases.yaml"} {
 			b, err := os.ReadFile(filepath.Join(baseDir, f))
+			if errors.Is(err, fs.ErrNotExist) && f == "aliases.yaml" {
+				continue // optional
+			}
 			if err != nil {
 				return nil, err
 			}
@@ -207,7 +212,7 @@ func editArticle(dir string, base *content.Corpus, seed uint64, i int, token str
 func fingerprint(baseDir string, base *content.Corpus, seed uint64) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "seed %d\n", seed)
-	for _, f := range []string{"countries.yaml", "specs.yaml", "sources.yaml"} {
+	for _, f := range []string{"countries.yaml", "specs.yaml", "sources.yaml", "aliases.yaml"} {
 		b, _ := os.ReadFile(filepath.Join(baseDir, f))
 		h.Write(b)
 	}
