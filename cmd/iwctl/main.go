@@ -173,27 +173,3 @@ func readIntro(dir, week string) (*content.NewsletterIntro, error) {
 	}
 	return c.Newsletters[week], nil
 }
-
-// syncDir validates and publishes a content tree.
-func syncDir(ctx context.Context, p *store.Publisher, dir string, out io.Writer) error {
-	c, err := content.Load(dir)
-	if err != nil {
-		return err
-	}
-	var changed, emitted int
-	err = p.SyncCorpus(ctx, c, func(kind, id string, o store.Outcome) {
-		changed++
-		line := fmt.Sprintf("  %s %s: updated", kind, id)
-		if o.Event != "" {
-			emitted++
-			line += ", emitted " + o.Event
-		}
-		fmt.Fprintln(out, line)
-	})
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "sync %s: %d articles, %d countries, %d specs, %d sources; %d changed, %d events\n",
-		dir, len(c.Articles), len(c.Countries), len(c.Specs), len(c.Sources), changed, emitted)
-	return nil
-}

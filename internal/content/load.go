@@ -9,9 +9,11 @@ import (
 	"os"
 	"path"
 	"regexp"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 )
@@ -58,7 +60,22 @@ func Load(dir string) (*Corpus, error) {
 // LoadFS reads and validates a content tree from fsys. It returns either a
 // complete Corpus or a *LoadError naming every file and field at fault.
 func LoadFS(fsys fs.FS) (*Corpus, error) {
-	l := &loader{fsys: fsys}
+	return loadFS(fsys, nil)
+}
+
+// LoadChanged is Load for a sync of a large tree. It reads every article
+// file but parses and checks only those for which unchanged(path, bytes)
+// is false: unchanged names the files already published exactly as they
+// are, which passed the checks then (the caller answers true only when the
+// registries are unchanged too). The skipped files still count for
+// duplicate slugs, by their file names, and in Corpus.Unchanged; they are
+// not in Corpus.Articles.
+func LoadChanged(dir string, unchanged func(path string, raw []byte) bool) (*Corpus, error) {
+	return loadFS(os.DirFS(dir), unchanged)
+}
+
+func loadFS(fsys fs.FS, unchanged func(path string, raw []byte) bool) (*Corpus, error) {
+	l := &loader{fsys: fsys, unchanged: unchanged}
 	c := &Corpus{Newsletters: map[string]*NewsletterIntro{}}
 
 	l.readYAML("sources.yaml", &c.Sources)
@@ -69,12 +86,26 @@ func LoadFS(fsys fs.FS) (*Corpus, error) {
 		// them every article would report the same missing names.
 		return nil, &LoadError{l.errs}
 	}
+	l.pinned = map[string]bool{}
+	for _, cty := range c.Countries {
+		if cty == nil {
+			continue
+		}
+		for _, m := range cty.Milestones {
+			for _, slug := range m.Articles {
+				l.pinned[slug] = true
+			}
+		}
+	}
 	sources := l.checkSources(c.Sources)
 	countries := l.checkCountries(c.Countries)
 	specs := l.checkSpecs(c.Specs)
 	c.Synonyms = l.readAliases(countries, specs)
 
-	seen := map[string]string{}
+	// The article files are listed first, then read and checked on every
+	// CPU (an archive holds hundreds of thousands); errors and articles are
+	// then taken in file order, so the result does not depend on timing.
+	var paths []string
 	err := fs.WalkDir(fsys, "articles", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) && p == "articles" {
@@ -82,23 +113,52 @@ func LoadFS(fsys fs.FS) (*Corpus, error) {
 			}
 			return err
 		}
-		if d.IsDir() || !strings.HasSuffix(p, ".md") {
-			return nil
+		if !d.IsDir() && strings.HasSuffix(p, ".md") {
+			paths = append(paths, p)
 		}
-		a := l.readArticle(p, sources, countries, specs)
-		if a == nil {
-			return nil
-		}
-		if prev, dup := seen[a.Slug]; dup {
-			l.fail(p, "slug", "duplicate of %s", prev)
-			return nil
-		}
-		seen[a.Slug] = p
-		c.Articles = append(c.Articles, a)
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("content: walking articles: %w", err)
+	}
+	type read struct {
+		a    *Article
+		kept bool
+		errs []*FieldError
+	}
+	results := make([]read, len(paths))
+	var wg sync.WaitGroup
+	workers := max(1, min(runtime.GOMAXPROCS(0), len(paths)/64))
+	for w := range workers {
+		wg.Go(func() {
+			wl := &loader{fsys: fsys, unchanged: unchanged, pinned: l.pinned}
+			for i := w; i < len(paths); i += workers {
+				wl.errs = wl.errs[:0]
+				a, kept := wl.readArticle(paths[i], sources, countries, specs)
+				results[i] = read{a: a, kept: kept, errs: slices.Clone(wl.errs)}
+			}
+		})
+	}
+	wg.Wait()
+	seen := make(map[string]string, len(paths))
+	c.Articles = make([]*Article, 0, len(paths))
+	for i, r := range results {
+		l.errs = append(l.errs, r.errs...)
+		a := r.a
+		if a == nil {
+			continue
+		}
+		p := paths[i]
+		if prev, dup := seen[a.Slug]; dup {
+			l.fail(p, "slug", "duplicate of %s", prev)
+			continue
+		}
+		seen[a.Slug] = p
+		if r.kept {
+			c.Unchanged++
+			continue
+		}
+		c.Articles = append(c.Articles, a)
 	}
 	l.readNewsletters(c)
 	bySlug := make(map[string]*Article, len(c.Articles))
@@ -123,6 +183,11 @@ func LoadFS(fsys fs.FS) (*Corpus, error) {
 type loader struct {
 	fsys fs.FS
 	errs []*FieldError
+	// unchanged, when set, names article files to skip (LoadChanged).
+	unchanged func(path string, raw []byte) bool
+	// pinned are the slugs milestones cite: those articles are always
+	// parsed, since a milestone copies their title, path and date.
+	pinned map[string]bool
 }
 
 func (l *loader) fail(file, field, format string, args ...any) {
@@ -235,17 +300,26 @@ func splitFrontMatter(b []byte) (front, body []byte, ok bool) {
 	return rest[:end+1], rest[end+5:], true
 }
 
-func (l *loader) readArticle(p string, sources map[string]*Source, countries map[string]*Country, specs map[string]*Spec) *Article {
+// readArticle reads, parses and checks one article file. kept reports a
+// file skipped as unchanged: the article then carries only its slug.
+func (l *loader) readArticle(p string, sources map[string]*Source, countries map[string]*Country, specs map[string]*Spec) (a *Article, kept bool) {
 	m := articlePath.FindStringSubmatch(p)
 	if m == nil {
 		l.fail(p, "", "articles live at articles/<yyyy>/<mm>/<slug>.md")
-		return nil
+		return nil, false
 	}
 	raw, err := fs.ReadFile(l.fsys, p)
 	if err != nil {
 		l.fail(p, "", "%v", err)
-		return nil
+		return nil, false
 	}
+	if l.unchanged != nil && !l.pinned[m[3]] && l.unchanged(p, raw) {
+		return &Article{Slug: m[3]}, true
+	}
+	return l.parseArticle(p, m, raw, sources, countries, specs), false
+}
+
+func (l *loader) parseArticle(p string, m []string, raw []byte, sources map[string]*Source, countries map[string]*Country, specs map[string]*Spec) *Article {
 	front, body, ok := splitFrontMatter(raw)
 	if !ok {
 		l.fail(p, "", "missing YAML front matter between --- lines")

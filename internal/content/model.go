@@ -135,4 +135,6 @@ type Corpus struct {
 	// Synonyms are groups of words that mean the same to a reader
 	// (aliases.yaml's terms), for /ask.
 	Synonyms [][]string
+	// Unchanged counts the article files LoadChanged skipped.
+	Unchanged int
 }

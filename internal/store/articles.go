@@ -111,8 +111,13 @@ func ParseCursor(s string) (Cursor, error) {
 type Page struct {
 	// Total is the number of articles matching the filter.
 	Total int
-	// Start is the position of the first item in the whole listing.
-	Start    int
+	// Start is the position of the first item in the whole listing. For
+	// a cursor page of a filter on two or more values it is not computed
+	// (that would cost a pass over the whole intersection) and is the
+	// offset the caller passed, which next links keep in step.
+	Start int
+	// More reports that articles follow this page.
+	More     bool
 	Articles []*ArticleRecord
 }
 
@@ -123,27 +128,69 @@ func score(t time.Time) int64 { return -t.Unix() }
 // pageScript computes one page of a filtered listing in one round trip.
 // KEYS are the index sets to intersect; ARGV[1] the cursor's score (” for
 // none), ARGV[2] the cursor's slug, ARGV[3] offset, ARGV[4] limit. It returns
-// {total, start, member, score, member, score, ...}.
+// {total, start (-1 when not computed), more (0 or 1), member, score, ...}.
+//
+// One set is a range read, O(log N + limit). Several are walked along the
+// smallest, from the cursor's place in it, each member looked up in the
+// others until the page and one more match are found: the cost follows the
+// page, not the archive, and the total comes from ZINTERCARD, which only
+// counts. A walk that has not found its page after walkBudget members (a
+// deep offset into a rare combination) intersects the sets whole instead.
 var pageScript = redis.NewScript(`
 local cs, cslug = ARGV[1], ARGV[2]
 local offset, limit = tonumber(ARGV[3]), tonumber(ARGV[4])
-local out
+-- rank is where the cursor's successor sits in set k.
+local function rank(k)
+  local r = redis.call('ZCOUNT', k, '-inf', '(' .. cs)
+  for _, m in ipairs(redis.call('ZRANGE', k, cs, cs, 'BYSCORE')) do
+    if m <= cslug then r = r + 1 end
+  end
+  return r
+end
 if #KEYS == 1 then
   local k = KEYS[1]
   local total = redis.call('ZCARD', k)
   local start = offset
-  if cs ~= '' then
-    start = redis.call('ZCOUNT', k, '-inf', '(' .. cs)
-    for _, m in ipairs(redis.call('ZRANGE', k, cs, cs, 'BYSCORE')) do
-      if m <= cslug then start = start + 1 end
-    end
-  end
-  out = {total, start}
+  if cs ~= '' then start = rank(k) end
+  local out = {total, start, 0}
   if limit > 0 then
     for _, v in ipairs(redis.call('ZRANGE', k, start, start + limit - 1, 'WITHSCORES')) do out[#out+1] = v end
   end
+  if start + (#out - 3) / 2 < total then out[3] = 1 end
   return out
 end
+local small, size = KEYS[1], redis.call('ZCARD', KEYS[1])
+for i = 2, #KEYS do
+  local n = redis.call('ZCARD', KEYS[i])
+  if n < size then small, size = KEYS[i], n end
+end
+local total = redis.call('ZINTERCARD', #KEYS, unpack(KEYS))
+local out = {total, offset, 0}
+local pos, skip = 0, offset
+if cs ~= '' then
+  pos, skip, out[2] = rank(small), 0, -1
+end
+local found, walked, budget, chunk = 0, 0, tonumber(ARGV[5]), 256
+local done = limit == 0 and cs == '' and offset >= total
+while not done and walked < budget do
+  local batch = redis.call('ZRANGE', small, pos, pos + chunk - 1, 'WITHSCORES')
+  if #batch == 0 then break end
+  for j = 1, #batch, 2 do
+    local m, ok = batch[j], true
+    for i = 1, #KEYS do
+      if KEYS[i] ~= small and not redis.call('ZSCORE', KEYS[i], m) then ok = false; break end
+    end
+    if ok then
+      found = found + 1
+      if found > skip + limit then out[3] = 1; done = true; break end
+      if found > skip then out[#out+1] = m; out[#out+1] = batch[j+1] end
+    end
+  end
+  pos, walked = pos + chunk, walked + #batch / 2
+  if #batch < 2 * chunk then done = true end
+end
+if done then return out end
+-- Over budget: intersect whole, as the listing did before.
 local args = {'ZINTER', #KEYS}
 for i = 1, #KEYS do args[#args+1] = KEYS[i] end
 args[#args+1] = 'AGGREGATE'; args[#args+1] = 'MIN'; args[#args+1] = 'WITHSCORES'
@@ -158,12 +205,17 @@ if cs ~= '' then
     if s < csn or (s == csn and m <= cslug) then start = i else break end
   end
 end
-out = {n, start}
+out = {n, start, 0}
 for i = start + 1, math.min(n, start + limit) do
   out[#out+1] = all[2*i-1]; out[#out+1] = all[2*i]
 end
+if start + limit < n then out[3] = 1 end
 return out
 `)
+
+// walkBudget is how many members of the smallest set a filtered page walks
+// before it intersects the sets whole: about 5 ms of Lua.
+var walkBudget = 20000
 
 // Articles returns one page of published articles matching f, newest first.
 // With a cursor the page starts right after it and offset is ignored.
@@ -172,16 +224,19 @@ func (s *Store) Articles(ctx context.Context, f ArticleFilter, offset, limit int
 	if after != nil {
 		cs, cslug = strconv.FormatInt(score(after.PublishedAt), 10), after.Slug
 	}
-	res, err := pageScript.Run(ctx, s.rdb, f.indexKeys(), cs, cslug, offset, limit).Slice()
+	res, err := pageScript.Run(ctx, s.rdb, f.indexKeys(), cs, cslug, offset, limit, walkBudget).Slice()
 	if err != nil {
 		return nil, fmt.Errorf("store: listing articles: %w", err)
 	}
-	if len(res) < 2 {
+	if len(res) < 3 {
 		return nil, fmt.Errorf("store: listing articles: short reply")
 	}
-	p := &Page{Total: int(res[0].(int64)), Start: int(res[1].(int64))}
+	p := &Page{Total: int(res[0].(int64)), Start: int(res[1].(int64)), More: res[2].(int64) == 1}
+	if p.Start < 0 {
+		p.Start = offset
+	}
 	var keys []string
-	for i := 2; i+1 < len(res); i += 2 {
+	for i := 3; i+1 < len(res); i += 2 {
 		keys = append(keys, keyArticle(res[i].(string)))
 	}
 	if len(keys) == 0 {

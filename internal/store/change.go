@@ -137,6 +137,23 @@ return v
 // Apply writes c atomically and returns the new content version. It returns
 // ErrConflict, and writes nothing, when a value the change expected has moved.
 func (s *Store) Apply(ctx context.Context, c *Change) (int64, error) {
+	body, tagJSON, err := c.encode()
+	if err != nil {
+		return 0, err
+	}
+	v, err := applyScript.Run(ctx, s.rdb, c.keys, body, invalidation.Channel, tagJSON).Int64()
+	if err != nil {
+		return 0, fmt.Errorf("store: applying change: %w", err)
+	}
+	if v < 0 {
+		return 0, ErrConflict
+	}
+	return v, nil
+}
+
+// encode renders c as the arguments of applyScript: the change itself and
+// its surrogate keys, both JSON.
+func (c *Change) encode() (body, tagJSON []byte, err error) {
 	spec := struct {
 		Ops    []changeOp     `json:"ops"`
 		Expect []changeExpect `json:"expect"`
@@ -151,21 +168,14 @@ func (s *Store) Apply(ctx context.Context, c *Change) (int64, error) {
 	if c.event != nil {
 		spec.Event = c.event.Fields()
 	}
-	body, err := json.Marshal(spec)
+	body, err = json.Marshal(spec)
 	if err != nil {
-		return 0, fmt.Errorf("store: encoding change: %w", err)
+		return nil, nil, fmt.Errorf("store: encoding change: %w", err)
 	}
 	tags := c.tags
 	if tags == nil {
 		tags = []string{}
 	}
-	tagJSON, _ := json.Marshal(tags)
-	v, err := applyScript.Run(ctx, s.rdb, c.keys, body, invalidation.Channel, tagJSON).Int64()
-	if err != nil {
-		return 0, fmt.Errorf("store: applying change: %w", err)
-	}
-	if v < 0 {
-		return 0, ErrConflict
-	}
-	return v, nil
+	tagJSON, _ = json.Marshal(tags)
+	return body, tagJSON, nil
 }

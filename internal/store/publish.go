@@ -125,47 +125,62 @@ func (p *Publisher) SyncArticle(ctx context.Context, a *content.Article) (Outcom
 		if err != nil && !errors.Is(err, ErrNotFound) {
 			return Outcome{}, err
 		}
-		next := &ArticleRecord{Article: *a, State: StatePublished}
-		if cur != nil {
-			next.State, next.RetractedAt, next.RetractionReason = cur.State, cur.RetractedAt, cur.RetractionReason
-		}
-		doc, err := json.Marshal(next)
-		if err != nil {
-			return Outcome{}, fmt.Errorf("store: encoding article %q: %w", a.Slug, err)
-		}
-		if cur != nil && bytes.Equal(doc, raw) {
-			return Outcome{}, nil
-		}
-		c := NewChange()
-		c.expectValue(keyArticle(a.Slug), raw)
-		c.set(keyArticle(a.Slug), doc)
-		c.Invalidate(articleTags(a)...)
-		kind := ""
-		switch {
-		case cur == nil:
-			kind = events.ArticlePublished
-		case !next.Retracted() && len(a.Corrections) > len(cur.Corrections):
-			kind = events.ArticleCorrected
-		}
-		if cur != nil {
-			c.Invalidate(articleTags(&cur.Article)...)
-			if !cur.Retracted() {
-				unindex(c, &cur.Article)
-			}
-		}
-		if !next.Retracted() {
-			index(c, a)
-		}
-		if kind != "" {
-			ev, err := p.articleEvent(kind, next)
-			if err != nil {
-				return Outcome{}, err
-			}
-			c.Emit(ev)
+		c, kind, err := p.articleChange(a, cur, raw, nil)
+		if c == nil || err != nil {
+			return Outcome{}, err
 		}
 		v, err := p.Store.Apply(ctx, c)
 		return Outcome{Changed: true, Event: kind, Version: v}, err
 	})
+}
+
+// articleChange is the change that stores a over cur (nil when the article
+// is new), whose stored bytes are raw, and the event it emits; a nil change
+// when the store already holds exactly a. published, when not nil, is a's
+// record as a new article, already encoded.
+func (p *Publisher) articleChange(a *content.Article, cur *ArticleRecord, raw, published []byte) (*Change, string, error) {
+	next := &ArticleRecord{Article: *a, State: StatePublished}
+	if cur != nil {
+		next.State, next.RetractedAt, next.RetractionReason = cur.State, cur.RetractedAt, cur.RetractionReason
+	}
+	doc := published
+	if cur != nil || doc == nil {
+		var err error
+		if doc, err = json.Marshal(next); err != nil {
+			return nil, "", fmt.Errorf("store: encoding article %q: %w", a.Slug, err)
+		}
+	}
+	if cur != nil && bytes.Equal(doc, raw) {
+		return nil, "", nil
+	}
+	c := NewChange()
+	c.expectValue(keyArticle(a.Slug), raw)
+	c.set(keyArticle(a.Slug), doc)
+	c.Invalidate(articleTags(a)...)
+	kind := ""
+	switch {
+	case cur == nil:
+		kind = events.ArticlePublished
+	case !next.Retracted() && len(a.Corrections) > len(cur.Corrections):
+		kind = events.ArticleCorrected
+	}
+	if cur != nil {
+		c.Invalidate(articleTags(&cur.Article)...)
+		if !cur.Retracted() {
+			unindex(c, &cur.Article)
+		}
+	}
+	if !next.Retracted() {
+		index(c, a)
+	}
+	if kind != "" {
+		ev, err := p.articleEvent(kind, next)
+		if err != nil {
+			return nil, "", err
+		}
+		c.Emit(ev)
+	}
+	return c, kind, nil
 }
 
 // Retract pulls a published article from every list (article.retracted). The
@@ -342,11 +357,5 @@ func (p *Publisher) SyncCorpus(ctx context.Context, c *content.Corpus, report fu
 	// c.Articles is newest first (content.Load's order).
 	byAge := slices.Clone(c.Articles)
 	slices.SortStableFunc(byAge, func(a, b *content.Article) int { return a.PublishedAt.Compare(b.PublishedAt) })
-	for _, a := range byAge {
-		o, err := p.SyncArticle(ctx, a)
-		if err := step("article", a.Slug, o, err); err != nil {
-			return err
-		}
-	}
-	return nil
+	return p.syncArticles(ctx, byAge, func(slug string, o Outcome, err error) error { return step("article", slug, o, err) })
 }

@@ -305,7 +305,7 @@ func testPaginationUnderConcurrentPublishing(t *testing.T, rdb redis.UniversalCl
 				for _, r := range page.Articles {
 					seen[r.Slug]++
 				}
-				if len(page.Articles) == 0 || page.Start+len(page.Articles) >= page.Total {
+				if len(page.Articles) == 0 || !page.More {
 					break
 				}
 				last := page.Articles[len(page.Articles)-1]

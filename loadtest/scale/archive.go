@@ -2,7 +2,11 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -90,9 +94,12 @@ func articleFile(dir string, a *content.Article) string {
 func writeArchive(baseDir, dir string, base *content.Corpus, n int, seed uint64) (*archiveInfo, error) {
 	src := contenttest.NewArchiveSource(base, seed)
 	info := &archiveInfo{dir: dir, n: n}
+	// The marker names the corpus and seed the tree was made from; a tree
+	// made from another corpus is made again.
 	done := filepath.Join(dir, ".complete")
-	_, err := os.Stat(done)
-	write := err != nil
+	mark := fingerprint(baseDir, base, seed)
+	have, err := os.ReadFile(done)
+	write := err != nil || string(have) != mark
 	if write {
 		if err := os.RemoveAll(dir); err != nil {
 			return nil, err
@@ -100,8 +107,11 @@ func writeArchive(baseDir, dir string, base *content.Corpus, n int, seed uint64)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, err
 		}
-		for _, f := range []string{"countries.yaml", "specs.yaml", "sources.yaml"} {
+		for _, f := range []string{"countries.yaml", "specs.yaml", "sources.yaml", "aliases.yaml"} {
 			b, err := os.ReadFile(filepath.Join(baseDir, f))
+			if errors.Is(err, fs.ErrNotExist) && f == "aliases.yaml" {
+				continue // optional
+			}
 			if err != nil {
 				return nil, err
 			}
@@ -177,7 +187,7 @@ func writeArchive(baseDir, dir string, base *content.Corpus, n int, seed uint64)
 		return nil, fmt.Errorf("scale: writing the archive: %w", firstErr)
 	}
 	if write {
-		if err := os.WriteFile(done, nil, 0o644); err != nil {
+		if err := os.WriteFile(done, []byte(mark), 0o644); err != nil {
 			return nil, err
 		}
 	}
@@ -196,4 +206,18 @@ func editArticle(dir string, base *content.Corpus, seed uint64, i int, token str
 		return nil, err
 	}
 	return a, os.WriteFile(articleFile(dir, a), b, 0o644)
+}
+
+// fingerprint identifies the corpus and seed an archive is made from.
+func fingerprint(baseDir string, base *content.Corpus, seed uint64) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "seed %d\n", seed)
+	for _, f := range []string{"countries.yaml", "specs.yaml", "sources.yaml", "aliases.yaml"} {
+		b, _ := os.ReadFile(filepath.Join(baseDir, f))
+		h.Write(b)
+	}
+	for _, a := range base.Articles {
+		fmt.Fprintf(h, "%s %d %d\n", a.Slug, len(a.Body), a.PublishedAt.Unix())
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/invoicewire/invoicewire/internal/content"
@@ -115,7 +116,9 @@ func filters(a *content.Article, k int) url.Values {
 // by cursor.
 func (m *readMix) listTargets() map[string][]target {
 	out := map[string][]target{}
-	add := func(kind string, q url.Values) { out[kind] = append(out[kind], target{method: http.MethodGet, path: listPath(q)}) }
+	add := func(kind string, q url.Values) {
+		out[kind] = append(out[kind], target{method: http.MethodGet, path: listPath(q)})
+	}
 	for range m.perKind {
 		add("list, random offset ≤ 10,000", url.Values{"offset": {strconv.Itoa(m.r.IntN(min(m.total, 10_000) + 1))}, "limit": {"20"}})
 		add("list, cursor at any depth", url.Values{"cursor": {cursorOf(m.pick())}, "limit": {"20"}})
@@ -257,11 +260,11 @@ func watchEdit(ctx context.Context, client *http.Client, base, siteRoot string, 
 		return false
 	}
 	checks := map[string]func() bool{
-		"API": func() bool { return strings.Contains(get("/api/v1/articles/"+a.Slug), token) },
-		"page": func() bool { return strings.Contains(get(a.Path()+"/"), token) },
-		"twin": func() bool { return strings.Contains(get(a.Path()+".md"), token) },
+		"API":                 func() bool { return strings.Contains(get("/api/v1/articles/"+a.Slug), token) },
+		"page":                func() bool { return strings.Contains(get(a.Path()+"/"), token) },
+		"twin":                func() bool { return strings.Contains(get(a.Path()+".md"), token) },
 		"feed /feeds/all.xml": func() bool { return strings.Contains(get("/feeds/all.xml"), token) },
-		"sitemap": sitemap,
+		"sitemap":             sitemap,
 		"/ask": func() bool {
 			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/ask", bytes.NewReader([]byte(`{"query":"`+token+`"}`)))
 			req.Header.Set("Content-Type", "application/json")
@@ -269,15 +272,25 @@ func watchEdit(ctx context.Context, client *http.Client, base, siteRoot string, 
 			return err == nil && code == http.StatusOK && strings.Contains(string(b), a.Slug)
 		},
 	}
+	// Each surface is polled on its own, so a slow one (a large sitemap
+	// file) does not delay noticing the others.
 	v := visibility{surfaces: map[string]time.Duration{}}
-	for time.Since(t0) < timeout && len(v.surfaces) < len(checks) {
-		for name, check := range checks {
-			if _, seen := v.surfaces[name]; !seen && check() {
-				v.surfaces[name] = time.Since(t0)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for name, check := range checks {
+		wg.Go(func() {
+			for time.Since(t0) < timeout {
+				if check() {
+					mu.Lock()
+					v.surfaces[name] = time.Since(t0)
+					mu.Unlock()
+					return
+				}
+				time.Sleep(10 * time.Millisecond)
 			}
-		}
-		time.Sleep(10 * time.Millisecond)
+		})
 	}
+	wg.Wait()
 	for name := range checks {
 		if d, ok := v.surfaces[name]; !ok {
 			v.surfaces[name] = -1

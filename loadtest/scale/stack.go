@@ -91,23 +91,49 @@ func (p *proc) rss() int64 {
 	return 0
 }
 
-// runOnce runs a command to its end and reports its wall time and peak RSS.
-func runOnce(name string, env []string, args ...string) (wall time.Duration, peakRSS int64, out string, err error) {
+// run is what runOnce measured of a finished command.
+type run struct {
+	wall, cpu time.Duration
+	peakRSS   int64
+	out       string
+}
+
+// runOnce runs a command to its end and reports its wall time, CPU time
+// (user and system: on a shared machine the wall time depends on what else
+// runs) and peak RSS.
+func runOnce(name string, env []string, args ...string) (r run, err error) {
 	cmd := exec.Command(name, args...)
 	cmd.Env = append(os.Environ(), env...)
 	var b bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &b, &b
 	t0 := time.Now()
 	err = cmd.Run()
-	wall = time.Since(t0)
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok && cmd.ProcessState != nil {
-		peakRSS = ru.Maxrss << 10
+	r.wall = time.Since(t0)
+	if cmd.ProcessState != nil {
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			r.peakRSS = ru.Maxrss << 10
+			r.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		}
 	}
-	out = b.String()
+	r.out = b.String()
 	if err != nil {
-		err = fmt.Errorf("scale: %s %s: %w\n%s", name, strings.Join(args, " "), err, tail(out, 2000))
+		err = fmt.Errorf("scale: %s %s: %w\n%s", name, strings.Join(args, " "), err, tail(r.out, 2000))
 	}
-	return wall, peakRSS, out, err
+	return r, err
+}
+
+// loadAverage is the machine's one-minute load average, to read the wall
+// times beside.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "-"
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return "-"
+	}
+	return f[0]
 }
 
 // freePort asks the kernel for a port nobody listens on.

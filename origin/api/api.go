@@ -76,7 +76,7 @@ func (a *API) Articles(r *http.Request) (*respond.Response, error) {
 		items[i] = rec.Public(a.SiteRoot)
 	}
 	var next *string
-	if end := page.Start + len(page.Articles); end < page.Total && len(page.Articles) > 0 {
+	if end := page.Start + len(page.Articles); page.More && len(page.Articles) > 0 {
 		last := page.Articles[len(page.Articles)-1]
 		u := a.nextURL(q, end, store.Cursor{PublishedAt: last.PublishedAt, Slug: last.Slug})
 		next = &u

@@ -62,10 +62,17 @@ func NewArchiveSource(base *content.Corpus, seed uint64) *ArchiveSource {
 	return s
 }
 
-// Article returns the i-th generated article (i ≥ 0). About 3% carry a
-// correction; publication dates spread over ArchiveYears, denser towards
-// the present as an archive that grows each year is.
+// Article returns the i-th article of the archive (i ≥ 0). The first ones
+// are the real articles themselves, so whatever the registries cite
+// (milestones name real articles) is in every archive; the others are
+// generated. About 3% of those carry a correction; their publication dates
+// spread over ArchiveYears, denser towards the present as an archive that
+// grows each year is.
 func (s *ArchiveSource) Article(i int) *content.Article {
+	if i < len(s.templates) {
+		a := *s.templates[i]
+		return &a
+	}
 	r := rand.New(rand.NewPCG(s.seed, uint64(i)))
 	t := s.templates[r.IntN(len(s.templates))]
 	other := func() *content.Article { return s.templates[r.IntN(len(s.templates))] }

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/invoicewire/invoicewire/internal/content"
+	"github.com/invoicewire/invoicewire/internal/redistest"
+	"github.com/invoicewire/invoicewire/internal/store"
+)
+
+// TestSyncSkipsUnchangedFiles checks that a sync parses only the files that
+// changed since the last one, that a registry change makes it parse every
+// file again, and that a skipped file is still checked for duplicate slugs.
+// n counts the files that can be skipped.
+func TestSyncSkipsUnchangedFiles(t *testing.T) {
+	rs := redistest.New(t)
+	t.Setenv("IW_REDIS_URL", rs.URL())
+	t.Setenv("IW_PUBLIC_URL", "https://iw.test")
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join("..", "..", "content"))); err != nil {
+		t.Fatal(err)
+	}
+	c, err := content.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Articles that milestones cite are always parsed (a milestone copies
+	// their title and path); the others are skipped when unchanged.
+	pinned := map[string]bool{}
+	for _, cty := range c.Countries {
+		for _, m := range cty.Milestones {
+			for _, slug := range m.Articles {
+				pinned[slug] = true
+			}
+		}
+	}
+	n := len(c.Articles) - len(pinned)
+	var a *content.Article
+	for _, x := range c.Articles {
+		if !pinned[x.Slug] {
+			a = x
+		}
+	}
+	if n < 10 || a == nil {
+		t.Fatalf("only %d articles that no milestone cites; the test needs more", n)
+	}
+	file := filepath.Join(dir, "articles", a.PublishedAt.Format("2006"), a.PublishedAt.Format("01"), a.Slug+".md")
+	sync := func() string {
+		t.Helper()
+		var out bytes.Buffer
+		if err := run(context.Background(), []string{"sync", dir}, &out); err != nil {
+			t.Fatal(err)
+		}
+		return out.String()
+	}
+	sync()
+
+	for _, tc := range []struct {
+		desc string
+		edit func() error
+		want string
+	}{
+		{desc: "nothing changed: every file skipped", edit: func() error { return nil },
+			want: "(" + strconv.Itoa(n) + " files unchanged since the last sync)"},
+		{desc: "one file edited: only it is parsed", edit: func() error {
+			b, err := os.ReadFile(file)
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(file, append(b, []byte("\nOne more sentence.\n")...), 0o644)
+		}, want: "(" + strconv.Itoa(n-1) + " files unchanged since the last sync)"},
+		{desc: "the edit is published", edit: func() error { return nil },
+			want: "(" + strconv.Itoa(n) + " files unchanged since the last sync)"},
+		{desc: "a registry changed: every file parsed again", edit: func() error {
+			f, err := os.OpenFile(filepath.Join(dir, "sources.yaml"), os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			_, err = f.WriteString("\n# a comment\n")
+			return err
+		}, want: "(0 files unchanged since the last sync)"},
+	} {
+		t.Run(tc.desc, func(t *testing.T) {
+			if err := tc.edit(); err != nil {
+				t.Fatal(err)
+			}
+			if out := sync(); !strings.Contains(out, tc.want) {
+				t.Fatalf("output %q does not contain %q", out, tc.want)
+			}
+		})
+	}
+	rec, err := store.New(rs.Client()).Article(context.Background(), a.Slug)
+	if err != nil || !strings.Contains(rec.Body, "One more sentence.") {
+		t.Fatalf("the edited article was not published: %v", err)
+	}
+
+	// A copy of a skipped file under another month is a duplicate slug.
+	dup := filepath.Join(dir, "articles", "2020", "01", a.Slug+".md")
+	os.MkdirAll(filepath.Dir(dup), 0o755)
+	b, _ := os.ReadFile(file)
+	os.WriteFile(dup, b, 0o644)
+	err = run(context.Background(), []string{"sync", dir}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "duplicate") {
+		t.Fatalf("err = %v, want a duplicate slug", err)
+	}
+}
