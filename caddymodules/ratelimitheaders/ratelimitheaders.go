@@ -179,7 +179,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if h.AgentQuota == 0 {
 		h.AgentQuota = 5000
 	}
-	if err := metrics.Register(ctx.GetMetricsRegistry(), decisions, syncs); err != nil {
+	if err := metrics.Register(ctx.GetMetricsRegistry(), decisions, syncs, responses); err != nil {
 		return err
 	}
 
@@ -310,6 +310,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		// RFC 9110 §10.2.3 delay-seconds; never earlier than the reset
 		// (ratelimit-headers-10 §4).
 		e.Header = http.Header{"Retry-After": {vals[2]}}
+		responses.inc(http.StatusTooManyRequests)
 		return caddyhttp.Error(http.StatusTooManyRequests, e)
 	}
 	switch kind {
@@ -320,7 +321,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	default:
 		allowedIP.Inc()
 	}
-	return next.ServeHTTP(w, r)
+	return serveCounted(w, r, next)
 }
 
 // decide counts r against its budget. A verified agent counts against its
