@@ -6,7 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	metricsreg "github.com/invoicewire/invoicewire/internal/metrics"
-	"github.com/invoicewire/invoicewire/internal/store"
+	"github.com/invoicewire/invoicewire/internal/tagcache"
 )
 
 // metrics are the origin's Prometheus series. Labels are route patterns and
@@ -16,7 +16,7 @@ type metrics struct {
 	latency  *prometheus.HistogramVec
 }
 
-func newMetrics(reg prometheus.Registerer, cache *store.TaggedCache[*entry]) (*metrics, error) {
+func newMetrics(reg prometheus.Registerer, cache *tagcache.Cache[string, *entry]) (*metrics, error) {
 	m := &metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "invoicewire_origin_requests_total",

@@ -15,17 +15,21 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/invoicewire/invoicewire/internal/invalidation"
 	"github.com/invoicewire/invoicewire/internal/netguard"
 	"github.com/invoicewire/invoicewire/internal/signing"
 	"github.com/invoicewire/invoicewire/internal/store"
+	"github.com/invoicewire/invoicewire/internal/tagcache"
 	"github.com/invoicewire/invoicewire/internal/token"
 	"github.com/invoicewire/invoicewire/internal/webhook"
 	"github.com/invoicewire/invoicewire/origin/agentauth"
 	"github.com/invoicewire/invoicewire/origin/api"
 	"github.com/invoicewire/invoicewire/origin/ask"
+	"github.com/invoicewire/invoicewire/origin/discovery"
 	"github.com/invoicewire/invoicewire/origin/idempotency"
 	"github.com/invoicewire/invoicewire/origin/mcp"
 	"github.com/invoicewire/invoicewire/origin/openapi"
+	"github.com/invoicewire/invoicewire/origin/portal"
 	"github.com/invoicewire/invoicewire/origin/respond"
 	"github.com/invoicewire/invoicewire/origin/site"
 	"github.com/invoicewire/invoicewire/origin/webhooks"
@@ -58,7 +62,7 @@ type Config struct {
 type Server struct {
 	cfg     Config
 	store   *store.Store
-	cache   *store.TaggedCache[*entry]
+	cache   *tagcache.Cache[string, *entry]
 	router  router
 	metrics *metrics
 	log     *slog.Logger
@@ -78,7 +82,7 @@ func New(cfg Config, st *store.Store) (*Server, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	cache, err := store.NewTaggedCache[*entry](cfg.CacheBytes)
+	cache, err := tagcache.New[string, *entry](cfg.CacheBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +93,9 @@ func New(cfg Config, st *store.Store) (*Server, error) {
 		return nil, err
 	}
 	a := &api.API{Store: st, SiteRoot: cfg.SiteRoot}
-	st2 := &site.Site{Store: st, SiteRoot: cfg.SiteRoot, Keys: signing.NewSource(st.Client(), cfg.SigningKey), Log: cfg.Log, Now: cfg.Now}
+	pages := &site.Site{Store: st, SiteRoot: cfg.SiteRoot, Now: cfg.Now}
+	docs := &discovery.Documents{Store: st, SiteRoot: cfg.SiteRoot, Keys: signing.NewSource(st.Client(), cfg.SigningKey), Log: cfg.Log, Now: cfg.Now}
+	dev := &portal.Portal{Site: pages}
 	rt := &s.router
 	rt.get("/api/v1/", a.Index)
 	rt.get("/api/v1/articles", a.Articles)
@@ -104,16 +110,22 @@ func New(cfg Config, st *store.Store) (*Server, error) {
 	rt.get("/openapi.json", func(*http.Request) (*respond.Response, error) {
 		return respond.Bytes("application/json", openapi.Document, "openapi"), nil
 	})
-	// Site pages, feeds, sitemaps, developer portal, discovery documents
-	// and the MCP server (issue 6). Registered before the
-	// /{year}/{month}/{file} wildcard, which would take three-segment paths.
-	for _, r := range st2.Routes() {
+	// The developer portal and the discovery documents, then the site's
+	// pages, feeds and sitemaps: the site ends with the
+	// /{year}/{month}/{file} wildcard, which would take any three-segment
+	// path registered after it (/.well-known/mcp/server-card.json).
+	for _, r := range dev.Routes() {
 		rt.get(r.Pattern, r.Handler)
 	}
-	for _, m := range st2.Mounts() {
+	for _, r := range docs.Routes() {
+		rt.get(r.Pattern, r.Handler)
+	}
+	for _, m := range docs.Mounts() {
 		rt.mount(m.Pattern, m.Handler)
 	}
-	rt.get("/{year}/{month}/{file}", st2.ArticleMarkdown)
+	for _, r := range pages.Routes() {
+		rt.get(r.Pattern, r.Handler)
+	}
 	// POST /ask streams (D22), so it is mounted raw and answers its own
 	// methods, errors and headers.
 	if s.ask, err = ask.New(ask.Config{Store: st, SiteRoot: cfg.SiteRoot, Log: cfg.Log, Registry: cfg.Registry}); err != nil {
@@ -152,22 +164,7 @@ func New(cfg Config, st *store.Store) (*Server, error) {
 // live.
 func (s *Server) Follow(ctx context.Context, ready chan<- struct{}) {
 	go s.ask.Run(ctx)
-	s.store.FollowInvalidations(ctx, purgers{s.cache, s.ask}, s.log, ready)
-}
-
-// purgers hands every invalidation to each in-process consumer in turn.
-type purgers []store.Purger
-
-func (p purgers) Purge(tags []string) {
-	for _, x := range p {
-		x.Purge(tags)
-	}
-}
-
-func (p purgers) Clear() {
-	for _, x := range p {
-		x.Clear()
-	}
+	invalidation.Follow(ctx, s.store.Client(), invalidation.Purgers{s.cache, s.ask}, s.store.Version, s.log, ready)
 }
 
 // Close releases the cache.

@@ -38,6 +38,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -48,6 +49,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
+	"go.uber.org/zap/exp/zapslog"
 
 	"github.com/invoicewire/invoicewire/caddymodules/internal/negotiate"
 	"github.com/invoicewire/invoicewire/internal/apierror"
@@ -156,7 +158,10 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	}
 	key := fmt.Sprintf("%s|%d|%s", h.Name, h.MaxBytes, h.Redis)
 	v, _, err := pool.LoadOrNew(key, func() (caddy.Destructor, error) {
-		return newShared(h.MaxBytes, h.Redis, h.logger)
+		// The invalidation follower logs through slog; zapslog carries
+		// its records into Caddy's logging as this module's.
+		slogger := slog.New(zapslog.NewHandler(h.logger.Core(), zapslog.WithName(h.logger.Name())))
+		return newShared(h.MaxBytes, h.Redis, slogger)
 	})
 	if err != nil {
 		return fmt.Errorf("setting up the edge cache: %w", err)
@@ -408,7 +413,7 @@ func (h *Handler) fetch(w http.ResponseWriter, r *http.Request, next caddyhttp.H
 		}
 	}
 
-	gen := h.shared.gen.Load()
+	gen := h.shared.generation()
 	fr := h.forwardRequest(r, r.Context(), stale)
 	reqTime := h.now()
 	rec := &recorder{
@@ -750,7 +755,7 @@ func (h *Handler) refresh(r *http.Request, next caddyhttp.Handler, key string, e
 	// its handlers go on using theirs) while this one runs.
 	srv, _ := r.Context().Value(caddyhttp.ServerCtxKey).(*caddyhttp.Server)
 	fr = caddyhttp.PrepareRequest(fr, caddy.NewReplacer(), nil, srv)
-	gen := h.shared.gen.Load()
+	gen := h.shared.generation()
 	go func() {
 		defer cancel()
 		defer e.refreshing.Store(false)

@@ -9,8 +9,10 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/invoicewire/invoicewire/internal/events"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/invoicewire/invoicewire/internal/events"
+	"github.com/invoicewire/invoicewire/internal/invalidation"
 )
 
 // Change is a set of content writes applied as one atomic step together with
@@ -158,7 +160,7 @@ func (s *Store) Apply(ctx context.Context, c *Change) (int64, error) {
 		tags = []string{}
 	}
 	tagJSON, _ := json.Marshal(tags)
-	v, err := applyScript.Run(ctx, s.rdb, c.keys, body, ChannelInvalidate, tagJSON).Int64()
+	v, err := applyScript.Run(ctx, s.rdb, c.keys, body, invalidation.Channel, tagJSON).Int64()
 	if err != nil {
 		return 0, fmt.Errorf("store: applying change: %w", err)
 	}

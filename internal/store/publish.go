@@ -34,6 +34,10 @@ const (
 	TagSpecs      = "specs"
 	TagSources    = "sources"
 	TagNewsletter = "newsletter"
+	// TagIndex marks documents that depend on configuration only (the
+	// service index, the discovery documents, the developer portal): no
+	// content change purges them; a deploy replaces them.
+	TagIndex = "index"
 )
 
 // TagArticle and friends build the per-item surrogate keys.

@@ -1,7 +1,8 @@
 // Package store is Invoicewire's Redis schema (DESIGN §5): the content
-// documents and their indexes, the content version, the atomic change script
-// that writes a change together with its event and invalidation message, and
-// the in-process cache that sits in front of it all.
+// documents and their indexes, the content version, and the atomic change
+// script that writes a change together with its event and invalidation
+// message (package invalidation; the caches in front of it all are package
+// tagcache).
 //
 // Every content key carries the {content} hash tag, so the keys one change
 // touches live in one slot and the same code runs on a single server and on
@@ -26,10 +27,6 @@ const (
 	keySources     = "iw:{content}:sources"
 	keyNewsletters = "iw:{content}:newsletters"
 	keyIndexAll    = "iw:{content}:idx:all"
-
-	// ChannelInvalidate carries {"version":N,"keys":[surrogate keys]} after
-	// every content change.
-	ChannelInvalidate = "iw:invalidate"
 )
 
 func keyArticle(slug string) string    { return "iw:{content}:article:" + slug }

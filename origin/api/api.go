@@ -28,9 +28,6 @@ type API struct {
 // BaseURL is {base_url}.
 func (a *API) BaseURL() string { return a.SiteRoot + "/api/v1" }
 
-// Surrogate key of the service index, which depends on configuration only.
-const tagIndex = "index"
-
 // Index answers GET / (ServiceIndex; resources per DESIGN D5).
 func (a *API) Index(r *http.Request) (*respond.Response, error) {
 	b := a.BaseURL()
@@ -61,7 +58,7 @@ func (a *API) Index(r *http.Request) (*respond.Response, error) {
 			{"ask", a.SiteRoot + "/ask", "Natural-language questions over the archive, as JSON or a server-sent event stream."},
 			{"openapi", a.SiteRoot + "/openapi.json", "OpenAPI 3.1 description of this API."},
 		},
-	}, tagIndex)
+	}, store.TagIndex)
 }
 
 // Articles answers GET /articles (ArticleList, DESIGN D3).
@@ -280,5 +277,5 @@ func (a *API) Webhooks(r *http.Request) (*respond.Response, error) {
 			"header X-Invoicewire-Signature: sha256=<lowercase hex>. Deliveries also carry Standard Webhooks headers " +
 			"(webhook-id, webhook-timestamp, webhook-signature) and an RFC 9421 HTTP Message Signature with the key published at " +
 			a.SiteRoot + "/.well-known/http-message-signatures-directory.",
-	}, tagIndex)
+	}, store.TagIndex)
 }

@@ -26,8 +26,8 @@
 // # Freshness
 //
 // The index is immutable and replaced whole (atomic.Pointer) after every
-// content change: Engine implements store.Purger, so the origin drives it
-// with store.FollowInvalidations beside its response cache, and Run
+// content change: Engine implements invalidation.Purger, so the origin drives
+// it with invalidation.Follow beside its response cache, and Run
 // rebuilds in the background. An article named by a change is checked at
 // once, and hidden if retracted, before the rebuild completes.
 //

@@ -208,9 +208,9 @@ type Config struct {
 // Engine answers questions from an in-memory index of the published
 // articles, which it rebuilds in the background when content changes.
 //
-// Run keeps the index current; Purge and Clear (the store.Purger interface)
-// tell it that content changed, so an Engine can be driven by
-// store.FollowInvalidations next to the response cache. Ask answers a
+// Run keeps the index current; Purge and Clear (the invalidation.Purger
+// interface) tell it that content changed, so an Engine can be driven by
+// invalidation.Follow next to the response cache. Ask answers a
 // question in Go (the MCP ask tool uses it); ServeHTTP answers POST /ask.
 type Engine struct {
 	cfg     Config
@@ -267,7 +267,7 @@ func New(cfg Config) (*Engine, error) {
 	return e, nil
 }
 
-// Purge is told the surrogate keys of a content change (store.Purger). It
+// Purge is told the surrogate keys of a content change (invalidation.Purger). It
 // never blocks: the worker started by Run does the work.
 func (e *Engine) Purge(tags []string) {
 	seq := e.seq.Add(1)
@@ -291,7 +291,7 @@ func (e *Engine) Purge(tags []string) {
 	e.signal()
 }
 
-// Clear is told that anything may have changed (store.Purger).
+// Clear is told that anything may have changed (invalidation.Purger).
 func (e *Engine) Clear() {
 	e.seq.Add(1)
 	e.signal()

@@ -15,6 +15,7 @@ import (
 	"github.com/invoicewire/invoicewire/internal/apierror"
 	"github.com/invoicewire/invoicewire/internal/content"
 	"github.com/invoicewire/invoicewire/internal/content/contenttest"
+	"github.com/invoicewire/invoicewire/internal/invalidation"
 	"github.com/invoicewire/invoicewire/internal/redistest"
 	"github.com/invoicewire/invoicewire/internal/store"
 )
@@ -74,7 +75,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 }
 
 // TestFollowsContent drives an Engine the way the origin does (Run, and
-// FollowInvalidations on a real Redis) and changes content under it: a new
+// invalidation.Follow on a real Redis) and changes content under it: a new
 // article appears, a retracted one disappears, a restored one comes back.
 func TestFollowsContent(t *testing.T) {
 	st, pub, a := published(t)
@@ -83,7 +84,7 @@ func TestFollowsContent(t *testing.T) {
 	defer cancel()
 	go e.Run(ctx)
 	ready := make(chan struct{})
-	go st.FollowInvalidations(ctx, e, quiet, ready)
+	go invalidation.Follow(ctx, st.Client(), e, st.Version, quiet, ready)
 	<-ready
 
 	const q = "Zanzibar procurement"
@@ -127,7 +128,7 @@ func TestRetractionBeforeRebuild(t *testing.T) {
 	if _, err := pub.Retract(ctx, a.Slug, "The agency denied the report."); err != nil {
 		t.Fatal(err)
 	}
-	// What FollowInvalidations does, then one pass of the worker without
+	// What the invalidation follower does, then one pass of the worker without
 	// the rebuild.
 	e.Purge([]string{store.TagArticle(a.Slug), store.TagList})
 	e.hideRetracted(ctx)
@@ -253,7 +254,7 @@ func TestRetractionDuringRebuild(t *testing.T) {
 	}
 	go e.Run(ctx)
 	ready := make(chan struct{})
-	go st.FollowInvalidations(ctx, e, quiet, ready)
+	go invalidation.Follow(ctx, st.Client(), e, st.Version, quiet, ready)
 	<-ready
 
 	const q = "Zanzibar procurement"

@@ -30,7 +30,6 @@ import (
 	"github.com/invoicewire/invoicewire/internal/content"
 	"github.com/invoicewire/invoicewire/internal/store"
 	"github.com/invoicewire/invoicewire/origin/api"
-	"github.com/invoicewire/invoicewire/origin/site"
 )
 
 // Asker answers a natural-language question over the archive. The /ask
@@ -66,6 +65,33 @@ const (
 	// scanLimit bounds how many of the newest articles a text query reads.
 	scanLimit = 5000
 )
+
+// ProtocolVersions are the MCP revisions the /mcp endpoint speaks over
+// Streamable HTTP, newest first (the tests check the SDK supports each; its
+// own client negotiates the first). The server card and the agent card
+// announce them.
+var ProtocolVersions = []string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"}
+
+// Tool names and describes one tool of the server.
+type Tool struct{ Name, Description string }
+
+// The tools, each named and described once: New registers them with these
+// descriptions, and Tools lists them for the server card and the portal.
+var (
+	toolSearchArticles = Tool{"search_articles", "Search and list published articles, newest first, with the API's filters (section, audience, country) and a text query."}
+	toolGetArticle     = Tool{"get_article", "Read one article as markdown, with its sources and corrections."}
+	toolListCountries  = Tool{"list_countries", "List the tracked countries and their e-invoicing mandate status."}
+	toolGetCountry     = Tool{"get_country", "Read one tracked country: mandate status, authority and summary."}
+	toolListSpecs      = Tool{"list_specs", "List the tracked specifications of the e-invoicing network."}
+	toolGetSpec        = Tool{"get_spec", "Read one tracked specification."}
+	toolListSources    = Tool{"list_sources", "List the registry of publishers the articles cite."}
+	toolAsk            = Tool{"ask", "Answer a question about e-invoicing with sentences quoted verbatim from the articles, with citations (the /ask engine)."}
+)
+
+// Tools lists the server's tools in the order it registers them. The ask
+// tool is registered only when Server.Ask is set, as the origin always sets
+// it.
+var Tools = []Tool{toolSearchArticles, toolGetArticle, toolListCountries, toolGetCountry, toolListSpecs, toolGetSpec, toolListSources, toolAsk}
 
 // MaxBody bounds MCP request bodies, like every other body (D20: 64 KiB).
 const MaxBody = 64 << 10
@@ -168,7 +194,7 @@ func (s *Server) New() *sdk.Server {
 		})
 	readOnly := &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false), IdempotentHint: true}
 
-	sdk.AddTool(srv, &sdk.Tool{Name: "search_articles", Description: toolDescription("search_articles"), Annotations: readOnly,
+	sdk.AddTool(srv, &sdk.Tool{Name: toolSearchArticles.Name, Description: toolSearchArticles.Description, Annotations: readOnly,
 		InputSchema: schema[SearchInput](func(p map[string]*jsonschema.Schema) {
 			p["query"].MaxLength = ptr(MaxQuery)
 			p["section"].Enum = enum(content.Sections)
@@ -178,39 +204,28 @@ func (s *Server) New() *sdk.Server {
 			p["offset"].Minimum, p["offset"].Maximum = ptr(0.0), ptr(float64(api.MaxOffset))
 		})}, s.searchArticles)
 
-	sdk.AddTool(srv, &sdk.Tool{Name: "get_article", Description: toolDescription("get_article"), Annotations: readOnly,
+	sdk.AddTool(srv, &sdk.Tool{Name: toolGetArticle.Name, Description: toolGetArticle.Description, Annotations: readOnly,
 		InputSchema: schema[SlugInput](func(p map[string]*jsonschema.Schema) {
 			p["slug"].Pattern, p["slug"].MaxLength = slugPattern, ptr(content.MaxSlugLength)
 		})}, s.getArticle)
 
-	sdk.AddTool(srv, &sdk.Tool{Name: "list_countries", Description: toolDescription("list_countries"), Annotations: readOnly}, s.listCountries)
-	sdk.AddTool(srv, &sdk.Tool{Name: "get_country", Description: toolDescription("get_country"), Annotations: readOnly,
+	sdk.AddTool(srv, &sdk.Tool{Name: toolListCountries.Name, Description: toolListCountries.Description, Annotations: readOnly}, s.listCountries)
+	sdk.AddTool(srv, &sdk.Tool{Name: toolGetCountry.Name, Description: toolGetCountry.Description, Annotations: readOnly,
 		InputSchema: schema[CodeInput](func(p map[string]*jsonschema.Schema) { p["code"].Pattern = "^[A-Za-z]{2}$" })}, s.getCountry)
-	sdk.AddTool(srv, &sdk.Tool{Name: "list_specs", Description: toolDescription("list_specs"), Annotations: readOnly}, s.listSpecs)
-	sdk.AddTool(srv, &sdk.Tool{Name: "get_spec", Description: toolDescription("get_spec"), Annotations: readOnly,
+	sdk.AddTool(srv, &sdk.Tool{Name: toolListSpecs.Name, Description: toolListSpecs.Description, Annotations: readOnly}, s.listSpecs)
+	sdk.AddTool(srv, &sdk.Tool{Name: toolGetSpec.Name, Description: toolGetSpec.Description, Annotations: readOnly,
 		InputSchema: schema[SlugInput](func(p map[string]*jsonschema.Schema) {
 			p["slug"].Pattern, p["slug"].MaxLength = slugPattern, ptr(content.MaxSlugLength)
 		})}, s.getSpec)
-	sdk.AddTool(srv, &sdk.Tool{Name: "list_sources", Description: toolDescription("list_sources"), Annotations: readOnly}, s.listSources)
+	sdk.AddTool(srv, &sdk.Tool{Name: toolListSources.Name, Description: toolListSources.Description, Annotations: readOnly}, s.listSources)
 
 	if s.Ask != nil {
-		sdk.AddTool(srv, &sdk.Tool{Name: "ask", Description: toolDescription("ask"), Annotations: readOnly,
+		sdk.AddTool(srv, &sdk.Tool{Name: toolAsk.Name, Description: toolAsk.Description, Annotations: readOnly,
 			InputSchema: schema[AskInput](func(p map[string]*jsonschema.Schema) {
 				p["query"].MinLength, p["query"].MaxLength = ptr(1), ptr(500)
 			})}, s.ask)
 	}
 	return srv
-}
-
-// toolDescription is the tool's description as the server card lists it,
-// so the two never differ.
-func toolDescription(name string) string {
-	for _, t := range site.MCPTools {
-		if t.Name == name {
-			return t.Description
-		}
-	}
-	panic("mcp: tool " + name + " is not in site.MCPTools")
 }
 
 // toolError is a tool failure the caller can act on.
@@ -287,7 +302,7 @@ func (s *Server) getArticle(ctx context.Context, _ *sdk.CallToolRequest, in Slug
 	if rec.Retracted() {
 		return nil, nil, toolError("the article %q was retracted on %s: %s", rec.Slug, rec.RetractedAt.Format(time.DateOnly), rec.RetractionReason)
 	}
-	md, err := site.Markdown(&rec.Article, s.SiteRoot)
+	md, err := rec.Article.Markdown(s.SiteRoot)
 	if err != nil {
 		return nil, nil, err
 	}

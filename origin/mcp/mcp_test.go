@@ -16,7 +16,6 @@ import (
 	"github.com/invoicewire/invoicewire/internal/content/contenttest"
 	"github.com/invoicewire/invoicewire/origin/mcp"
 	"github.com/invoicewire/invoicewire/origin/origintest"
-	"github.com/invoicewire/invoicewire/origin/site"
 )
 
 // connect opens a session with the SDK's own client over Streamable HTTP,
@@ -57,10 +56,10 @@ func text(res *sdk.CallToolResult) string {
 func TestTools(t *testing.T) {
 	inst := origintest.Start(t)
 	cs := connect(t, inst.SiteRoot+"/mcp", inst.Server.Client())
-	if v := cs.InitializeResult().ProtocolVersion; v != site.MCPProtocolVersions[0] {
-		t.Errorf("negotiated protocol %s, the server card's newest is %s", v, site.MCPProtocolVersions[0])
+	if v := cs.InitializeResult().ProtocolVersion; v != mcp.ProtocolVersions[0] {
+		t.Errorf("negotiated protocol %s, the server card's newest is %s", v, mcp.ProtocolVersions[0])
 	}
-	for _, v := range site.MCPProtocolVersions {
+	for _, v := range mcp.ProtocolVersions {
 		if !slices.Contains(sdk.SupportedProtocolVersions(), v) {
 			t.Errorf("the server card lists %s, which the SDK does not speak", v)
 		}
@@ -71,14 +70,19 @@ func TestTools(t *testing.T) {
 		t.Fatal(err)
 	}
 	var names, want []string
+	described := map[string]string{}
 	for _, tl := range tools.Tools {
 		names = append(names, tl.Name)
+		described[tl.Name] = tl.Description
 		if tl.Annotations == nil || !tl.Annotations.ReadOnlyHint {
 			t.Errorf("%s is not marked read-only", tl.Name)
 		}
 	}
-	for _, tl := range site.MCPTools {
+	for _, tl := range mcp.Tools {
 		want = append(want, tl.Name)
+		if tl.Description == "" || described[tl.Name] != tl.Description {
+			t.Errorf("%s is described %q to clients and %q on the card", tl.Name, described[tl.Name], tl.Description)
+		}
 	}
 	slices.Sort(names)
 	slices.Sort(want)

@@ -11,7 +11,9 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -91,6 +93,34 @@ func start(t testing.TB, n int, retract bool, options []func(*origin.Config)) *I
 	inst.Origin = serve(t, ts, st, siteRoot, options...)
 	inst.Server = ts
 	return inst
+}
+
+// Get fetches path (relative to the site root, or absolute) with the
+// header name/value pairs given and returns the response with its body
+// read.
+func (inst *Instance) Get(t testing.TB, path string, header ...string) (*http.Response, []byte) {
+	t.Helper()
+	u := path
+	if !strings.HasPrefix(u, "http") {
+		u = inst.SiteRoot + path
+	}
+	req, err := http.NewRequest(http.MethodGet, u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := inst.Server.Client().Do(req)
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("GET %s: reading the body: %v", path, err)
+	}
+	return resp, b
 }
 
 // Another starts a second origin, with its own response cache, over the same

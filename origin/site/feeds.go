@@ -157,7 +157,7 @@ func (s *Site) articleChannel(r *http.Request, name, title string) (channel, err
 // articleHTML is an article's full content for feeds: its body, its
 // correction notes and its sources, with absolute links.
 func (s *Site) articleHTML(rec *store.ArticleRecord) (string, error) {
-	body, err := renderMarkdown(rec.Body)
+	body, err := RenderMarkdown(rec.Body)
 	if err != nil {
 		return "", err
 	}
@@ -187,7 +187,7 @@ func (s *Site) newsletterChannel(r *http.Request, title string) (channel, error)
 	}
 	ch := channel{Title: title, Home: s.SiteRoot + "/", Description: "The Invoicewire weekly digest: each week's articles with an editor's introduction."}
 	for _, n := range issues {
-		intro, err := renderMarkdown(n.Intro)
+		intro, err := RenderMarkdown(n.Intro)
 		if err != nil {
 			return channel{}, err
 		}

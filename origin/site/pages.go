@@ -67,7 +67,7 @@ func (s *Site) teasers(recs []*store.ArticleRecord) []teaser {
 
 // listing is the data of home, section, audience and country pages.
 type listing struct {
-	head
+	Head
 	Heading  string
 	Intro    string
 	Articles []teaser
@@ -75,7 +75,7 @@ type listing struct {
 	Pages    int
 	Total    int
 	Country  *content.Country
-	Feeds    []link
+	Feeds    []Link
 	Issues   []issueLink
 }
 
@@ -87,7 +87,7 @@ type issueLink struct {
 // (rel=prev/next and the canonical address of this page). A page past the
 // end is a 404 tagged like the listing, so it appears once enough articles
 // exist.
-func (s *Site) list(r *http.Request, f store.ArticleFilter, path string, h *head, keys []string) (*store.Page, int, error) {
+func (s *Site) list(r *http.Request, f store.ArticleFilter, path string, h *Head, keys []string) (*store.Page, int, error) {
 	n, err := pageNumber(r)
 	if err != nil {
 		return nil, 0, err
@@ -122,7 +122,7 @@ func pages(total int) int { return max(1, (total+PageSize-1)/PageSize) }
 
 // Home answers GET /: the latest articles and newsletter issues.
 func (s *Site) Home(r *http.Request) (*respond.Response, error) {
-	h := s.newHead("Invoicewire: e-invoicing news", "News about e-invoicing: the Peppol network, national mandates, specifications and vendors.", "/")
+	h := s.NewHead("Invoicewire: e-invoicing news", "News about e-invoicing: the Peppol network, national mandates, specifications and vendors.", "/")
 	keys := []string{store.TagList, store.TagNewsletter, store.TagSite}
 	p, n, err := s.list(r, store.ArticleFilter{}, "/", &h, keys)
 	if err != nil {
@@ -136,7 +136,7 @@ func (s *Site) Home(r *http.Request) (*respond.Response, error) {
 		return nil, err
 	}
 	h.JSONLD = ld
-	data := listing{head: h, Heading: "Latest news", Articles: s.teasers(p.Articles), Page: n, Pages: pages(p.Total), Total: p.Total}
+	data := listing{Head: h, Heading: "Latest news", Articles: s.teasers(p.Articles), Page: n, Pages: pages(p.Total), Total: p.Total}
 	if n == 1 {
 		issues, err := s.Store.Newsletters(r.Context(), 5)
 		if err != nil {
@@ -146,7 +146,7 @@ func (s *Site) Home(r *http.Request) (*respond.Response, error) {
 			data.Issues = append(data.Issues, issueLink{URL: "/newsletter/" + is.Week + "/", Title: is.Title, Date: longDate(is.SentAt)})
 		}
 	}
-	data.Feeds = []link{
+	data.Feeds = []Link{
 		{Type: "RSS", Href: "/feeds/all.xml", Title: "All articles"},
 		{Type: "JSON Feed", Href: "/feeds/all.json", Title: "All articles"},
 	}
@@ -174,17 +174,17 @@ func (s *Site) AudiencePage(r *http.Request) (*respond.Response, error) {
 }
 
 func (s *Site) filtered(r *http.Request, f store.ArticleFilter, path, heading, intro, feed, tag string) (*respond.Response, error) {
-	h := s.newHead(heading+" · Invoicewire", intro, path)
+	h := s.NewHead(heading+" · Invoicewire", intro, path)
 	keys := []string{tag, store.TagSite}
 	p, n, err := s.list(r, f, path, &h, keys)
 	if err != nil {
 		return nil, err
 	}
 	h.Alternates = append(h.Alternates,
-		link{Rel: "alternate", Type: "application/rss+xml", Href: s.SiteRoot + "/feeds/" + feed + ".xml", Title: heading + " (RSS)"},
-		link{Rel: "alternate", Type: "application/feed+json", Href: s.SiteRoot + "/feeds/" + feed + ".json", Title: heading + " (JSON Feed)"})
-	data := listing{head: h, Heading: heading, Intro: intro, Articles: s.teasers(p.Articles), Page: n, Pages: pages(p.Total), Total: p.Total,
-		Feeds: []link{{Type: "RSS", Href: "/feeds/" + feed + ".xml", Title: heading}, {Type: "JSON Feed", Href: "/feeds/" + feed + ".json", Title: heading}}}
+		Link{Rel: "alternate", Type: "application/rss+xml", Href: s.SiteRoot + "/feeds/" + feed + ".xml", Title: heading + " (RSS)"},
+		Link{Rel: "alternate", Type: "application/feed+json", Href: s.SiteRoot + "/feeds/" + feed + ".json", Title: heading + " (JSON Feed)"})
+	data := listing{Head: h, Heading: heading, Intro: intro, Articles: s.teasers(p.Articles), Page: n, Pages: pages(p.Total), Total: p.Total,
+		Feeds: []Link{{Type: "RSS", Href: "/feeds/" + feed + ".xml", Title: heading}, {Type: "JSON Feed", Href: "/feeds/" + feed + ".json", Title: heading}}}
 	return render("list", data, keys...)
 }
 
@@ -208,26 +208,26 @@ func (s *Site) CountryPage(r *http.Request) (*respond.Response, error) {
 	}
 	path := "/countries/" + code + "/"
 	desc := c.Name + ": e-invoicing mandate status (" + label(c.MandateStatus) + ") and news."
-	h := s.newHead(c.Name+" · Invoicewire", desc, path)
+	h := s.NewHead(c.Name+" · Invoicewire", desc, path)
 	keys := []string{store.TagCountry(code), store.TagCountries, store.TagSite}
 	p, n, err := s.list(r, store.ArticleFilter{Country: code}, path, &h, keys)
 	if err != nil {
 		return nil, err
 	}
-	data := listing{head: h, Heading: c.Name, Intro: c.Summary, Articles: s.teasers(p.Articles), Page: n, Pages: pages(p.Total), Total: p.Total, Country: c}
+	data := listing{Head: h, Heading: c.Name, Intro: c.Summary, Articles: s.teasers(p.Articles), Page: n, Pages: pages(p.Total), Total: p.Total, Country: c}
 	if p.Total > 0 {
 		h.Alternates = append(h.Alternates,
-			link{Rel: "alternate", Type: "application/rss+xml", Href: s.SiteRoot + "/feeds/country/" + code + ".xml", Title: c.Name + " (RSS)"},
-			link{Rel: "alternate", Type: "application/feed+json", Href: s.SiteRoot + "/feeds/country/" + code + ".json", Title: c.Name + " (JSON Feed)"})
-		data.head = h
-		data.Feeds = []link{{Type: "RSS", Href: "/feeds/country/" + code + ".xml", Title: c.Name}, {Type: "JSON Feed", Href: "/feeds/country/" + code + ".json", Title: c.Name}}
+			Link{Rel: "alternate", Type: "application/rss+xml", Href: s.SiteRoot + "/feeds/country/" + code + ".xml", Title: c.Name + " (RSS)"},
+			Link{Rel: "alternate", Type: "application/feed+json", Href: s.SiteRoot + "/feeds/country/" + code + ".json", Title: c.Name + " (JSON Feed)"})
+		data.Head = h
+		data.Feeds = []Link{{Type: "RSS", Href: "/feeds/country/" + code + ".xml", Title: c.Name}, {Type: "JSON Feed", Href: "/feeds/country/" + code + ".json", Title: c.Name}}
 	}
 	return render("list", data, keys...)
 }
 
 // articleView is the data of an article page.
 type articleView struct {
-	head
+	Head
 	A           *store.ArticleRecord
 	Body        template.HTML
 	Countries   []*content.Country
@@ -242,14 +242,14 @@ func (s *Site) ArticlePage(r *http.Request) (*respond.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	body, err := renderMarkdown(rec.Body)
+	body, err := RenderMarkdown(rec.Body)
 	if err != nil {
 		return nil, err
 	}
 	path := rec.Path() + "/"
-	h := s.newHead(rec.Title+" · Invoicewire", rec.Dek, path)
+	h := s.NewHead(rec.Title+" · Invoicewire", rec.Dek, path)
 	v := articleView{A: rec, Body: body, MarkdownURL: s.SiteRoot + rec.Path() + ".md"}
-	h.Alternates = append([]link{{Rel: "alternate", Type: "text/markdown", Href: v.MarkdownURL, Title: "This article as markdown"}}, h.Alternates...)
+	h.Alternates = append([]Link{{Rel: "alternate", Type: "text/markdown", Href: v.MarkdownURL, Title: "This article as markdown"}}, h.Alternates...)
 
 	countries, err := s.Store.Countries(r.Context())
 	if err != nil {
@@ -332,7 +332,7 @@ func (s *Site) ArticlePage(r *http.Request) (*respond.Response, error) {
 	if h.JSONLD, err = jsonLD(ld); err != nil {
 		return nil, err
 	}
-	v.head = h
+	v.Head = h
 	resp, err := render("article", v, store.TagArticle(rec.Slug), store.TagCountries, store.TagSpecs)
 	if err != nil {
 		return nil, err
@@ -388,7 +388,7 @@ func validSlug(s string) bool {
 
 // newsletterView is the data of a newsletter issue page.
 type newsletterView struct {
-	head
+	Head
 	N        *store.Newsletter
 	Intro    template.HTML
 	Articles []teaser
@@ -418,16 +418,16 @@ func (s *Site) NewsletterPage(r *http.Request) (*respond.Response, error) {
 	for _, slug := range n.Articles {
 		keys = append(keys, store.TagArticle(slug))
 	}
-	intro, err := renderMarkdown(n.Intro)
+	intro, err := RenderMarkdown(n.Intro)
 	if err != nil {
 		return nil, err
 	}
 	path := "/newsletter/" + week + "/"
-	h := s.newHead(n.Title+" · Invoicewire", "The Invoicewire weekly newsletter, "+week+".", path)
+	h := s.NewHead(n.Title+" · Invoicewire", "The Invoicewire weekly newsletter, "+week+".", path)
 	h.Alternates = append(h.Alternates,
-		link{Rel: "alternate", Type: "application/rss+xml", Href: s.SiteRoot + "/feeds/newsletter.xml", Title: "Invoicewire Weekly (RSS)"},
-		link{Rel: "alternate", Type: "application/feed+json", Href: s.SiteRoot + "/feeds/newsletter.json", Title: "Invoicewire Weekly (JSON Feed)"})
-	return render("newsletter", newsletterView{head: h, N: n, Intro: intro, Articles: s.teasers(recs)}, keys...)
+		Link{Rel: "alternate", Type: "application/rss+xml", Href: s.SiteRoot + "/feeds/newsletter.xml", Title: "Invoicewire Weekly (RSS)"},
+		Link{Rel: "alternate", Type: "application/feed+json", Href: s.SiteRoot + "/feeds/newsletter.json", Title: "Invoicewire Weekly (JSON Feed)"})
+	return render("newsletter", newsletterView{Head: h, N: n, Intro: intro, Articles: s.teasers(recs)}, keys...)
 }
 
 // publishedArticles loads the named articles that are still published, in

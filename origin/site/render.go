@@ -35,6 +35,11 @@ const HTMLType = "text/html; charset=utf-8"
 const ContentSecurityPolicy = "default-src 'none'; style-src 'self'; img-src 'self' https: data:; " +
 	"base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
+// ContentSignal is the site's AI-use preference (contentsignals.org): search
+// and answers that cite the articles yes, model training no. It is the
+// Content-Signal header of pages and twins and robots.txt's line.
+const ContentSignal = "search=yes, ai-input=yes, ai-train=no"
+
 // pageHeaders are the security headers of every HTML page. X-Content-Type-
 // Options: nosniff is added by the origin to every response.
 var pageHeaders = http.Header{
@@ -55,7 +60,7 @@ var markdown = goldmark.New(
 )
 
 // renderMarkdown turns markdown into safe HTML.
-func renderMarkdown(src string) (template.HTML, error) {
+func RenderMarkdown(src string) (template.HTML, error) {
 	var b bytes.Buffer
 	if err := markdown.Convert([]byte(src), &b); err != nil {
 		return "", fmt.Errorf("site: rendering markdown: %w", err)
@@ -69,7 +74,8 @@ func renderMarkdown(src string) (template.HTML, error) {
 var (
 	styleCSS, _ = files.ReadFile("assets/site.css")
 	iconSVG, _  = files.ReadFile("assets/icon.svg")
-	assetsVer   = func() string {
+	// AssetsVersion is the ?v= of asset URLs.
+	AssetsVersion = func() string {
 		h := sha256.New()
 		h.Write(styleCSS)
 		h.Write(iconSVG)
@@ -129,10 +135,13 @@ func label(v string) string {
 	return v
 }
 
+// layout is the page chrome every page shares: the "layout" template, which
+// calls the page's own "content", and the partials.
+var layout = template.Must(template.New("layout.html").Funcs(funcs).ParseFS(files, "templates/layout.html", "templates/partials.html"))
+
 // templates holds one template set per page: the layout plus the page's
 // own "content".
 var templates = func() map[string]*template.Template {
-	layout := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(files, "templates/layout.html", "templates/partials.html"))
 	pages, err := fs.Glob(files, "templates/*.html")
 	if err != nil {
 		panic(err)
@@ -148,8 +157,8 @@ var templates = func() map[string]*template.Template {
 	return out
 }()
 
-// link is a <link> or <a> target.
-type link struct {
+// Link is a <link> or <a> target.
+type Link struct {
 	Rel, Type, Href, Title string
 }
 
@@ -158,13 +167,14 @@ type meta struct {
 	Property, Name, Content string
 }
 
-// head is what the layout puts in <head>, plus the shared navigation.
-type head struct {
+// Head is what the layout puts in <head>, plus the shared navigation; every
+// page's data embeds one.
+type Head struct {
 	SiteRoot    string
 	Title       string
 	Description string
 	Canonical   string
-	Alternates  []link
+	Alternates  []Link
 	OpenGraph   []meta
 	Twitter     []meta
 	// JSONLD is the schema.org description of the page, already marshalled.
@@ -172,27 +182,27 @@ type head struct {
 	CSS, Icon string
 	Prev      string
 	Next      string
-	Nav       []link
+	Nav       []Link
 	Current   string
 }
 
-// newHead fills the parts every page shares.
-func (s *Site) newHead(title, description, path string) head {
-	h := head{
+// NewHead fills the parts every page at path shares.
+func (s *Site) NewHead(title, description, path string) Head {
+	h := Head{
 		SiteRoot:    s.SiteRoot,
 		Title:       title,
 		Description: description,
 		Canonical:   s.SiteRoot + path,
-		CSS:         "/assets/site.css?v=" + assetsVer,
-		Icon:        "/assets/icon.svg?v=" + assetsVer,
+		CSS:         "/assets/site.css?v=" + AssetsVersion,
+		Icon:        "/assets/icon.svg?v=" + AssetsVersion,
 		Current:     path,
-		Alternates: []link{
+		Alternates: []Link{
 			{Rel: "alternate", Type: "application/rss+xml", Href: s.SiteRoot + "/feeds/all.xml", Title: "Invoicewire: all articles (RSS)"},
 			{Rel: "alternate", Type: "application/feed+json", Href: s.SiteRoot + "/feeds/all.json", Title: "Invoicewire: all articles (JSON Feed)"},
 		},
 	}
 	for _, sec := range []string{"mandates", "network", "vendors", "policy", "specs", "guides"} {
-		h.Nav = append(h.Nav, link{Href: "/section/" + sec + "/", Title: label(sec)})
+		h.Nav = append(h.Nav, Link{Href: "/section/" + sec + "/", Title: label(sec)})
 	}
 	return h
 }
@@ -215,9 +225,30 @@ func render(name string, data any, keys ...string) (*respond.Response, error) {
 	if !ok {
 		return nil, fmt.Errorf("site: no template %q", name)
 	}
+	return RenderPage(t, data, keys...)
+}
+
+// PageTemplate parses a page defined elsewhere (its "content" template, in
+// the files of fsys that patterns name) into the site's layout, for pages
+// other packages serve in the site's chrome (the developer portal).
+func PageTemplate(fsys fs.FS, patterns ...string) (*template.Template, error) {
+	t, err := layout.Clone()
+	if err != nil {
+		return nil, fmt.Errorf("site: cloning the layout: %w", err)
+	}
+	if _, err := t.ParseFS(fsys, patterns...); err != nil {
+		return nil, fmt.Errorf("site: parsing %v: %w", patterns, err)
+	}
+	return t, nil
+}
+
+// RenderPage executes a page template made by PageTemplate (or one of the
+// site's own) with data, whose type embeds Head, and returns it as a
+// cacheable HTML response with the page security headers, tagged with keys.
+func RenderPage(t *template.Template, data any, keys ...string) (*respond.Response, error) {
 	var b bytes.Buffer
 	if err := t.ExecuteTemplate(&b, "layout", data); err != nil {
-		return nil, fmt.Errorf("site: rendering %s: %w", name, err)
+		return nil, fmt.Errorf("site: rendering %s: %w", t.Name(), err)
 	}
 	resp := respond.Bytes(HTMLType, b.Bytes(), keys...)
 	resp.Header = pageHeaders

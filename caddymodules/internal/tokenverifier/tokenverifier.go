@@ -7,7 +7,8 @@
 // token's expiry), invalid ones for at most 5 s; a message on iw:revocations
 // drops the revoked token from the cache at once, and every (re)subscription
 // clears the whole cache, because pub/sub loses the messages sent while a
-// subscriber was disconnected.
+// subscriber was disconnected. The subscription is the shared resubscribing
+// loop of package invalidation.
 //
 // Raw tokens are never logged or kept: the cache is keyed by the SHA-256.
 package tokenverifier
@@ -16,7 +17,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
+	"log/slog"
 	"sync/atomic"
 	"time"
 
@@ -25,9 +26,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
+	"go.uber.org/zap/exp/zapslog"
 	"golang.org/x/sync/singleflight"
 
 	"github.com/invoicewire/invoicewire/caddymodules/internal/redisconn"
+	"github.com/invoicewire/invoicewire/internal/invalidation"
 	"github.com/invoicewire/invoicewire/internal/metrics"
 	"github.com/invoicewire/invoicewire/internal/token"
 )
@@ -77,15 +80,14 @@ type Verifier struct {
 	// that carries a token.
 	downUntil atomic.Int64
 	now       func() time.Time
-	log       *zap.Logger
 
-	ps     *redis.PubSub
+	// cancel stops the revocation subscription; done is closed once it
+	// has stopped.
 	cancel context.CancelFunc
 	done   chan struct{}
 	// subscribed is closed once the first subscription is confirmed (for
 	// tests that publish right away).
 	subscribed chan struct{}
-	subOnce    sync.Once
 }
 
 type verdict struct {
@@ -133,13 +135,15 @@ func newVerifier(redisURL string, log *zap.Logger) (*Verifier, error) {
 		rdb:        rdb,
 		cache:      cache,
 		now:        time.Now,
-		log:        log,
 		cancel:     cancel,
 		done:       make(chan struct{}),
 		subscribed: make(chan struct{}),
 	}
-	v.ps = rdb.Subscribe(ctx, token.ChannelRevocations)
-	go v.follow(ctx)
+	slogger := slog.New(zapslog.NewHandler(log.Core(), zapslog.WithName(log.Name())))
+	go func() {
+		defer close(v.done)
+		invalidation.Subscribe(ctx, rdb, token.ChannelRevocations, revocations{v}, slogger, v.subscribed)
+	}()
 	return v, nil
 }
 
@@ -147,8 +151,6 @@ func newVerifier(redisURL string, log *zap.Logger) (*Verifier, error) {
 // using the verifier is cleaned up.
 func (v *Verifier) Destruct() error {
 	v.cancel()
-	// Receive blocks in a read that ignores ctx; closing unblocks it.
-	_ = v.ps.Close()
 	<-v.done
 	v.cache.Close()
 	redisconn.Release(v.redisURL)
@@ -226,44 +228,24 @@ func (v *Verifier) revoke(hash string) {
 	v.cache.Del(hash)
 }
 
-// follow listens on iw:revocations until ctx ends, resubscribing after any
-// connection loss.
-func (v *Verifier) follow(ctx context.Context) {
-	defer close(v.done)
-	ps := v.ps
-	backoff := 100 * time.Millisecond
-	for {
-		msg, err := ps.Receive(ctx)
-		if ctx.Err() != nil {
-			return
-		}
-		if err != nil {
-			v.log.Warn("revocation subscription lost; retrying", zap.Error(err))
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(backoff):
-			}
-			backoff = min(2*backoff, 5*time.Second)
-			continue
-		}
-		switch m := msg.(type) {
-		case *redis.Subscription:
-			if m.Kind == "subscribe" {
-				// Revocations sent while we were away are lost; forget
-				// every cached answer rather than trust one of them.
-				v.revoke("")
-				backoff = 100 * time.Millisecond
-				v.subOnce.Do(func() { close(v.subscribed) })
-			}
-		case *redis.Message:
-			if isHash(m.Payload) {
-				v.revoke(m.Payload)
-			} else {
-				v.revoke("")
-			}
-		}
+// revocations handles the messages of token.ChannelRevocations. Unlike a
+// content invalidation, a revocation carries no version to compare: the
+// revoked token's hash is the whole message. So there is no gap to detect,
+// and a resync cannot tell what it missed: it forgets every cached answer.
+type revocations struct{ v *Verifier }
+
+// Resync forgets every cached answer: revocations sent while no
+// subscription was live are lost.
+func (r revocations) Resync(context.Context) { r.v.revoke("") }
+
+// Receive drops the revoked token's answer, or every answer when the
+// message is not a token hash.
+func (r revocations) Receive(_ context.Context, payload string) {
+	if isHash(payload) {
+		r.v.revoke(payload)
+		return
 	}
+	r.v.revoke("")
 }
 
 func isHash(s string) bool {

@@ -1,4 +1,4 @@
-package site
+package portal
 
 import (
 	"crypto/hmac"

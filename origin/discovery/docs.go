@@ -1,4 +1,4 @@
-package site
+package discovery
 
 import (
 	"bytes"
@@ -7,8 +7,10 @@ import (
 	"net/http"
 	"text/template"
 
+	"github.com/invoicewire/invoicewire/internal/content"
 	"github.com/invoicewire/invoicewire/internal/store"
 	"github.com/invoicewire/invoicewire/origin/respond"
+	"github.com/invoicewire/invoicewire/origin/site"
 )
 
 //go:embed docs/*
@@ -18,41 +20,39 @@ var docFiles embed.FS
 // text, never HTML.
 var docs = template.Must(template.ParseFS(docFiles, "docs/*"))
 
-// ContentSignal is the site's AI-use preference (contentsignals.org): search
-// and answers that cite the articles yes, model training no. It is the
-// robots.txt line and the Content-Signal header of pages and twins.
-const ContentSignal = "search=yes, ai-input=yes, ai-train=no"
-
 type docData struct {
 	Site, Base string
-	Articles   []docArticle
+	// ContentSignal is robots.txt's Content-Signal line, the same value
+	// as the pages' Content-Signal header.
+	ContentSignal string
+	Articles      []docArticle
 }
 
 type docArticle struct {
 	Title, URL, Dek string
 }
 
-func (s *Site) doc(name string, data docData) ([]byte, error) {
-	data.Site, data.Base = s.SiteRoot, s.baseURL()
+func (s *Documents) doc(name string, data docData) ([]byte, error) {
+	data.Site, data.Base, data.ContentSignal = s.SiteRoot, s.baseURL(), site.ContentSignal
 	var b bytes.Buffer
 	if err := docs.ExecuteTemplate(&b, name, data); err != nil {
-		return nil, fmt.Errorf("site: rendering %s: %w", name, err)
+		return nil, fmt.Errorf("discovery: rendering %s: %w", name, err)
 	}
 	return b.Bytes(), nil
 }
 
 // AuthMarkdown answers GET /auth.md: the agent registration walkthrough.
-func (s *Site) AuthMarkdown(r *http.Request) (*respond.Response, error) {
+func (s *Documents) AuthMarkdown(r *http.Request) (*respond.Response, error) {
 	body, err := s.doc("auth.md", docData{})
 	if err != nil {
 		return nil, err
 	}
-	return respond.Bytes(MarkdownType, body, tagDiscovery), nil
+	return respond.Bytes(content.MarkdownType, body, store.TagIndex), nil
 }
 
 // LLMsTxt answers GET /llms.txt (llmstxt.org): the site for language
 // models, with the markdown twins of the 20 newest articles.
-func (s *Site) LLMsTxt(r *http.Request) (*respond.Response, error) {
+func (s *Documents) LLMsTxt(r *http.Request) (*respond.Response, error) {
 	p, err := s.Store.Articles(r.Context(), store.ArticleFilter{}, 0, 20, nil)
 	if err != nil {
 		return nil, err
@@ -65,15 +65,15 @@ func (s *Site) LLMsTxt(r *http.Request) (*respond.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	return respond.Bytes("text/plain; charset=utf-8", body, tagDiscovery, store.TagList), nil
+	return respond.Bytes("text/plain; charset=utf-8", body, store.TagIndex, store.TagList), nil
 }
 
 // RobotsTxt answers GET /robots.txt with a Content-Signal line and the
 // sitemaps.
-func (s *Site) RobotsTxt(r *http.Request) (*respond.Response, error) {
+func (s *Documents) RobotsTxt(r *http.Request) (*respond.Response, error) {
 	body, err := s.doc("robots.txt", docData{})
 	if err != nil {
 		return nil, err
 	}
-	return respond.Bytes("text/plain; charset=utf-8", body, tagDiscovery), nil
+	return respond.Bytes("text/plain; charset=utf-8", body, store.TagIndex), nil
 }

@@ -1,4 +1,4 @@
-package site
+package discovery
 
 import (
 	"crypto/sha256"
@@ -15,12 +15,11 @@ import (
 
 	"github.com/invoicewire/invoicewire/internal/apierror"
 	"github.com/invoicewire/invoicewire/internal/signing"
+	"github.com/invoicewire/invoicewire/internal/store"
+	"github.com/invoicewire/invoicewire/origin/mcp"
 	"github.com/invoicewire/invoicewire/origin/respond"
+	"github.com/invoicewire/invoicewire/origin/site"
 )
-
-// tagDiscovery is the surrogate key of documents that depend only on
-// configuration (they change on deploy, never with content).
-const tagDiscovery = "index"
 
 // Scopes are the OAuth scopes of agent tokens (D18).
 var Scopes = []string{"webhooks:read", "webhooks:write"}
@@ -31,15 +30,10 @@ const (
 	GrantJWTBearer         = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 )
 
-// MCPProtocolVersions are the MCP revisions the /mcp endpoint speaks over
-// Streamable HTTP, newest first (origin/mcp's tests check the SDK supports
-// each; its own client negotiates the first).
-var MCPProtocolVersions = []string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"}
-
-func (s *Site) baseURL() string { return s.SiteRoot + "/api/v1" }
+func (s *Documents) baseURL() string { return s.SiteRoot + "/api/v1" }
 
 func jsonDoc(v any, contentType string) (*respond.Response, error) {
-	resp, err := respond.JSON(v, tagDiscovery)
+	resp, err := respond.JSON(v, store.TagIndex)
 	if err != nil {
 		return nil, err
 	}
@@ -51,7 +45,7 @@ func jsonDoc(v any, contentType string) (*respond.Response, error) {
 // (RFC 9728), the document every 401 challenge points at. The resource is
 // {site_root}: the metadata URL is built from it by inserting the
 // well-known path (§3), so §3.3's identity check holds.
-func (s *Site) ProtectedResourceMetadata(r *http.Request) (*respond.Response, error) {
+func (s *Documents) ProtectedResourceMetadata(r *http.Request) (*respond.Response, error) {
 	return jsonDoc(map[string]any{
 		"resource":                 s.SiteRoot,
 		"authorization_servers":    []string{s.SiteRoot},
@@ -67,7 +61,7 @@ func (s *Site) ProtectedResourceMetadata(r *http.Request) (*respond.Response, er
 // {site_root}. There is no authorization endpoint (no grant uses one), so
 // response_types_supported is empty (RFC 8414 erratum 7793); clients are
 // public and identify with client_id alone, hence "none".
-func (s *Site) AuthorizationServerMetadata(r *http.Request) (*respond.Response, error) {
+func (s *Documents) AuthorizationServerMetadata(r *http.Request) (*respond.Response, error) {
 	b := s.baseURL()
 	return jsonDoc(map[string]any{
 		"issuer":                                     s.SiteRoot,
@@ -86,7 +80,7 @@ func (s *Site) AuthorizationServerMetadata(r *http.Request) (*respond.Response, 
 // serverName is the MCP server card's reverse-DNS name (SEP-2127: exactly
 // one "/"), derived from the site's host: news.example.com gives
 // com.example.news/invoicewire.
-func (s *Site) serverName() string {
+func (s *Documents) serverName() string {
 	host := s.SiteRoot
 	if u, err := url.Parse(s.SiteRoot); err == nil && u.Hostname() != "" {
 		host = u.Hostname()
@@ -96,24 +90,11 @@ func (s *Site) serverName() string {
 	return strings.Join(labels, ".") + "/invoicewire"
 }
 
-func (s *Site) publisherDomain() string {
+func (s *Documents) publisherDomain() string {
 	if u, err := url.Parse(s.SiteRoot); err == nil && u.Hostname() != "" {
 		return u.Hostname()
 	}
 	return "localhost"
-}
-
-// MCPTools names the tools of the MCP server for the server card (the MCP
-// server registers exactly these; its tests check that).
-var MCPTools = []struct{ Name, Description string }{
-	{"search_articles", "Search and list published articles, newest first, with the API's filters (section, audience, country) and a text query."},
-	{"get_article", "Read one article as markdown, with its sources and corrections."},
-	{"list_countries", "List the tracked countries and their e-invoicing mandate status."},
-	{"get_country", "Read one tracked country: mandate status, authority and summary."},
-	{"list_specs", "List the tracked specifications of the e-invoicing network."},
-	{"get_spec", "Read one tracked specification."},
-	{"list_sources", "List the registry of publishers the articles cite."},
-	{"ask", "Answer a question about e-invoicing with sentences quoted verbatim from the articles, with citations (the /ask engine)."},
 }
 
 // MCPServerCard answers GET /.well-known/mcp/server-card.json and GET
@@ -121,9 +102,9 @@ var MCPTools = []struct{ Name, Description string }{
 // the reserved <endpoint>/server-card address) with the older SEP-1649
 // members (serverInfo, transport, capabilities, tools) beside it for clients
 // that still read those at the well-known address.
-func (s *Site) MCPServerCard(r *http.Request) (*respond.Response, error) {
-	tools := make([]map[string]string, len(MCPTools))
-	for i, t := range MCPTools {
+func (s *Documents) MCPServerCard(r *http.Request) (*respond.Response, error) {
+	tools := make([]map[string]string, len(mcp.Tools))
+	for i, t := range mcp.Tools {
 		tools[i] = map[string]string{"name": t.Name, "description": t.Description}
 	}
 	card := map[string]any{
@@ -134,7 +115,7 @@ func (s *Site) MCPServerCard(r *http.Request) (*respond.Response, error) {
 		"description": "Read-only access to Invoicewire's e-invoicing news: articles (as markdown), tracked countries and their mandates, specifications and cited sources.",
 		"websiteUrl":  s.SiteRoot + "/developers#mcp",
 		"remotes": []map[string]any{{
-			"type": "streamable-http", "url": s.SiteRoot + "/mcp", "supportedProtocolVersions": MCPProtocolVersions,
+			"type": "streamable-http", "url": s.SiteRoot + "/mcp", "supportedProtocolVersions": mcp.ProtocolVersions,
 		}},
 		"serverInfo":     map[string]string{"name": "invoicewire", "title": "Invoicewire", "version": "1.0.0"},
 		"transport":      map[string]string{"type": "streamable-http", "url": s.SiteRoot + "/mcp"},
@@ -151,7 +132,7 @@ func (s *Site) MCPServerCard(r *http.Request) (*respond.Response, error) {
 
 // AICatalog answers GET /.well-known/ai-catalog.json (AI Catalog 1.0): the
 // MCP server card and the A2A agent card of this domain.
-func (s *Site) AICatalog(r *http.Request) (*respond.Response, error) {
+func (s *Documents) AICatalog(r *http.Request) (*respond.Response, error) {
 	d := s.publisherDomain()
 	pub := map[string]string{"identifier": d, "displayName": "Invoicewire", "identityType": "dns"}
 	return jsonDoc(map[string]any{
@@ -177,7 +158,7 @@ func (s *Site) AICatalog(r *http.Request) (*respond.Response, error) {
 // agent-facing endpoints it does have, with open-string protocol bindings
 // (A2A 1.0 allows bindings beyond its three core ones): the MCP endpoint and
 // the NLWeb-style /ask endpoint.
-func (s *Site) AgentCard(r *http.Request) (*respond.Response, error) {
+func (s *Documents) AgentCard(r *http.Request) (*respond.Response, error) {
 	skill := func(id, name, desc string, tags []string, examples ...string) map[string]any {
 		return map[string]any{"id": id, "name": name, "description": desc, "tags": tags, "examples": examples,
 			"inputModes": []string{"application/json"}, "outputModes": []string{"application/json", "text/markdown"}}
@@ -187,12 +168,12 @@ func (s *Site) AgentCard(r *http.Request) (*respond.Response, error) {
 		"description": "News about e-invoicing — the Peppol network, national mandates, specifications and vendors — for people and agents. Read-only and anonymous.",
 		"version":     "1.0.0",
 		"supportedInterfaces": []map[string]string{
-			{"url": s.SiteRoot + "/mcp", "protocolBinding": "MCP", "protocolVersion": MCPProtocolVersions[0]},
+			{"url": s.SiteRoot + "/mcp", "protocolBinding": "MCP", "protocolVersion": mcp.ProtocolVersions[0]},
 			{"url": s.SiteRoot + "/ask", "protocolBinding": "NLWeb", "protocolVersion": "0.55"},
 		},
 		"provider":           map[string]string{"organization": "Invoicewire", "url": s.SiteRoot + "/"},
 		"documentationUrl":   s.SiteRoot + "/developers",
-		"iconUrl":            s.SiteRoot + "/assets/icon.svg?v=" + assetsVer,
+		"iconUrl":            s.SiteRoot + "/assets/icon.svg?v=" + site.AssetsVersion,
 		"capabilities":       map[string]any{"streaming": true, "pushNotifications": false, "extendedAgentCard": false},
 		"defaultInputModes":  []string{"text/plain", "application/json"},
 		"defaultOutputModes": []string{"application/json", "text/markdown"},
@@ -232,7 +213,7 @@ const DirectoryLabel = "sig1"
 // tag="http-message-signatures-directory" — and a Content-Digest (RFC 9530).
 // It is a raw handler because every answer carries a fresh signature; the
 // origin's response cache would keep one signature forever.
-func (s *Site) SignaturesDirectory(w http.ResponseWriter, r *http.Request) {
+func (s *Documents) SignaturesDirectory(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Access-Control-Allow-Origin", "*")
 	h.Set("Access-Control-Expose-Headers", "Signature, Signature-Input, Content-Digest, ETag, Cache-Status, Age, RateLimit, RateLimit-Policy, Retry-After, X-Request-Id")
@@ -256,14 +237,14 @@ func (s *Site) SignaturesDirectory(w http.ResponseWriter, r *http.Request) {
 	}
 	var (
 		key *signing.Key
-		err = errors.New("site: no signing key source configured")
+		err = errors.New("discovery: no signing key source configured")
 	)
 	if s.Keys != nil {
 		key, err = s.Keys.Key(r.Context())
 	}
 	if err != nil {
 		if s.Log != nil {
-			s.Log.ErrorContext(r.Context(), "site: loading the signing key", "err", err)
+			s.Log.ErrorContext(r.Context(), "discovery: loading the signing key", "err", err)
 		}
 		e := apierror.New(http.StatusServiceUnavailable, "The signing key is not available yet.", "Try again in a few seconds.")
 		e.Header = http.Header{"Retry-After": {"5"}, "Cache-Control": {respond.NoStore}}
@@ -294,7 +275,7 @@ func (s *Site) SignaturesDirectory(w http.ResponseWriter, r *http.Request) {
 	comps := []signing.Component{{Name: "@authority", Req: true}, {Name: "content-digest"}}
 	params := signing.Params{Created: now, Expires: now.Add(DirectorySignatureTTL), KeyID: key.ID, Alg: signing.Alg, Tag: DirectoryTag}
 	if err := key.SignResponse(m, DirectoryLabel, comps, params); err != nil {
-		apierror.Write(w, apierror.As(fmt.Errorf("site: signing the directory: %w", err)))
+		apierror.Write(w, apierror.As(fmt.Errorf("discovery: signing the directory: %w", err)))
 		return
 	}
 	if matchesETag(r.Header.Values("If-None-Match"), etag) {

@@ -1,0 +1,108 @@
+package invalidation
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// VersionFunc reads the current content version from Redis (the store's
+// Version method).
+type VersionFunc func(ctx context.Context) (int64, error)
+
+// versionTimeout bounds the version read of a resync.
+const versionTimeout = 5 * time.Second
+
+// Follower is the Handler of Channel: it purges a Purger for every Message
+// and clears it whenever it cannot be sure it saw every change.
+//
+//   - On every (re)subscription it reads the content version; when it
+//     differs from the last one seen, changes were announced while nobody
+//     listened, and the Purger is cleared. When it cannot be read, the
+//     Purger is cleared too and the version counts as unknown.
+//   - A message whose version is more than one past the last one seen means
+//     a message in between went missing (a change published while the
+//     connection was being re-established): the Purger is cleared.
+//   - A message whose version is not past the last one seen is late: on
+//     Redis Cluster a message crosses the cluster bus and may arrive after
+//     a resync read a newer version. Its keys are purged, but the version
+//     seen never moves back (a later message would otherwise look like a
+//     gap and clear everything for nothing).
+type Follower struct {
+	purger  Purger
+	version VersionFunc
+	log     *slog.Logger
+	// seen is the last content version seen, -1 before the first.
+	seen atomic.Int64
+}
+
+// NewFollower returns a Follower that keeps p in step with the content
+// whose version version reads.
+func NewFollower(p Purger, version VersionFunc, log *slog.Logger) *Follower {
+	f := &Follower{purger: p, version: version, log: log}
+	f.seen.Store(-1)
+	return f
+}
+
+// Follow keeps p in step with content changes until ctx ends: it
+// subscribes to Channel on rdb and hands every message to a Follower.
+// ready, when not nil, is closed once the first subscription is live and
+// resynchronised.
+func Follow(ctx context.Context, rdb redis.UniversalClient, p Purger, version VersionFunc, log *slog.Logger, ready chan<- struct{}) {
+	Subscribe(ctx, rdb, Channel, NewFollower(p, version, log), log, ready)
+}
+
+// Seen is the last content version the Follower saw, or -1.
+func (f *Follower) Seen() int64 { return f.seen.Load() }
+
+// Resync compares the content version with the last one seen and clears
+// the Purger when it moved.
+func (f *Follower) Resync(ctx context.Context) {
+	vctx, cancel := context.WithTimeout(ctx, versionTimeout)
+	v, err := f.version(vctx)
+	cancel()
+	if err != nil {
+		// What was missed cannot be told: drop everything to be safe.
+		// Nothing from before is left, so no version is known either: the
+		// next message starts the count again instead of looking like a
+		// gap (on Redis Cluster the subscription is often back before
+		// the cluster answers reads).
+		f.log.Warn("invalidation: reading the content version after subscribing failed; clearing", "err", err)
+		f.seen.Store(-1)
+		f.purger.Clear()
+		return
+	}
+	// The version read is authoritative, even below the one seen (content
+	// restored from an older backup): store it as it is.
+	if old := f.seen.Swap(v); old != v {
+		if old >= 0 {
+			f.log.Info("invalidation: content changed while unsubscribed; clearing", "from", old, "to", v)
+		}
+		f.purger.Clear()
+	}
+}
+
+// Receive applies one Message.
+func (f *Follower) Receive(_ context.Context, payload string) {
+	var m Message
+	if err := json.Unmarshal([]byte(payload), &m); err != nil {
+		f.log.Warn("invalidation: unreadable message; clearing", "err", err)
+		f.purger.Clear()
+		return
+	}
+	f.purger.Purge(m.Keys)
+	old := f.seen.Load()
+	if m.Version <= old {
+		// Late (see Follower): purged, but the version stays.
+		return
+	}
+	f.seen.Store(m.Version)
+	if old >= 0 && m.Version > old+1 {
+		f.log.Info("invalidation: a message went missing; clearing", "from", old, "to", m.Version)
+		f.purger.Clear()
+	}
+}

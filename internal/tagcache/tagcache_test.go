@@ -1,0 +1,148 @@
+package tagcache
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+)
+
+func newCache[K string | []byte](t *testing.T, maxCost int64) *Cache[K, string] {
+	t.Helper()
+	c, err := New[K, string](maxCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+func TestPurgeAndDrop(t *testing.T) {
+	testCases := []struct {
+		desc    string
+		purge   func(c *Cache[string, string])
+		gone    []string
+		kept    []string
+		genMove bool
+	}{
+		{
+			desc:    "purge drops the entries of its tags only",
+			purge:   func(c *Cache[string, string]) { c.Purge([]string{"article:a"}) },
+			gone:    []string{"/a", "/list"},
+			kept:    []string{"/b"},
+			genMove: true,
+		},
+		{
+			desc:    "drop drops the same entries and lets fills in flight store",
+			purge:   func(c *Cache[string, string]) { c.Drop([]string{"article:a"}) },
+			gone:    []string{"/a", "/list"},
+			kept:    []string{"/b"},
+			genMove: false,
+		},
+		{
+			desc:    "clear drops everything",
+			purge:   func(c *Cache[string, string]) { c.Clear() },
+			gone:    []string{"/a", "/b", "/list"},
+			genMove: true,
+		},
+	}
+	for _, test := range testCases {
+		t.Run(test.desc, func(t *testing.T) {
+			c := newCache[string](t, 1<<20)
+			gen := c.Generation()
+			c.Set("/a", "a", []string{"article:a"}, 1, gen)
+			c.Set("/b", "b", []string{"article:b"}, 1, gen)
+			c.Set("/list", "list", []string{"list", "article:a", "article:b"}, 1, gen)
+			c.Wait()
+			test.purge(c)
+			c.Wait()
+			for _, k := range test.gone {
+				if v, ok := c.Get(k); ok {
+					t.Errorf("Get(%s) = %q after the purge, want a miss", k, v)
+				}
+			}
+			for _, k := range test.kept {
+				if _, ok := c.Get(k); !ok {
+					t.Errorf("Get(%s) missed: an unrelated entry was dropped", k)
+				}
+			}
+			// A fill that began before the purge.
+			stored := c.Set("/late", "late", []string{"article:a"}, 1, gen)
+			if stored == test.genMove {
+				t.Errorf("Set with the old generation stored = %v, want %v", stored, !test.genMove)
+			}
+		})
+	}
+}
+
+// TestReplacedKeysStayIndexed sets every key twice in quick succession,
+// from two goroutines, so that ristretto often applies both Sets of a key
+// as new (one is rejected as an update, the other stays; see
+// TestRistrettoRejectNamesKeyThatStaysStored), then purges their tag:
+// whichever version stayed must be gone.
+func TestReplacedKeysStayIndexed(t *testing.T) {
+	c := newCache[[]byte](t, 1<<30)
+	const n = 5000
+	// The interleaving is up to the scheduler: a cache that untagged in
+	// ristretto's callbacks lost entries in about half the rounds.
+	for round := range 5 {
+		key := func(i int) []byte { return fmt.Appendf(nil, "/articles/%d/%d", round, i) }
+		var wg sync.WaitGroup
+		for v := range 2 {
+			wg.Go(func() {
+				for i := range n {
+					c.Set(key(i), fmt.Sprint(v), []string{"list"}, 1, c.Generation())
+				}
+			})
+		}
+		wg.Wait()
+		c.Wait()
+		c.Purge([]string{"list"})
+		c.Wait()
+		stale := 0
+		for i := range n {
+			if _, ok := c.Get(key(i)); ok {
+				stale++
+			}
+		}
+		if stale > 0 {
+			t.Fatalf("round %d: %d of %d entries survived the purge of their tag", round, stale, n)
+		}
+	}
+}
+
+// TestIndexBounded fills a small cache far past its capacity: ristretto
+// evicts most entries, the index is pruned, and every entry still stored
+// is still indexed under each of its tags.
+func TestIndexBounded(t *testing.T) {
+	const maxCost, cost = 1 << 20, 1 << 10
+	c := newCache[string](t, maxCost)
+	for i := range 6 * minCompact {
+		tags := []string{fmt.Sprintf("article:%d", i), fmt.Sprintf("section:%d", i%10)}
+		c.Set(fmt.Sprintf("/articles/%d", i), "v", tags, cost, c.Generation())
+	}
+	c.Wait()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	// At most maxCost/cost entries of two tags each are live; the index
+	// may hold twice that before it is pruned, and never prunes below
+	// minCompact.
+	if limit := max(2*2*maxCost/cost, minCompact) + 2; c.pairs > limit {
+		t.Fatalf("index holds %d pairs, want at most %d", c.pairs, limit)
+	}
+	live := 0
+	for i := range 6 * minCompact {
+		key := fmt.Sprintf("/articles/%d", i)
+		if _, ok := c.rc.Get(key); !ok {
+			continue
+		}
+		live++
+		for _, tag := range []string{fmt.Sprintf("article:%d", i), fmt.Sprintf("section:%d", i%10)} {
+			if _, ok := c.byTag[tag][key]; !ok {
+				t.Fatalf("%s is stored but not indexed under %s", key, tag)
+			}
+		}
+	}
+	if live == 0 {
+		t.Fatal("nothing stored: the test proves nothing")
+	}
+}
