@@ -4,12 +4,18 @@
 GO ?= go
 BIN := bin
 GOFLAGS_TEST ?=
+# make test runs every package under the race detector, instead of (not as
+# well as) a plain pass: one build of each test binary, and every goroutine
+# the tests start is checked. RACE= (empty) runs the plain pass.
+RACE ?= -race
+# How long make fuzz runs each fuzz target.
+FUZZTIME ?= 30s
 
 # The packages whose tests start Redis: their test binaries link
 # internal/redistest. make test runs them a second time on Redis Cluster.
 REDIS_PKGS = $(shell $(GO) list -test -f '{{if .ForTest}}{{.ForTest}} {{join .Deps " "}}{{end}}' ./... | awk '/ github.com\/invoicewire\/invoicewire\/internal\/redistest( |$$)/ {print $$1}' | sort -u)
 
-.PHONY: run test test-cluster build vet bench bench-webhooks eval-ask bench-ask bench-scale loadtest chaos clean
+.PHONY: run test test-cluster fuzz build vet bench bench-webhooks eval-ask bench-ask bench-scale loadtest chaos clean
 
 build:
 	$(GO) build -o $(BIN)/ ./cmd/...
@@ -21,13 +27,26 @@ run: build
 test:
 	@deploy/local/deps.sh test
 	$(GO) vet ./...
-	$(GO) test -count=1 $(GOFLAGS_TEST) ./...
+	$(GO) test $(RACE) -count=1 -timeout 20m $(GOFLAGS_TEST) ./...
 	# The same tests again on a local three-master Redis Cluster (DESIGN §9):
 	# in this mode redistest.New starts a cluster wherever it would start a
 	# server. Only the URL's scheme counts; the tests start their own nodes.
-	IW_REDIS_URL=redis+cluster:// $(GO) test -count=1 $(GOFLAGS_TEST) $(REDIS_PKGS)
+	IW_REDIS_URL=redis+cluster:// $(GO) test $(RACE) -count=1 -timeout 20m $(GOFLAGS_TEST) $(REDIS_PKGS)
 	# deploy/ (Kubernetes, systemd, Prometheus, Grafana) is its own module.
-	cd deploy/check && $(GO) vet ./... && $(GO) test -count=1 $(GOFLAGS_TEST) ./...
+	cd deploy/check && $(GO) vet ./... && $(GO) test $(RACE) -count=1 $(GOFLAGS_TEST) ./...
+
+# Every fuzz target (func Fuzz* in any package) for FUZZTIME each. make test
+# runs only their seeds. A crasher fails this target; go test has then
+# written it to the package's testdata/fuzz/<target>/, where it stays as a
+# seed once committed (with the fix).
+fuzz:
+	@deploy/local/deps.sh test
+	@set -e; for pkg in $$($(GO) list ./...); do \
+		for fn in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+			echo "fuzz: $$pkg $$fn for $(FUZZTIME)"; \
+			$(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) $$pkg; \
+		done; \
+	done
 
 # Only the Redis Cluster pass of make test.
 test-cluster:

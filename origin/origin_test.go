@@ -182,8 +182,9 @@ func TestEndpoints(t *testing.T) {
 		}},
 		{desc: "feed catalog", path: "/api/v1/feeds", status: 200, check: func(t *testing.T, r result) {
 			m := r.json(t)
-			// all + 6 sections + 4 audiences + 5 countries + newsletter, × 2 formats
-			if n := len(m["items"].([]any)); n != 2*(1+6+4+5+1) || m["count"].(float64) != float64(n) {
+			// all + 6 sections + 4 audiences + 5 countries + newsletter, × 2
+			// formats, and the deadline calendar
+			if n := len(m["items"].([]any)); n != 2*(1+6+4+5+1)+1 || m["count"].(float64) != float64(n) {
 				t.Fatalf("%d feeds, count %v", n, m["count"])
 			}
 		}},

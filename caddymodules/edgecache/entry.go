@@ -77,10 +77,7 @@ func (e *entry) values(now time.Time, name string) *hitValues {
 	// RFC 9211 §2.2: ttl is negative once stale; round down so that a
 	// response 0.1 s past freshness already reads -1.
 	ttl := int64(math.Floor((e.lifetime - age).Seconds()))
-	cs := name + "; hit; ttl=" + strconv.FormatInt(ttl, 10)
-	if e.upstreamStatus != "" {
-		cs = e.upstreamStatus + ", " + cs
-	}
+	cs := hitStatus(name, e.upstreamStatus, ttl)
 	hv := &hitValues{sec: sec, age: []string{strconv.FormatInt(ageSec, 10)}, cacheStatus: []string{cs}}
 	e.perSecond.Store(hv)
 	return hv

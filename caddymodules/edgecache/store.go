@@ -3,9 +3,9 @@ package edgecache
 import (
 	"context"
 	"log/slog"
-	"sync"
 
 	"github.com/redis/go-redis/v9"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/invoicewire/invoicewire/caddymodules/internal/redisconn"
 	"github.com/invoicewire/invoicewire/internal/invalidation"
@@ -20,8 +20,8 @@ import (
 type shared struct {
 	cache *tagcache.Cache[[]byte, *entry]
 
-	mu      sync.Mutex
-	flights map[string]*flight
+	// flight coalesces concurrent misses of one key into one fetch.
+	flight singleflight.Group
 
 	redisURL string
 	rdb      redis.UniversalClient
@@ -29,12 +29,6 @@ type shared struct {
 	// stopped.
 	cancel context.CancelFunc
 	done   chan struct{}
-}
-
-// flight is a fetch in progress for one key; requests for the same key
-// wait for it instead of going to the origin too.
-type flight struct {
-	done chan struct{}
 }
 
 // newShared builds the cache and, when redisURL is set, starts following
@@ -46,7 +40,6 @@ func newShared(maxBytes int64, redisURL string, log *slog.Logger) (*shared, erro
 	}
 	s := &shared{
 		cache:    c,
-		flights:  make(map[string]*flight),
 		redisURL: redisURL,
 		done:     make(chan struct{}),
 	}

@@ -6,11 +6,15 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/invoicewire/invoicewire/internal/content"
 	"github.com/invoicewire/invoicewire/internal/events"
 	"github.com/invoicewire/invoicewire/internal/redistest"
+	"github.com/invoicewire/invoicewire/internal/store"
 )
 
 // TestCommands runs iwctl's commands in order against a real Redis with the
@@ -106,5 +110,59 @@ func TestSyncRefusesAnInvalidTreeAndWritesNothing(t *testing.T) {
 	}
 	if keys, err := redistest.Keys(context.Background(), rs.Client(), "*"); err != nil || len(keys) != 0 {
 		t.Fatalf("a refused sync left %d keys in Redis (%v)", len(keys), err)
+	}
+}
+
+// TestSyncMilestoneChange edits one milestone of the real corpus: the next
+// sync stores that one country and emits nothing (docs/decisions.md), and a
+// milestone the loader rejects stops the sync before anything is written.
+func TestSyncMilestoneChange(t *testing.T) {
+	rs := redistest.New(t)
+	t.Setenv("IW_REDIS_URL", rs.URL())
+	t.Setenv("IW_PUBLIC_URL", "https://iw.test")
+	ctx := context.Background()
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join("..", "..", "content"))); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(ctx, []string{"sync", dir}, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	countries := filepath.Join(dir, "countries.yaml")
+	orig, err := os.ReadFile(countries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const old, renamed = "title: Issuing compulsory above €800,000 turnover", "title: Issuing compulsory above €800,000 prior-year turnover"
+	if !bytes.Contains(orig, []byte(old)) {
+		t.Fatalf("countries.yaml no longer has %q; pick another milestone", old)
+	}
+	streamLen := func() int64 { n, _ := rs.Client().XLen(ctx, events.Stream).Result(); return n }
+	before := streamLen()
+
+	os.WriteFile(countries, bytes.Replace(orig, []byte(old), []byte(renamed), 1), 0o644)
+	var out bytes.Buffer
+	if err := run(ctx, []string{"sync", dir}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "country de") || !strings.Contains(out.String(), "1 changed, 0 events") {
+		t.Errorf("sync output %q, want country de as the one change and no event", out.String())
+	}
+	if streamLen() != before {
+		t.Error("a milestone change emitted an event")
+	}
+	st := store.New(rs.Client())
+	de, err := st.Country(ctx, "de")
+	if err != nil || !slices.ContainsFunc(de.Milestones, func(m content.Milestone) bool { return strings.HasSuffix(m.Title, "prior-year turnover") }) {
+		t.Fatalf("the stored country lacks the new title (%v)", err)
+	}
+
+	os.WriteFile(countries, bytes.Replace(orig, []byte("obligation: [issue]"), []byte("obligation: [pay]"), 1), 0o644)
+	err = run(ctx, []string{"sync", dir}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "obligation") {
+		t.Fatalf("err = %v, want the loader's error on the obligation", err)
+	}
+	if again, _ := st.Country(ctx, "de"); !reflect.DeepEqual(again, de) {
+		t.Error("a refused sync changed a stored country")
 	}
 }

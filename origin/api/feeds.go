@@ -17,7 +17,8 @@ type Feed struct {
 
 // FeedCatalog lists every feed of DESIGN D8: the master feed, one per
 // section, audience and country with at least one article, and the
-// newsletter, each as RSS 2.0 and JSON Feed 1.1.
+// newsletter, each as RSS 2.0 and JSON Feed 1.1, and the iCalendar feed of
+// mandate deadlines.
 func FeedCatalog(siteRoot string, countries []*content.Country, withArticles map[string]int64) []Feed {
 	var feeds []Feed
 	add := func(title, path string) {
@@ -38,6 +39,9 @@ func FeedCatalog(siteRoot string, countries []*content.Country, withArticles map
 		}
 	}
 	add("Invoicewire Weekly newsletter", "newsletter")
+	// The deadline calendar is a feed readers subscribe to like the others,
+	// in a calendar rather than a feed reader.
+	feeds = append(feeds, Feed{Title: "Invoicewire: e-invoicing mandate deadlines (iCalendar)", URL: siteRoot + "/calendar/mandates.ics", Type: "ical"})
 	return feeds
 }
 

@@ -32,16 +32,17 @@ const (
 // equivalent. articleURL turns a site path into the link.
 func TimelineSVG(entries []Entry, today time.Time, articleURL func(path string) string) template.HTML {
 	type row struct {
-		year  int
-		entry *Entry
-		today bool
+		year   int
+		entry  *Entry
+		today  bool
+		spacer bool // room under the today rule for its label
 	}
 	var rows []row
 	lastYear, todayDrawn := 0, false
 	for i := range entries {
 		e := &entries[i]
 		if !todayDrawn && !e.IsPast(today) {
-			rows = append(rows, row{today: true})
+			rows = append(rows, row{today: true}, row{spacer: true})
 			todayDrawn = true
 		}
 		if y := e.Day().Year(); y != lastYear {
@@ -51,7 +52,7 @@ func TimelineSVG(entries []Entry, today time.Time, articleURL func(path string) 
 		rows = append(rows, row{entry: e})
 	}
 	if !todayDrawn {
-		rows = append(rows, row{today: true})
+		rows = append(rows, row{today: true}, row{spacer: true})
 	}
 	height := topPadding + len(rows)*rowHeight + 10
 
@@ -69,10 +70,11 @@ func TimelineSVG(entries []Entry, today time.Time, articleURL func(path string) 
 	for i, r := range rows {
 		y := topPadding + i*rowHeight + rowHeight/2
 		switch {
+		case r.spacer:
 		case r.today:
 			label := "Today, " + today.UTC().Format("2 January 2006")
 			fmt.Fprintf(&b, `<g class="today-row"><line x1="0" y1="%d" x2="%d" y2="%d" class="today"/><text x="%d" y="%d" font-weight="bold">%s</text></g>`,
-				y, svgWidth, y, titleX, y-4, esc(label))
+				y, svgWidth, y, titleX, y+rowHeight-4, esc(label))
 		case r.entry == nil:
 			fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end" font-weight="bold" font-size="15" class="year">%d</text>`, dateRight, y+5, r.year)
 		default:

@@ -122,8 +122,8 @@ func TestTimelineSVGTodayAtEitherEnd(t *testing.T) {
 func TestSplitAndFilter(t *testing.T) {
 	entries := Entries(contenttest.Countries, Filter{})
 	testCases := []struct {
-		desc          string
-		today         time.Time
+		desc              string
+		today             time.Time
 		wantFirstUpcoming string // ID of the first upcoming entry
 	}{
 		{desc: "the day itself is upcoming", today: time.Date(2027, 1, 1, 23, 0, 0, 0, time.UTC), wantFirstUpcoming: "de-2027-01-01-issue"},

@@ -49,7 +49,7 @@ func TestQuickStartCommandsWork(t *testing.T) {
 	// What each command's output must show, by a word of its title.
 	expect := map[string]string{
 		"service index": `"base_url"`, "two newest": `"items"`, "Germany": `"count"`, "Page through": "article-00029",
-		"slug of the newest": `"slug"`, "markdown": "\ntitle: ", "mandate status": `"mandate_status"`,
+		"slug of the newest": `"slug"`, "markdown": "\ntitle: ", "mandate status": `"milestones"`, "calendar": "BEGIN:VCALENDAR",
 		"Revalidate": "304", "feed": `"items"`, "Ask": `"results"`,
 	}
 	for _, b := range blocks {

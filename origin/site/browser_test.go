@@ -172,6 +172,9 @@ func TestPagesInChromium(t *testing.T) {
 		{desc: "article", path: rich.Path() + "/", wantTitle: rich.Title, wantText: "A heading"},
 		{desc: "newsletter", path: "/newsletter/" + week + "/", wantTitle: "Invoicewire Weekly", wantText: "In this issue"},
 		{desc: "developer portal", path: "/developers", wantTitle: "Developers", wantText: "Quick start"},
+		{desc: "mandate timeline", path: "/mandates", wantTitle: "timeline", wantText: "Coming up"},
+		{desc: "search form", path: "/search", wantTitle: "Search", wantText: "Question or keywords"},
+		{desc: "search results", path: "/search?q=Peppol+BIS+Billing", wantTitle: "Peppol BIS Billing", wantText: "Synthetic article"},
 	}
 	for _, tc := range testCases {
 		t.Run(tc.desc, func(t *testing.T) {

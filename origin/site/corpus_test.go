@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	ics "github.com/arran4/golang-ical"
 	"github.com/mmcdole/gofeed"
 
 	"github.com/invoicewire/invoicewire/internal/content"
@@ -62,7 +63,8 @@ func TestRealCorpus(t *testing.T) {
 		}
 		return string(b)
 	}
-	paths := []string{"/", "/developers", "/llms.txt", "/sitemaps/pages.xml", "/news-sitemap.xml"}
+	paths := []string{"/", "/developers", "/llms.txt", "/sitemaps/pages.xml", "/news-sitemap.xml",
+		"/mandates", "/mandates.md", "/mandates?region=eu&obligation=issue", "/search?q=When+must+Belgian+businesses+e-invoice%3F", "/opensearch.xml"}
 	for _, a := range corpus.Articles {
 		paths = append(paths, a.Path()+"/", a.Path()+".md")
 	}
@@ -90,7 +92,24 @@ func TestRealCorpus(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, f := range cat.Items {
-		if _, err := parser.ParseString(fetch(strings.TrimPrefix(f.URL, root))); err != nil {
+		body := fetch(strings.TrimPrefix(f.URL, root))
+		if f.Type == "ical" {
+			// The deadline calendar: one event per milestone of the corpus.
+			cal, err := ics.ParseCalendar(strings.NewReader(body))
+			if err != nil {
+				t.Errorf("%s: %v", f.URL, err)
+				continue
+			}
+			want := 0
+			for _, c := range corpus.Countries {
+				want += len(c.Milestones)
+			}
+			if got := len(cal.Events()); got != want || want < 60 {
+				t.Errorf("%s: %d events, want one per milestone (%d)", f.URL, got, want)
+			}
+			continue
+		}
+		if _, err := parser.ParseString(body); err != nil {
 			t.Errorf("%s: %v", f.URL, err)
 		}
 	}

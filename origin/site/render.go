@@ -30,10 +30,11 @@ const HTMLType = "text/html; charset=utf-8"
 // resource: the pages need no JavaScript. The schema.org JSON-LD block is a
 // "data block" (HTML §4.12.1.2: a script element whose type is not a
 // JavaScript MIME type), which browsers never execute, so script-src does not
-// apply to it and no 'unsafe-inline' or hash is needed. Images may come from
+// apply to it and no 'unsafe-inline' or hash is needed. Forms may submit
+// only to the site itself (the masthead's search form goes to /search). Images may come from
 // any https origin because articles may name an external og:image.
 const ContentSecurityPolicy = "default-src 'none'; style-src 'self'; img-src 'self' https: data:; " +
-	"base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+	"base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
 // ContentSignal is the site's AI-use preference (contentsignals.org): search
 // and answers that cite the articles yes, model training no. It is the
@@ -116,6 +117,7 @@ var funcs = template.FuncMap{
 	},
 	"upper": strings.ToUpper,
 	"label": label,
+	"add":   func(a, b int) int { return a + b },
 }
 
 // labels are the human names of section, audience and status values.
@@ -184,6 +186,8 @@ type Head struct {
 	Next      string
 	Nav       []Link
 	Current   string
+	// Query fills the masthead's search box on /search.
+	Query string
 }
 
 // NewHead fills the parts every page at path shares.

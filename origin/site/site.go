@@ -31,6 +31,8 @@ type Site struct {
 	// SitemapURLs is the most articles per sitemap; 0 means SitemapURLs
 	// (50,000). Tests lower it to exercise the split.
 	SitemapURLs int
+	// Ask answers the questions of /search; nil leaves /search a 500.
+	Ask AskFunc
 }
 
 func (s *Site) now() time.Time {
@@ -56,6 +58,11 @@ func (s *Site) Routes() []Route {
 		{"/audience/{audience}/", s.AudiencePage},
 		{"/countries/{code}/", s.CountryPage},
 		{"/newsletter/{issue}/", s.NewsletterPage},
+		{"/mandates", s.MandatesPage},
+		{"/mandates.md", s.MandatesMarkdown},
+		{CalendarPath, s.Calendar},
+		{"/search", s.Search},
+		{"/opensearch.xml", s.OpenSearch},
 		{"/assets/{file}", s.Asset},
 
 		{"/feeds/all.xml", s.Feed},

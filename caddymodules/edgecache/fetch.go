@@ -1,0 +1,176 @@
+// Requests that go to the origin: coalescing of concurrent misses
+// (singleflight), the forwarded request, and what is stored and sent back.
+
+package edgecache
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/invoicewire/invoicewire/caddymodules/internal/negotiate"
+)
+
+// fetch forwards r to the origin (coalescing with other fetches of the same
+// key), stores what may be stored and answers the client. stale, when not
+// nil, is revalidated and stands in if the origin fails.
+//
+// key is the full key looked up; primary is its primary part, where a
+// response that varies on more than Accept-Encoding leaves its marker.
+func (h *Handler) fetch(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, key, primary string, stale *entry, fwd forward, reqCC cacheControl) error {
+	if stale == nil && fwd.miss() {
+		// Coalesce concurrent misses: the first request fetches (and
+		// answers its own client as the response arrives); the others
+		// wait for it, then look the key up again. A waiter whose client
+		// leaves meanwhile still waits for the leader's fetch, which the
+		// proxy's timeouts bound.
+		led := false
+		_, err, _ := h.shared.flight.Do(key, func() (any, error) {
+			led = true
+			return nil, h.fetchOrigin(w, r, next, key, primary, nil, fwd, reqCC)
+		})
+		if led {
+			return err
+		}
+		if err := r.Context().Err(); err != nil {
+			return err
+		}
+		if e := h.shared.get([]byte(key)); e != nil && !e.marker {
+			now := h.now()
+			if e.age(now) < e.lifetime {
+				requests.WithLabelValues("collapsed").Inc()
+				h.writeEntry(w, r, e, now, []string{h.cacheStatus(forwarded{fwd: fwd, collapsed: true})})
+				return nil
+			}
+		}
+		// The leader's response was not stored (or a marker was): fetch
+		// for ourselves, without waiting again.
+	}
+	return h.fetchOrigin(w, r, next, key, primary, stale, fwd, reqCC)
+}
+
+// fetchOrigin is fetch without the coalescing.
+func (h *Handler) fetchOrigin(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, key, primary string, stale *entry, fwd forward, reqCC cacheControl) error {
+	gen := h.shared.generation()
+	fr := h.forwardRequest(r, r.Context(), stale)
+	reqTime := h.now()
+	rec := &recorder{
+		client:    w,
+		header:    make(http.Header),
+		maxBody:   h.MaxEntryBytes,
+		buffer:    stale != nil, // keep the stale entry's chance to stand in
+		storable:  func(status int, hdr http.Header) bool { return h.storable(status, hdr, reqCC) },
+		statusFor: func(stored bool) []string { return []string{h.cacheStatus(forwarded{fwd: fwd, stored: stored})} },
+	}
+	err := next.ServeHTTP(rec, fr)
+	now := h.now()
+
+	if err != nil || rec.status >= 500 {
+		if !rec.passedThrough && stale != nil && h.staleIfErrorOK(stale, now, reqCC) {
+			requests.WithLabelValues("stale_if_error").Inc()
+			status := rec.status
+			if err != nil || status == 0 {
+				status = http.StatusBadGateway
+				if he, ok := err.(caddyhttp.HandlerError); ok && he.StatusCode >= 500 {
+					status = he.StatusCode
+				}
+			}
+			h.writeEntry(w, r, stale, now, []string{h.cacheStatus(forwarded{fwd: fwdStale, status: status, staleIfError: true})})
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if rec.passedThrough {
+		missCounter.Inc()
+		return nil
+	}
+	// The origin echoes the request id it was given; keep it on the answer.
+	if id := rec.header["X-Request-Id"]; id != nil {
+		w.Header()["X-Request-Id"] = id
+	}
+
+	if rec.status == http.StatusNotModified && stale != nil {
+		// Our validator matched: the stored body is current (RFC 9111
+		// §4.3.4). Store the entry with the 304's fields and freshness.
+		fresh := h.revalidated(stale, rec.header, reqTime, now)
+		stored := fresh != nil && h.shared.put(fresh, gen)
+		if fresh == nil {
+			fresh = stale
+		}
+		if fwd == fwdRequest {
+			requests.WithLabelValues("refresh").Inc()
+		} else {
+			requests.WithLabelValues("revalidated").Inc()
+		}
+		h.writeEntry(w, r, fresh, now, []string{h.cacheStatus(forwarded{fwd: fwd, status: http.StatusNotModified, stored: stored})})
+		return nil
+	}
+
+	if rec.storableResponse && !rec.overflow {
+		e := h.newEntry(key, rec.status, rec.header, bytes.Clone(rec.buf.Bytes()), reqTime, now)
+		if e != nil {
+			e.uriTag = uriTag(r.Host, requestURI(r))
+			stored := h.storeWithVary(e, primary, gen, r)
+			missCounter.Inc()
+			f := forwarded{fwd: fwd, stored: stored}
+			if !fwd.miss() {
+				// A revalidation answered in full: say so.
+				f.status = rec.status
+			}
+			h.writeEntry(w, r, e, now, []string{h.cacheStatus(f)})
+			return nil
+		}
+	}
+	// Buffered but not stored: send as received.
+	missCounter.Inc()
+	rec.flushBuffered(h.cacheStatus(forwarded{fwd: fwd}))
+	return nil
+}
+
+// storeWithVary stores e, and a marker at the primary key when e varies on
+// more than Accept-Encoding.
+func (h *Handler) storeWithVary(e *entry, primary string, gen uint64, r *http.Request) bool {
+	if len(e.vary) == 0 {
+		e.key = primary
+		return h.shared.put(e, gen)
+	}
+	m := &entry{key: primary, marker: true, vary: e.vary, cost: int64(len(primary)) + 64}
+	if !h.shared.put(m, gen) {
+		return false
+	}
+	e.key = string(h.secondaryKey([]byte(primary), e.vary, r))
+	return h.shared.put(e, gen)
+}
+
+// forwardRequest is r as sent to the origin: a GET (HEAD misses fill the
+// cache too) with a normalised Accept-Encoding, so the encode handler picks
+// exactly the coding the key names; without the client's validators and
+// Range, so a full storable response comes back; with the stale entry's
+// validators instead, when revalidating.
+func (h *Handler) forwardRequest(r *http.Request, ctx context.Context, stale *entry) *http.Request {
+	fr := r.WithContext(ctx)
+	fr.Header = r.Header.Clone()
+	fr.Method = http.MethodGet
+	if ae := negotiate.Encoding(r.Header["Accept-Encoding"], h.Encodings); ae != "" {
+		fr.Header["Accept-Encoding"] = []string{ae}
+	} else {
+		fr.Header["Accept-Encoding"] = []string{"identity"}
+	}
+	for _, k := range []string{"If-None-Match", "If-Modified-Since", "If-Match", "If-Unmodified-Since", "If-Range", "Range"} {
+		delete(fr.Header, k)
+	}
+	// Announce this cache to the origin (Edge Architecture 1.0), so that
+	// Surrogate-Control can target it.
+	fr.Header.Add("Surrogate-Capability", h.capability)
+	if stale != nil && stale.status == http.StatusOK {
+		if stale.etag != "" {
+			fr.Header["If-None-Match"] = []string{stale.etag}
+		} else if !stale.lastMod.IsZero() {
+			fr.Header["If-Modified-Since"] = []string{stale.lastMod.UTC().Format(http.TimeFormat)}
+		}
+	}
+	return fr
+}

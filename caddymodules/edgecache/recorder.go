@@ -1,0 +1,176 @@
+// The writers between the origin's response and the client: recorder on
+// the cache's path, stripWriter on the bypass.
+
+package edgecache
+
+import (
+	"bytes"
+	"net/http"
+	"sync"
+
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+)
+
+// recorder receives the origin's response on a miss. It buffers responses
+// it may store (or must keep, for stale-if-error) and streams everything
+// else to the client as it arrives (event streams, no-store bodies, bodies
+// over the size bound).
+type recorder struct {
+	client    http.ResponseWriter // nil for background refreshes
+	header    http.Header
+	maxBody   int64
+	buffer    bool // buffer even what will not be stored
+	storable  func(int, http.Header) bool
+	statusFor func(stored bool) []string
+
+	status           int
+	wroteHeader      bool
+	storableResponse bool
+	buffering        bool
+	passedThrough    bool
+	overflow         bool
+	buf              bytes.Buffer
+}
+
+func (rc *recorder) Header() http.Header { return rc.header }
+
+func (rc *recorder) WriteHeader(status int) {
+	if rc.wroteHeader {
+		return
+	}
+	if status < 200 {
+		// Interim responses go straight through (103 Early Hints).
+		if rc.client != nil && status != http.StatusSwitchingProtocols {
+			copyHeader(rc.client.Header(), rc.header)
+			rc.client.WriteHeader(status)
+		}
+		return
+	}
+	rc.wroteHeader = true
+	rc.status = status
+	rc.storableResponse = rc.storable(status, rc.header)
+	rc.buffering = rc.storableResponse || rc.buffer
+	if !rc.buffering {
+		rc.passThrough()
+	}
+}
+
+// passThrough starts sending the response to the client as it comes.
+func (rc *recorder) passThrough() {
+	rc.buffering = false
+	rc.passedThrough = true
+	if rc.client == nil {
+		return
+	}
+	var cacheStatus []string
+	if rc.statusFor != nil {
+		cacheStatus = rc.statusFor(false)
+	}
+	rc.sendHeader(rc.status, cacheStatus)
+}
+
+// sendHeader sends the origin's header to the client, without the fields
+// meant for this cache, with cacheStatus (when not nil) as Cache-Status.
+func (rc *recorder) sendHeader(status int, cacheStatus []string) {
+	hdr := rc.client.Header()
+	copyHeader(hdr, rc.header)
+	delete(hdr, "Surrogate-Key")
+	delete(hdr, "Surrogate-Control")
+	if cacheStatus != nil {
+		hdr["Cache-Status"] = cacheStatus
+	}
+	rc.client.WriteHeader(status)
+}
+
+func (rc *recorder) Write(b []byte) (int, error) {
+	if !rc.wroteHeader {
+		rc.WriteHeader(http.StatusOK)
+	}
+	if rc.buffering {
+		if int64(rc.buf.Len()+len(b)) <= rc.maxBody {
+			return rc.buf.Write(b)
+		}
+		// Too big to store: send what we have and stream the rest.
+		rc.overflow = true
+		rc.storableResponse = false
+		if rc.client == nil {
+			rc.buffering = false
+			rc.passedThrough = true
+			return len(b), nil
+		}
+		rc.passThrough()
+		if _, err := rc.client.Write(rc.buf.Bytes()); err != nil {
+			return 0, err
+		}
+		rc.buf.Reset()
+	}
+	if rc.client == nil {
+		return len(b), nil
+	}
+	return rc.client.Write(b)
+}
+
+// FlushError passes flushes through once the response streams, so event
+// streams reach the client event by event.
+func (rc *recorder) FlushError() error {
+	if rc.passedThrough && rc.client != nil {
+		return http.NewResponseController(rc.client).Flush()
+	}
+	return nil
+}
+
+// Flush implements http.Flusher.
+func (rc *recorder) Flush() { _ = rc.FlushError() }
+
+// flushBuffered sends a buffered response that is not stored.
+func (rc *recorder) flushBuffered(cacheStatus string) {
+	if rc.client == nil {
+		return
+	}
+	status := rc.status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	rc.sendHeader(status, []string{cacheStatus})
+	_, _ = rc.client.Write(rc.buf.Bytes())
+}
+
+// copyHeader sets (not adds) every field of src on dst: fields that outer
+// handlers set before the response (Vary, say) are replaced by the
+// origin's, never doubled.
+func copyHeader(dst, src http.Header) {
+	for k, v := range src {
+		dst[k] = v
+	}
+}
+
+// stripWriter removes Surrogate-Key from responses that bypass the cache.
+// It records the final status for invalidation.
+type stripWriter struct {
+	*caddyhttp.ResponseWriterWrapper
+	once   sync.Once
+	status int
+}
+
+func (sw *stripWriter) WriteHeader(status int) {
+	if status >= 200 {
+		sw.once.Do(func() {
+			sw.status = status
+			delete(sw.Header(), "Surrogate-Key")
+			delete(sw.Header(), "Surrogate-Control")
+		})
+	}
+	sw.ResponseWriterWrapper.WriteHeader(status)
+}
+
+func (sw *stripWriter) Write(b []byte) (int, error) {
+	sw.once.Do(func() {
+		sw.status = http.StatusOK
+		delete(sw.Header(), "Surrogate-Key")
+		delete(sw.Header(), "Surrogate-Control")
+	})
+	return sw.ResponseWriterWrapper.Write(b)
+}
+
+// Interface guards
+var _ http.Flusher = (*recorder)(nil)

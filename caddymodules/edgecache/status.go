@@ -1,0 +1,97 @@
+package edgecache
+
+import "strconv"
+
+// forward is why a request went to the origin: the fwd parameter of
+// Cache-Status (RFC 9211 §2.2). The cache's decisions compare these values;
+// String renders them, and cacheStatus renders the whole member, in this
+// file only.
+type forward uint8
+
+const (
+	// fwdURIMiss: nothing is stored for the request target.
+	fwdURIMiss forward = iota + 1
+	// fwdVaryMiss: something is stored for the target, not for the
+	// request's values of the fields its Vary names.
+	fwdVaryMiss
+	// fwdStale: the stored response is stale and may not be served so.
+	fwdStale
+	// fwdRequest: the request asked for validation (no-cache, max-age,
+	// min-fresh).
+	fwdRequest
+	// fwdMethod: a method the cache does not serve (anything but GET and
+	// HEAD).
+	fwdMethod
+	// fwdBypass: a request the cache may not answer (Authorization).
+	fwdBypass
+)
+
+// String is the reason's token in Cache-Status.
+func (f forward) String() string {
+	switch f {
+	case fwdURIMiss:
+		return "uri-miss"
+	case fwdVaryMiss:
+		return "vary-miss"
+	case fwdStale:
+		return "stale"
+	case fwdRequest:
+		return "request"
+	case fwdMethod:
+		return "method"
+	case fwdBypass:
+		return "bypass"
+	}
+	return "bypass"
+}
+
+// miss reports whether nothing usable was stored: the cache had no
+// response to revalidate.
+func (f forward) miss() bool { return f == fwdURIMiss || f == fwdVaryMiss }
+
+// forwarded describes a response that went to the origin, for its
+// Cache-Status member.
+type forwarded struct {
+	fwd forward
+	// status is the origin's status (fwd-status), when it differs from the
+	// one sent to the client or tells what the cache did with it; 0 omits
+	// it.
+	status int
+	// stored: the response was stored.
+	stored bool
+	// collapsed: the request waited for another's fetch of the same key
+	// and is answered with its response.
+	collapsed bool
+	// staleIfError: the origin failed and a stale response stands in.
+	staleIfError bool
+}
+
+// cacheStatus renders the cache's Cache-Status member for a forwarded
+// response (RFC 9211 §2).
+func (h *Handler) cacheStatus(f forwarded) string {
+	s := h.Name + "; fwd=" + f.fwd.String()
+	if f.status != 0 {
+		s += "; fwd-status=" + strconv.Itoa(f.status)
+	}
+	if f.stored {
+		s += "; stored"
+	}
+	if f.collapsed {
+		s += "; collapsed"
+	}
+	if f.staleIfError {
+		s += "; detail=stale-if-error"
+	}
+	return s
+}
+
+// hitStatus renders the cache's Cache-Status member for a response served
+// from the cache (RFC 9211 §2.1 hit, §2.4 ttl: negative once stale), after
+// the members of the caches upstream, if any.
+func hitStatus(name, upstream string, ttl int64) string {
+	cs := name + "; hit; ttl=" + strconv.FormatInt(ttl, 10)
+	if upstream != "" {
+		cs = upstream + ", " + cs
+	}
+	return cs
+}

@@ -1,0 +1,383 @@
+package site_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"html"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	ics "github.com/arran4/golang-ical"
+
+	"github.com/invoicewire/invoicewire/internal/content"
+	"github.com/invoicewire/invoicewire/internal/content/contenttest"
+	"github.com/invoicewire/invoicewire/internal/store"
+	"github.com/invoicewire/invoicewire/origin"
+	"github.com/invoicewire/invoicewire/origin/origintest"
+)
+
+// readerToday is the clock of these tests: between the fixture's past and
+// upcoming milestones.
+var readerToday = time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+
+func startAt(t *testing.T, now time.Time) *origintest.Instance {
+	return origintest.Start(t, func(c *origin.Config) { c.Now = func() time.Time { return now } })
+}
+
+func milestoneIDs(countries []*content.Country, keep func(code string, m *content.Milestone) bool) []string {
+	var ids []string
+	for _, c := range countries {
+		for i := range c.Milestones {
+			if keep(c.Code, &c.Milestones[i]) {
+				ids = append(ids, c.Milestones[i].ID(c.Code))
+			}
+		}
+	}
+	return ids
+}
+
+func parseCalendar(t *testing.T, body []byte) []string {
+	t.Helper()
+	cal, err := ics.ParseCalendar(bytes.NewReader(body))
+	if err != nil {
+		t.Fatalf("the calendar does not parse: %v\n%s", err, body)
+	}
+	var uids []string
+	for _, ev := range cal.Events() {
+		uids = append(uids, ev.Id())
+	}
+	slices.Sort(uids)
+	return uids
+}
+
+// TestMandateCalendar reads the calendar through the origin with a real
+// iCalendar parser: an event per milestone with the milestone's UID, the
+// feeds' cache headers, one country's subset, and a milestone edit
+// published through the store reaching the calendar.
+func TestMandateCalendar(t *testing.T) {
+	inst := origintest.Start(t)
+	host := strings.TrimPrefix(inst.SiteRoot, "http://")
+	host = host[:strings.LastIndex(host, ":")]
+	uidsOf := func(ids []string) []string {
+		out := make([]string, len(ids))
+		for i, id := range ids {
+			out[i] = id + "@" + host
+		}
+		slices.Sort(out)
+		return out
+	}
+	all := uidsOf(milestoneIDs(contenttest.Countries, func(string, *content.Milestone) bool { return true }))
+
+	resp, body := get(t, inst, "/calendar/mandates.ics")
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+	if got := parseCalendar(t, body); !slices.Equal(got, all) {
+		t.Errorf("UIDs %v, want one per milestone %v", got, all)
+	}
+	h := resp.Header
+	if ct := h.Get("Content-Type"); ct != "text/calendar; charset=utf-8" {
+		t.Errorf("Content-Type %q", ct)
+	}
+	if cc := h.Get("Cache-Control"); cc != "public, max-age=300, s-maxage=3600, stale-while-revalidate=86400" {
+		t.Errorf("Cache-Control %q, want the feeds'", cc)
+	}
+	keys := strings.Fields(h.Get("Surrogate-Key"))
+	if !slices.Contains(keys, store.TagCountries) || !slices.Contains(keys, store.TagFeeds) {
+		t.Errorf("Surrogate-Key %q lacks countries and feeds", h.Get("Surrogate-Key"))
+	}
+	if again, _ := get(t, inst, "/calendar/mandates.ics", "If-None-Match", h.Get("ETag")); again.StatusCode != http.StatusNotModified {
+		t.Errorf("revalidation answered %d, want 304", again.StatusCode)
+	}
+
+	t.Run("one country", func(t *testing.T) {
+		resp, body := get(t, inst, "/calendar/mandates.ics?country=de")
+		want := uidsOf(milestoneIDs(contenttest.Countries, func(code string, _ *content.Milestone) bool { return code == "de" }))
+		if got := parseCalendar(t, body); !slices.Equal(got, want) {
+			t.Errorf("UIDs %v, want Germany's %v", got, want)
+		}
+		if !slices.Contains(strings.Fields(resp.Header.Get("Surrogate-Key")), store.TagCountry("de")) {
+			t.Errorf("Surrogate-Key %q lacks country:de", resp.Header.Get("Surrogate-Key"))
+		}
+	})
+
+	t.Run("bad country codes are the JSON 400", func(t *testing.T) {
+		for _, q := range []string{"zz", "DE", "deu", "d", "", "de&country=be"} {
+			resp, body := get(t, inst, "/calendar/mandates.ics?country="+q)
+			if resp.StatusCode != 400 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") || !bytes.Contains(body, []byte(`"code":"bad_request"`)) {
+				t.Errorf("country=%s: %d %s %s", q, resp.StatusCode, resp.Header.Get("Content-Type"), body)
+			}
+		}
+	})
+
+	t.Run("a milestone edit through the store reaches the calendar", func(t *testing.T) {
+		be := *inst.Corpus.Countries[0]
+		be.Milestones = slices.Clone(be.Milestones)
+		be.Milestones[0].Title = "Renamed by the editors"
+		o, err := inst.Publisher.SyncCountry(context.Background(), &be)
+		if err != nil || !o.Changed {
+			t.Fatalf("SyncCountry: %+v %v", o, err)
+		}
+		eventually(t, "the calendar shows the new title", func() error {
+			_, body := get(t, inst, "/calendar/mandates.ics?country=be")
+			if !bytes.Contains(bytes.ReplaceAll(body, []byte("\r\n "), nil), []byte("SUMMARY:Belgium: Renamed by the editors")) {
+				return errStr("still the old title")
+			}
+			return nil
+		})
+	})
+}
+
+type errStr string
+
+func (e errStr) Error() string { return string(e) }
+
+// TestMandatesPage renders the timeline at a fixed date: past and upcoming
+// in their own lists, the SVG with a link to every source and article,
+// filters as links, and editorial text escaped.
+func TestMandatesPage(t *testing.T) {
+	inst := startAt(t, readerToday)
+	resp, body := get(t, inst, "/mandates")
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+	page := string(body)
+	upcomingAt, pastAt := strings.Index(page, `id="upcoming"`), strings.Index(page, `id="past"`)
+	if upcomingAt < 0 || pastAt < upcomingAt {
+		t.Fatalf("no upcoming list before the past one")
+	}
+	today := time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)
+	for _, c := range contenttest.Countries {
+		for _, m := range c.Milestones {
+			id := m.ID(c.Code)
+			at := strings.Index(page, `<li id="`+id+`"`)
+			if at < 0 {
+				t.Errorf("%s is not listed", id)
+				continue
+			}
+			if past := m.Day().Before(today); past != (at > pastAt) {
+				t.Errorf("%s listed under the wrong heading (past: %v)", id, past)
+			}
+			for _, href := range []string{m.Source, m.Reports[0].Path + "/"} {
+				if strings.Count(page, `href="`+href+`"`) < 2 {
+					t.Errorf("%s: %s is not linked from both the drawing and the list", id, href)
+				}
+			}
+		}
+	}
+	for _, want := range []string{
+		`<svg xmlns="http://www.w3.org/2000/svg" class="timeline"`, "Today, 23 November 2026",
+		`href="/mandates?region=eu"`, `href="/mandates?obligation=report"`, `href="/calendar/mandates.ics"`,
+		`<link rel="alternate" type="text/markdown" href="` + inst.SiteRoot + `/mandates.md"`,
+		"a commitment &lt;without&gt; a bill &amp; no date",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %s", want)
+		}
+	}
+	if strings.Contains(page, "<without>") {
+		t.Error("editorial text is not escaped")
+	}
+
+	t.Run("filters", func(t *testing.T) {
+		_, body := get(t, inst, "/mandates?obligation=report")
+		want := milestoneIDs(contenttest.Countries, func(_ string, m *content.Milestone) bool { return slices.Contains(m.Obligation, "report") })
+		if got := strings.Count(string(body), `<li id="`); got != len(want) {
+			t.Errorf("%d milestones listed, want %d (%v)", got, len(want), want)
+		}
+		for _, id := range want {
+			if !strings.Contains(string(body), `<li id="`+id+`"`) {
+				t.Errorf("%s missing", id)
+			}
+		}
+		for _, q := range []string{"region=mars", "obligation=pay", "region=", "region=eu&region=eu"} {
+			resp, body := get(t, inst, "/mandates?"+q)
+			if resp.StatusCode != 400 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+				t.Errorf("%s: %d %s", q, resp.StatusCode, body)
+			}
+		}
+	})
+
+	t.Run("markdown twin", func(t *testing.T) {
+		resp, body := get(t, inst, "/mandates.md")
+		md := string(body)
+		if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/markdown") || !strings.HasPrefix(md, "# Mandate timeline") {
+			t.Fatalf("%s\n%s", resp.Header.Get("Content-Type"), md)
+		}
+		if up, past := strings.Index(md, "## Coming up"), strings.Index(md, "## Already due"); up < 0 || past < up {
+			t.Errorf("no upcoming section before the past one")
+		}
+		if !strings.Contains(md, "(https://kpmg.com/us/en/taxnewsflash/news/2025/12/belgium.html)") || !strings.Contains(md, "&lt;without>") ||
+			!strings.Contains(md, "]("+inst.SiteRoot+"/2026/11/article-00000/)") {
+			t.Errorf("source link or escaping missing:\n%s", md)
+		}
+	})
+
+	t.Run("a later day moves milestones to the past", func(t *testing.T) {
+		later := startAt(t, time.Date(2027, 6, 1, 0, 0, 0, 0, time.UTC))
+		_, body := get(t, later, "/mandates")
+		page := string(body)
+		if at, past := strings.Index(page, `<li id="de-2027-01-01-issue"`), strings.Index(page, `id="past"`); at < past {
+			t.Errorf("de-2027-01-01-issue is still upcoming on 1 June 2027")
+		}
+	})
+}
+
+// TestSearchPage renders /ask answers as a page: the same summary and
+// articles as POST /ask gives, plus the form, the limits and the escaping.
+// Two real Belgian articles join the synthetic corpus, whose short
+// sentences never make a summary.
+func TestSearchPage(t *testing.T) {
+	inst := origintest.Start(t)
+	corpus, err := content.Load("../../content")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range corpus.Articles {
+		if strings.HasPrefix(a.Slug, "belgium-") {
+			if _, err := inst.Publisher.SyncArticle(context.Background(), a); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	const question = "When does Belgium require B2B e-invoices?"
+	var answer struct {
+		Results []struct {
+			Type      string   `json:"@type"`
+			URL       string   `json:"url"`
+			Citations []string `json:"citations"`
+			Sentences []struct {
+				Text string `json:"text"`
+			} `json:"sentences"`
+		} `json:"results"`
+	}
+	eventually(t, "the ask index has the Belgian articles", func() error {
+		req, _ := http.NewRequest(http.MethodPost, inst.SiteRoot+"/ask", strings.NewReader(`{"query":"`+question+`"}`))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := inst.Server.Client().Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if err := json.NewDecoder(resp.Body).Decode(&answer); err != nil {
+			return err
+		}
+		if len(answer.Results) == 0 || answer.Results[0].Type != "SearchSummary" {
+			return errStr("no summary yet")
+		}
+		return nil
+	})
+	resp, body := get(t, inst, "/search?q="+url.QueryEscape(question))
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+	page := string(body)
+	summaryAt := strings.Index(page, `class="search-summary"`)
+	resultsAt := strings.Index(page, `class="search-results"`)
+	if summaryAt < 0 || resultsAt < summaryAt {
+		t.Fatalf("no summary before the results")
+	}
+	for _, item := range answer.Results {
+		path := strings.TrimPrefix(item.URL, inst.SiteRoot)
+		if item.Type == "SearchSummary" {
+			for _, sen := range item.Sentences {
+				if !strings.Contains(page, html.EscapeString(sen.Text)) {
+					t.Errorf("the summary lacks %q", sen.Text)
+				}
+			}
+			for i, c := range item.Citations {
+				n := strconv.Itoa(i + 1)
+				if !strings.Contains(page, `<li id="cite-`+n+`"><a href="`+strings.TrimPrefix(c, inst.SiteRoot)+`">`) {
+					t.Errorf("citation %s (%s) is not listed", n, c)
+				}
+			}
+			continue
+		}
+		if !strings.Contains(page[resultsAt:], `<a href="`+path+`">`) {
+			t.Errorf("result %s is not on the page", path)
+		}
+	}
+	if !strings.Contains(page, `<sup><a href="#cite-1">[1]</a></sup>`) || !strings.Contains(page, `value="`+html.EscapeString(question)+`"`) {
+		t.Errorf("no numbered citation or no query in the form")
+	}
+	a := contenttest.Article(0)
+
+	t.Run("escaping", func(t *testing.T) {
+		_, body := get(t, inst, "/search?q="+url.QueryEscape(`<script>alert("x")</script>`))
+		if bytes.Contains(body, []byte("<script>alert")) || !bytes.Contains(body, []byte("&lt;script&gt;alert")) {
+			t.Errorf("the query is not escaped")
+		}
+	})
+	t.Run("empty q is the form", func(t *testing.T) {
+		for _, q := range []string{"", "?q=", "?q=%20%20"} {
+			resp, body := get(t, inst, "/search"+q)
+			if resp.StatusCode != 200 || !bytes.Contains(body, []byte(`id="search-page-q"`)) || bytes.Contains(body, []byte(`class="search-results"`)) {
+				t.Errorf("/search%s: %d", q, resp.StatusCode)
+			}
+		}
+	})
+	t.Run("q over 500 characters", func(t *testing.T) {
+		resp, body := get(t, inst, "/search?q="+strings.Repeat("é", 501))
+		if resp.StatusCode != 400 || !bytes.Contains(body, []byte(`"code":"bad_request"`)) {
+			t.Errorf("%d %s", resp.StatusCode, body)
+		}
+	})
+	t.Run("every page has the form and the OpenSearch link", func(t *testing.T) {
+		for _, p := range []string{"/", a.Path() + "/", "/countries/de/", "/mandates", "/search", "/developers"} {
+			_, body := get(t, inst, p)
+			for _, want := range []string{
+				`<link rel="search" type="application/opensearchdescription+xml" href="/opensearch.xml" title="Invoicewire">`,
+				`<form class="site-search" role="search" action="/search" method="get">`,
+			} {
+				if !bytes.Contains(body, []byte(want)) {
+					t.Errorf("%s lacks %s", p, want)
+				}
+			}
+		}
+	})
+}
+
+// TestOpenSearchDescription reads /opensearch.xml as XML: its search URL
+// template leads to /search with the terms in q.
+func TestOpenSearchDescription(t *testing.T) {
+	inst := origintest.Start(t)
+	resp, body := get(t, inst, "/opensearch.xml")
+	if ct := resp.Header.Get("Content-Type"); ct != "application/opensearchdescription+xml" {
+		t.Errorf("Content-Type %q", ct)
+	}
+	var doc struct {
+		XMLName   xml.Name `xml:"http://a9.com/-/spec/opensearch/1.1/ OpenSearchDescription"`
+		ShortName string   `xml:"ShortName"`
+		URLs      []struct {
+			Type     string `xml:"type,attr"`
+			Template string `xml:"template,attr"`
+		} `xml:"Url"`
+	}
+	if err := xml.Unmarshal(body, &doc); err != nil {
+		t.Fatalf("not an OpenSearch description: %v\n%s", err, body)
+	}
+	if doc.ShortName == "" || len(doc.ShortName) > 16 {
+		t.Errorf("ShortName %q (OpenSearch allows 16 characters)", doc.ShortName)
+	}
+	var tmpl string
+	for _, u := range doc.URLs {
+		if u.Type == "text/html" {
+			tmpl = u.Template
+		}
+	}
+	if !strings.Contains(tmpl, "{searchTerms}") {
+		t.Fatalf("no text/html Url template with {searchTerms}: %q", tmpl)
+	}
+	target := strings.Replace(tmpl, "{searchTerms}", url.QueryEscape("peppol"), 1)
+	resp, _ = get(t, inst, target)
+	if resp.StatusCode != 200 || !strings.HasPrefix(target, inst.SiteRoot+"/search?q=") {
+		t.Errorf("the template %q leads to %d", tmpl, resp.StatusCode)
+	}
+}

@@ -1,0 +1,176 @@
+package site
+
+import (
+	"context"
+	"encoding/xml"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/invoicewire/invoicewire/internal/apierror"
+	"github.com/invoicewire/invoicewire/internal/store"
+	"github.com/invoicewire/invoicewire/origin/ask"
+	"github.com/invoicewire/invoicewire/origin/respond"
+)
+
+// AskFunc answers a question with the /ask engine (origin/ask). The search
+// page renders its answer; it never builds an index of its own.
+type AskFunc func(ctx context.Context, query string) (*ask.Answer, error)
+
+// searchView is the data of /search.
+type searchView struct {
+	Head
+	Query     string
+	Summary   []citedSentence
+	Citations []Link
+	Results   []searchResult
+}
+
+type citedSentence struct {
+	Text string
+	// N is the 1-based number of the sentence's citation in Citations.
+	N int
+}
+
+type searchResult struct {
+	URL, Title, Description, Published, PublishedISO string
+}
+
+// Search answers GET /search?q=: the /ask answer to q as a page, its quoted
+// summary with numbered citations first, then the articles. Without q (or
+// with only spaces) the page is the search form. q follows the limits of
+// /ask: at most ask.MaxQueryChars characters, else the JSON 400. The page
+// depends on every article, so any publication purges it.
+func (s *Site) Search(r *http.Request) (*respond.Response, error) {
+	keys := []string{store.TagList, store.TagSite}
+	vals := r.URL.Query()["q"]
+	if len(vals) > 1 {
+		return nil, apierror.BadRequest("Give the q parameter once.", "Search with one question, as "+s.SiteRoot+"/search?q=peppol.")
+	}
+	q := ""
+	if len(vals) == 1 {
+		q = strings.TrimSpace(vals[0])
+	}
+	if n := utf8.RuneCountInString(q); n > ask.MaxQueryChars || !utf8.ValidString(q) {
+		return nil, apierror.BadRequest(fmt.Sprintf("q has %d characters; at most %d are allowed.", n, ask.MaxQueryChars),
+			"Shorten the question to "+strconv.Itoa(ask.MaxQueryChars)+" characters or fewer.")
+	}
+	title := "Search · Invoicewire"
+	if q != "" {
+		title = q + " · Search · Invoicewire"
+	}
+	h := s.NewHead(title, "Search Invoicewire's e-invoicing news.", "/search")
+	h.Query = q
+	v := searchView{Head: h, Query: q}
+	if q != "" {
+		if s.Ask == nil {
+			return nil, fmt.Errorf("site: search needs the ask engine")
+		}
+		a, err := s.Ask(r.Context(), q)
+		if err != nil {
+			return nil, err
+		}
+		fillAnswer(&v, a, s.SiteRoot)
+	}
+	resp, err := render("search", v, keys...)
+	if err != nil {
+		return nil, err
+	}
+	// A results page is for people; the form page is the one to index.
+	if q != "" {
+		resp.Header = withRobots(resp.Header, "noindex")
+	}
+	return resp, nil
+}
+
+// fillAnswer turns the engine's answer into the page's summary and results.
+// Article URLs become site paths, so the page works on any host the site is
+// reached by.
+func fillAnswer(v *searchView, a *ask.Answer, siteRoot string) {
+	local := func(u string) string {
+		if p, ok := strings.CutPrefix(u, siteRoot); ok && strings.HasPrefix(p, "/") {
+			return p
+		}
+		return u
+	}
+	titles := map[string]string{}
+	for _, res := range a.Results {
+		titles[res.URL] = res.Name
+		v.Results = append(v.Results, searchResult{
+			URL: local(res.URL), Title: res.Name, Description: res.Description,
+			Published: longDate(res.DatePublished), PublishedISO: res.DatePublished.UTC().Format(isoLayout),
+		})
+	}
+	if a.Summary == nil {
+		return
+	}
+	for _, c := range a.Summary.Citations {
+		t := titles[c]
+		if t == "" {
+			t = local(c)
+		}
+		v.Citations = append(v.Citations, Link{Href: local(c), Title: t})
+	}
+	for _, sen := range a.Summary.Sentences {
+		n := slices.Index(a.Summary.Citations, sen.URL) + 1
+		v.Summary = append(v.Summary, citedSentence{Text: sen.Text, N: n})
+	}
+}
+
+// withRobots returns the page headers plus an X-Robots-Tag, without
+// touching the shared map.
+func withRobots(h http.Header, value string) http.Header {
+	out := h.Clone()
+	out.Set("X-Robots-Tag", value)
+	return out
+}
+
+// OpenSearchType is the media type of the OpenSearch description.
+const OpenSearchType = "application/opensearchdescription+xml"
+
+// openSearch is an OpenSearch 1.1 description document.
+type openSearch struct {
+	XMLName       xml.Name        `xml:"http://a9.com/-/spec/opensearch/1.1/ OpenSearchDescription"`
+	ShortName     string          `xml:"ShortName"`
+	Description   string          `xml:"Description"`
+	InputEncoding string          `xml:"InputEncoding"`
+	Image         openSearchImage `xml:"Image"`
+	URLs          []openSearchURL `xml:"Url"`
+}
+
+type openSearchImage struct {
+	Width  int    `xml:"width,attr"`
+	Height int    `xml:"height,attr"`
+	Type   string `xml:"type,attr"`
+	URL    string `xml:",chardata"`
+}
+
+type openSearchURL struct {
+	Type     string `xml:"type,attr"`
+	Method   string `xml:"method,attr,omitempty"`
+	Rel      string `xml:"rel,attr,omitempty"`
+	Template string `xml:"template,attr"`
+}
+
+// OpenSearch answers GET /opensearch.xml, which every page links with
+// <link rel="search"> so that browsers offer the site's search.
+func (s *Site) OpenSearch(*http.Request) (*respond.Response, error) {
+	doc := openSearch{
+		ShortName:     "Invoicewire",
+		Description:   "Search Invoicewire's news about e-invoicing, Peppol and national mandates.",
+		InputEncoding: "UTF-8",
+		Image:         openSearchImage{Width: 64, Height: 64, Type: "image/svg+xml", URL: s.SiteRoot + "/assets/icon.svg"},
+		URLs: []openSearchURL{
+			{Type: "text/html", Method: "get", Template: s.SiteRoot + "/search?q={searchTerms}"},
+			{Type: OpenSearchType, Rel: "self", Template: s.SiteRoot + "/opensearch.xml"},
+		},
+	}
+	body, err := xml.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("site: encoding the OpenSearch description: %w", err)
+	}
+	return respond.Bytes(OpenSearchType, append([]byte(xml.Header), append(body, '\n')...), store.TagSite), nil
+}
