@@ -3,9 +3,13 @@
 #                     respond, nginx proxy_cache and Varnish (loadtest/edge)
 #   make cachetests   http-cache-tests 0.4.5 against the edge, nginx and
 #                     Varnish (loadtest/cachetests)
-# Both are run by a person, never by `make test` (DESIGN §8).
+#   make bench-traffic  internet-shaped load on the real stack: a million
+#                     fresh clients a minute over 30,000 URLs with Zipf
+#                     popularity, beside one URL in the same run
+#                     (loadtest/traffic; loadtest/out/traffic.md)
+# They are run by a person, never by `make test`.
 
-.PHONY: bench-edge cachetests
+.PHONY: bench-edge cachetests bench-traffic
 
 bench-edge:
 	@loadtest/edge/deps.sh
@@ -17,3 +21,11 @@ cachetests:
 	@loadtest/edge/deps.sh
 	@deploy/local/deps.sh run
 	loadtest/cachetests/cachetests.sh
+
+# The load generator runs on BENCH_LOAD_CPU (1); the servers it starts on
+# BENCH_SERVER_CPU (0). TRAFFIC_DURATION, TRAFFIC_ARTICLES... in
+# loadtest/traffic/main.go.
+bench-traffic: build
+	@deploy/local/deps.sh run
+	$(GO) build -o $(BIN)/ ./loadtest/traffic
+	taskset -c $${BENCH_LOAD_CPU:-1} $(BIN)/traffic

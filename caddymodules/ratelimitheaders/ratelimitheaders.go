@@ -210,7 +210,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if h.RegisterWindow == 0 {
 		h.RegisterWindow = caddy.Duration(time.Hour)
 	}
-	if err := metrics.Register(ctx.GetMetricsRegistry(), decisions, syncs); err != nil {
+	if err := metrics.Register(ctx.GetMetricsRegistry(), decisions, syncs, responses); err != nil {
 		return err
 	}
 
@@ -362,6 +362,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		// RFC 9110 §10.2.3 delay-seconds; never earlier than the reset
 		// (ratelimit-headers-10 §4).
 		e.Header = http.Header{"Retry-After": {vals[2]}}
+		responses.inc(http.StatusTooManyRequests)
 		return caddyhttp.Error(http.StatusTooManyRequests, e)
 	}
 	switch kind {
@@ -377,7 +378,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 			return err
 		}
 	}
-	return next.ServeHTTP(w, r)
+	return serveCounted(w, r, next)
 }
 
 // decide counts r against its budget. A verified agent counts against its

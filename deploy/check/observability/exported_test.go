@@ -114,6 +114,9 @@ func (s series) has(sel selector) bool {
 // a receiver answering 410), an origin outage and a Redis outage — scrapes
 // their /metrics, and requires every series the alert rules and the
 // dashboard query (name and each label value pinned with =) to be there.
+// It runs once for each shipped Caddyfile, so a panel that only one
+// deployment feeds fails here: the Kubernetes one with the worker, make
+// run's and the production example for the edge's and origin's series.
 func TestQueriedMetricsAreExported(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts every process; skipped with -short")
@@ -121,23 +124,37 @@ func TestQueriedMetricsAreExported(t *testing.T) {
 	root := repo.Root(t)
 	haveEdge, haveWorker := repo.HasCommand(root, "edge"), repo.HasCommand(root, "worker")
 
-	var sels []struct {
-		q   query
-		sel selector
-	}
+	var sels []selectorIn
 	for _, q := range queries(t, root) {
 		for _, s := range selectors(t, q) {
-			sels = append(sels, struct {
-				q   query
-				sel selector
-			}{q, s})
+			sels = append(sels, selectorIn{q, s})
 		}
 	}
 	if len(sels) == 0 {
 		t.Fatal("no selectors found in the rules and the dashboard")
 	}
+	for _, tc := range []struct {
+		desc      string
+		caddyfile string
+		worker    bool
+	}{
+		{desc: "kubernetes", caddyfile: stack.CaddyfileK8s, worker: haveWorker},
+		{desc: "make run", caddyfile: stack.CaddyfileRun},
+		{desc: "production", caddyfile: stack.CaddyfileProduction},
+	} {
+		t.Run(tc.desc, func(t *testing.T) {
+			if !haveEdge && tc.caddyfile != stack.CaddyfileK8s {
+				t.Skip("SKIPPED UNTIL MERGED: no edge in this checkout")
+			}
+			checkExported(t, sels, tc.caddyfile, haveEdge, tc.worker)
+		})
+	}
+}
 
-	st := stack.Start(t, stack.Options{Edge: haveEdge, Worker: haveWorker, Env: []string{
+// checkExported starts the stack with the given Caddyfile, sends the
+// traffic and checks every selector whose process runs.
+func checkExported(t *testing.T, sels []selectorIn, caddyfile string, haveEdge, haveWorker bool) {
+	st := stack.Start(t, stack.Options{Edge: haveEdge, Worker: haveWorker, Caddyfile: caddyfile, Env: []string{
 		"IW_RATELIMIT_QUOTA=60", "IW_RATELIMIT_WINDOW=60",
 		// Fast retries, so a failing receiver reaches the dead letters
 		// within the test.
@@ -246,7 +263,9 @@ func TestQueriedMetricsAreExported(t *testing.T) {
 		for _, src := range srcs {
 			got, ok := scrapes[src]
 			if !ok {
-				unchecked = append(unchecked, s.sel.name)
+				if src != "worker" || caddyfile == stack.CaddyfileK8s {
+					unchecked = append(unchecked, s.sel.name)
+				}
 				continue
 			}
 			if !got.has(s.sel) {
@@ -258,6 +277,12 @@ func TestQueriedMetricsAreExported(t *testing.T) {
 		t.Skipf("SKIPPED UNTIL MERGED: edge=%v worker=%v in this checkout; %d selectors unchecked: %s",
 			haveEdge, haveWorker, len(unchecked), strings.Join(dedupe(unchecked), " "))
 	}
+}
+
+// selectorIn is a selector and the query it was found in.
+type selectorIn struct {
+	q   query
+	sel selector
 }
 
 // webhookTraffic registers an agent and subscribes three receivers (one

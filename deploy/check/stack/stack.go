@@ -3,6 +3,8 @@
 // the origin, the worker and the edge (Caddy with the modules, running the
 // Kubernetes Caddyfile with loopback addresses), each with its metrics
 // listener. Binaries are built from the repository with its own module.
+// The edge runs one of the shipped Caddyfiles (Options.Caddyfile): the
+// Kubernetes one by default, make run's or the production example.
 package stack
 
 import (
@@ -40,7 +42,8 @@ type Stack struct {
 	EdgeAddr      string // host:port of the edge's public listener ("" without edge)
 	EdgeMetrics   string
 
-	procs map[string]*exec.Cmd
+	procs     map[string]*exec.Cmd
+	caddyfile string
 }
 
 // Options choose what runs.
@@ -48,7 +51,17 @@ type Options struct {
 	Edge, Worker bool
 	// Env is added to every process's environment (IW_RATELIMIT_QUOTA, …).
 	Env []string
+	// Caddyfile is the edge's configuration: one of CaddyfileK8s (the
+	// default), CaddyfileRun or CaddyfileProduction.
+	Caddyfile string
 }
+
+// The shipped Caddyfiles, by their path in the repository.
+const (
+	CaddyfileK8s        = "deploy/k8s/base/Caddyfile"
+	CaddyfileRun        = "caddyfile/Caddyfile"
+	CaddyfileProduction = "caddyfile/Caddyfile.production"
+)
 
 // FreePort returns a loopback port nothing listens on now.
 func FreePort(t testing.TB) int {
@@ -77,7 +90,10 @@ func Start(t testing.TB, o Options) *Stack {
 	if o.Edge {
 		names = append(names, "edge")
 	}
-	s := &Stack{t: t, Root: root, dir: t.TempDir(), procs: map[string]*exec.Cmd{}}
+	if o.Caddyfile == "" {
+		o.Caddyfile = CaddyfileK8s
+	}
+	s := &Stack{t: t, Root: root, dir: t.TempDir(), procs: map[string]*exec.Cmd{}, caddyfile: o.Caddyfile}
 	s.bins = repo.Build(t, root, filepath.Join(s.dir, "bin"), names...)
 	s.RedisPort = FreePort(t)
 	s.OriginAddr = fmt.Sprintf("127.0.0.1:%d", FreePort(t))
@@ -98,6 +114,15 @@ func Start(t testing.TB, o Options) *Stack {
 		"IW_WEBHOOK_ALLOW_CIDRS=127.0.0.0/8",
 		"IW_LOG_LEVEL=warn",
 		"IW_SHUTDOWN_GRACE=2s",
+		// make run's and the production Caddyfile take their addresses
+		// from the environment (the Kubernetes one is rewritten below).
+		"IW_EDGE_PORT="+portOf(s.EdgeAddr),
+		"IW_EDGE_ADMIN_ADDR="+s.EdgeMetrics,
+		"IW_SITE_HOST=http://"+s.EdgeAddr,
+		"IW_ORIGIN_ADDRS="+s.OriginAddr,
+		// Loopback clients may name others in X-Forwarded-For, as the
+		// Kubernetes file's private ranges allow.
+		"IW_TRUSTED_PROXIES=127.0.0.0/8",
 	)
 	s.env = append(s.env, o.Env...)
 
@@ -152,32 +177,50 @@ func (s *Stack) StartWorker() {
 	s.waitHTTP("worker", "http://"+s.WorkerMetrics+"/metrics")
 }
 
-// Caddyfile is deploy/k8s/base/Caddyfile with the cluster's addresses
-// replaced by this stack's loopback ones: the same file, run for real.
+// Caddyfile is the shipped Caddyfile this stack runs, with its fixed
+// addresses replaced by the stack's loopback ones: the same file, run for
+// real. The Kubernetes file's site and metrics listener are rewritten; the
+// production file's admin listener (which serves /metrics there, as in make
+// run's file) is moved; everything else comes from the environment.
 func (s *Stack) Caddyfile() string {
-	b, err := os.ReadFile(filepath.Join(s.Root, "deploy", "k8s", "base", "Caddyfile"))
+	b, err := os.ReadFile(filepath.Join(s.Root, filepath.FromSlash(s.caddyfile)))
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	_, originPort, _ := net.SplitHostPort(s.OriginAddr)
-	_, edgePort, _ := net.SplitHostPort(s.EdgeAddr)
-	_, metricsPort, _ := net.SplitHostPort(s.EdgeMetrics)
+	var rewrites []struct{ re, repl string }
+	switch s.caddyfile {
+	case CaddyfileK8s:
+		rewrites = []struct{ re, repl string }{
+			{`(?m)^\tadmin 127\.0\.0\.1:2019$`, fmt.Sprintf("\tadmin 127.0.0.1:%d", FreePort(s.t))},
+			// Same site addresses, other ports, bound to loopback only.
+			{`(?m)^:8080 \{$`, ":" + portOf(s.EdgeAddr) + " {\n\tbind 127.0.0.1"},
+			{`(?m)^:9180 \{$`, ":" + portOf(s.EdgeMetrics) + " {\n\tbind 127.0.0.1"},
+			{`(?m)^(\t+)name origin$`, "${1}name 127.0.0.1"},
+			{`(?m)^(\t+)port 8081$`, "${1}port " + portOf(s.OriginAddr)},
+		}
+	case CaddyfileProduction:
+		rewrites = []struct{ re, repl string }{
+			{`(?m)^\tadmin 127\.0\.0\.1:2019$`, "\tadmin " + s.EdgeMetrics},
+		}
+	case CaddyfileRun:
+	default:
+		s.t.Fatalf("stack: unknown Caddyfile %q", s.caddyfile)
+	}
 	c := string(b)
-	for _, r := range []struct{ re, repl string }{
-		{`(?m)^\tadmin 127\.0\.0\.1:2019$`, fmt.Sprintf("\tadmin 127.0.0.1:%d", FreePort(s.t))},
-		// Same site addresses, other ports, bound to loopback only.
-		{`(?m)^:8080 \{$`, ":" + edgePort + " {\n\tbind 127.0.0.1"},
-		{`(?m)^:9180 \{$`, ":" + metricsPort + " {\n\tbind 127.0.0.1"},
-		{`(?m)^(\t+)name origin$`, "${1}name 127.0.0.1"},
-		{`(?m)^(\t+)port 8081$`, "${1}port " + originPort},
-	} {
+	for _, r := range rewrites {
 		re := regexp.MustCompile(r.re)
 		if !re.MatchString(c) {
-			s.t.Fatalf("stack: deploy/k8s/base/Caddyfile no longer has %s; update deploy/check/stack", r.re)
+			s.t.Fatalf("stack: %s no longer has %s; update deploy/check/stack", s.caddyfile, r.re)
 		}
 		c = re.ReplaceAllString(c, r.repl)
 	}
 	return c
+}
+
+// portOf is the port of a host:port address ("" for none).
+func portOf(addr string) string {
+	_, port, _ := net.SplitHostPort(addr)
+	return port
 }
 
 func (s *Stack) startEdge() {
@@ -186,7 +229,15 @@ func (s *Stack) startEdge() {
 		s.t.Fatal(err)
 	}
 	s.start("edge", s.bins["edge"], "run", "--config", path, "--adapter", "caddyfile")
-	s.waitHTTP("edge", "http://"+s.EdgeMetrics+"/healthz")
+	// The Kubernetes file answers /healthz on its metrics listener; the
+	// others serve /metrics on the admin listener.
+	ready := "http://" + s.EdgeMetrics + "/metrics"
+	if s.caddyfile == CaddyfileK8s {
+		ready = "http://" + s.EdgeMetrics + "/healthz"
+	}
+	s.waitHTTP("edge", ready)
+	// The admin listener starts before the sites' listeners do.
+	s.waitHTTP("edge", "http://"+s.EdgeAddr+"/api/v1/")
 }
 
 // run runs a command to completion.

@@ -1,0 +1,89 @@
+package ratelimitheaders
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// responses counts every answer that passes through the limiter by status
+// code, as caddy_rate_limit_headers_responses_total{code}. The limiter sits
+// in front of every other handler but bot_auth (which never answers), so
+// this is the edge's answers by status on every deployment, without Caddy's
+// per-request metrics, which wrap every handler with histograms and cost
+// far more on a cache hit (docs/decisions.md, "Edge answers by status").
+var responses = &statusCounter{desc: prometheus.NewDesc(
+	"caddy_rate_limit_headers_responses_total",
+	"Answers of the edge by status code (every request after bot_auth, 429s from the limiter and errors included).",
+	[]string{"code"}, nil)}
+
+// statusCounter is one atomic counter per status code: the hot path does a
+// single atomic add, and a scrape reports the codes seen so far.
+type statusCounter struct {
+	desc   *prometheus.Desc
+	counts [600]atomic.Uint64
+}
+
+// inc counts one answer with the given code; codes outside 100-599 count as 500.
+func (c *statusCounter) inc(code int) {
+	if code < 100 || code >= len(c.counts) {
+		code = http.StatusInternalServerError
+	}
+	c.counts[code].Add(1)
+}
+
+// Describe implements prometheus.Collector.
+func (c *statusCounter) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+// Collect implements prometheus.Collector.
+func (c *statusCounter) Collect(ch chan<- prometheus.Metric) {
+	for code := range c.counts {
+		if n := c.counts[code].Load(); n > 0 {
+			ch <- prometheus.MustNewConstMetric(c.desc, prometheus.CounterValue, float64(n), strconv.Itoa(code))
+		}
+	}
+}
+
+// statusWriter notes the final status code written through it. Flush,
+// Hijack and the rest reach the real writer through Unwrap
+// (http.ResponseController), as with every Caddy wrapper.
+type statusWriter struct {
+	caddyhttp.ResponseWriterWrapper
+	code int
+}
+
+// WriteHeader notes the first final (non-1xx) status.
+func (w *statusWriter) WriteHeader(code int) {
+	if w.code == 0 && code >= 200 {
+		w.code = code
+	}
+	w.ResponseWriterWrapper.WriteHeader(code)
+}
+
+// serveCounted runs next through a statusWriter and counts the answer: the
+// status written, else the status of the error returned (what handle_errors
+// will write), else 200 (net/http's implicit status).
+func serveCounted(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	// Not pooled: a handler may keep the writer it was given (a streamed
+	// answer's goroutine), and one small allocation is cheap beside a hit.
+	sw := &statusWriter{ResponseWriterWrapper: caddyhttp.ResponseWriterWrapper{ResponseWriter: w}}
+	err := next.ServeHTTP(sw, r)
+	code := sw.code
+	switch {
+	case code != 0:
+	case err != nil:
+		code = http.StatusInternalServerError
+		var he caddyhttp.HandlerError
+		if errors.As(err, &he) && he.StatusCode != 0 {
+			code = he.StatusCode
+		}
+	default:
+		code = http.StatusOK
+	}
+	responses.inc(code)
+	return err
+}

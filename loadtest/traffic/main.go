@@ -1,0 +1,293 @@
+// Command traffic is make bench-traffic: the edge under internet-shaped
+// load, on the real stack built from the real binaries.
+//
+// It starts two non-persistent redis-servers (the content, and the rate
+// limiter's counters as IW_RATELIMIT_REDIS_URL), publishes content/ with
+// bin/iwctl and TRAFFIC_ARTICLES (10,000) articles of make bench-scale's
+// generated archive (contenttest.ArchiveSource, the same seed) with the
+// publisher iwctl uses, then runs bin/origin and bin/edge (make run's
+// caddyfile/Caddyfile, IW_TRUSTED_PROXIES=127.0.0.0/8) pinned to the server
+// core while this program, pinned to the other core by the make target,
+// sends the load over keep-alive connections:
+//
+//   - single URL: one article's JSON, from 65,536 addresses in turn (the
+//     quota is the real one, so one address would be refused): the
+//     reference, as make bench-edge's single URL;
+//   - traffic: every article's JSON, page and markdown twin (3 URLs an
+//     article) with Zipf popularity, a fresh random client per request
+//     (IPv4, or an IPv6 /64) in X-Forwarded-For, Accept-Encoding among
+//     zstd, br, gzip and identity, 2% conditional (an ETag seen before),
+//     1% POST /ask, and three clients each sending twice its quota
+//     (IW_RATELIMIT_QUOTA per IW_RATELIMIT_WINDOW, the README's defaults)
+//     on connections of their own, so 429.
+//
+// It reports req/s, p50/p99/p99.9, edge peak RSS, the edge's GC pause time,
+// the counters Redis's commands/s and bytes/s, the hit ratio of the hot set
+// (the 100 most popular URLs) and the load average, as a table on stdout
+// and in loadtest/out/traffic.md, with the raw figures in
+// loadtest/out/traffic.txt.
+//
+// Environment: TRAFFIC_ARTICLES (10000), TRAFFIC_DURATION (60s),
+// TRAFFIC_SINGLE_DURATION (20s), TRAFFIC_CONNECTIONS (64),
+// BENCH_SERVER_CPU (0).
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/invoicewire/invoicewire/internal/content"
+	"github.com/invoicewire/invoicewire/internal/content/contenttest"
+	"github.com/invoicewire/invoicewire/internal/store"
+	"github.com/redis/go-redis/v9"
+)
+
+// seed is make bench-scale's: the same archive.
+const seed = 15
+
+const mib = 1 << 20
+
+func main() {
+	if err := benchTraffic(context.Background()); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+func envDuration(name string, def time.Duration) time.Duration {
+	if v, err := time.ParseDuration(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+func benchTraffic(ctx context.Context) error {
+	n := envInt("TRAFFIC_ARTICLES", 10_000)
+	dur := envDuration("TRAFFIC_DURATION", 60*time.Second)
+	single := envDuration("TRAFFIC_SINGLE_DURATION", 20*time.Second)
+	conns := envInt("TRAFFIC_CONNECTIONS", 64)
+	cpu := os.Getenv("BENCH_SERVER_CPU")
+	if cpu == "" {
+		cpu = "0"
+	}
+	out := "loadtest/out"
+	work := filepath.Join(out, "traffic")
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		return err
+	}
+	var raw strings.Builder
+	logf := func(format string, args ...any) {
+		line := fmt.Sprintf("traffic: "+format, args...)
+		fmt.Fprintln(os.Stderr, line)
+		fmt.Fprintln(&raw, line)
+	}
+	loadBefore := loadAvg()
+	logf("load average before: %s", loadBefore)
+
+	contentRedis, contentURL, err := startRedis(work, "redis-content", cpu)
+	if err != nil {
+		return err
+	}
+	defer contentRedis.stop()
+	counterRedis, countersURL, err := startRedis(work, "redis-counters", cpu)
+	if err != nil {
+		return err
+	}
+	defer counterRedis.stop()
+
+	originAddr, _ := freeAddr()
+	originMetrics, _ := freeAddr()
+	edgeAddr, _ := freeAddr()
+	edgeAdmin, _ := freeAddr()
+	base := "http://" + edgeAddr
+	env := []string{
+		"IW_REDIS_URL=" + contentURL, "IW_RATELIMIT_REDIS_URL=" + countersURL,
+		"IW_PUBLIC_URL=" + base, "IW_LOG_LEVEL=warn",
+		"IW_ORIGIN_ADDR=" + originAddr, "IW_ORIGIN_METRICS_ADDR=" + originMetrics,
+		"IW_EDGE_PORT=" + edgeAddr[strings.LastIndexByte(edgeAddr, ':')+1:], "IW_EDGE_ADMIN_ADDR=" + edgeAdmin,
+		"IW_TRUSTED_PROXIES=127.0.0.0/8",
+	}
+
+	// Publishing: the real corpus with the CLI, then the archive.
+	t0 := time.Now()
+	iw, err := start(work, "iwctl", cpu, env, "bin/iwctl", "sync", "content")
+	if err != nil {
+		return err
+	}
+	if err := iw.cmd.Wait(); err != nil {
+		return fmt.Errorf("traffic: iwctl sync content: %w (see %s/iwctl.log)", err, work)
+	}
+	articles, err := publishArchive(ctx, contentURL, base, n)
+	if err != nil {
+		return err
+	}
+	logf("published content/ and %d generated articles in %s", len(articles), time.Since(t0).Round(time.Millisecond))
+
+	origin, err := start(work, "origin", cpu, env, "bin/origin")
+	if err != nil {
+		return err
+	}
+	defer origin.stop()
+	if err := waitFor(5*time.Minute, func() bool { return answers("http://" + originAddr + "/api/v1/") }); err != nil {
+		return fmt.Errorf("traffic: origin: %w (see %s/origin.log)", err, work)
+	}
+	edge, err := start(work, "edge", cpu, env, "bin/edge", "run", "--config", "caddyfile/Caddyfile", "--adapter", "caddyfile")
+	if err != nil {
+		return err
+	}
+	defer edge.stop()
+	if err := waitFor(2*time.Minute, func() bool { return answers(base + "/api/v1/") }); err != nil {
+		return fmt.Errorf("traffic: edge: %w (see %s/edge.log)", err, work)
+	}
+
+	// Every article's JSON, page and twin, in a fixed random order: the
+	// Zipf rank of a URL is its place in this list.
+	urls := make([]string, 0, 3*len(articles))
+	for _, a := range articles {
+		urls = append(urls, "/api/v1/articles/"+a.Slug, a.Path()+"/", a.Path()+".md")
+	}
+	r := rand.New(rand.NewPCG(seed, 2))
+	r.Shuffle(len(urls), func(i, j int) { urls[i], urls[j] = urls[j], urls[i] })
+	var askBodies []string
+	for _, q := range []string{"When does Belgium require B2B e-invoicing?", "Peppol access point certificate migration",
+		"What is the e-reporting obligation in France?", "KSeF Poland postponed", articles[0].Title, articles[1].Title} {
+		b, _ := json.Marshal(map[string]string{"query": q})
+		askBodies = append(askBodies, string(b))
+	}
+	quota, window := float64(envInt("IW_RATELIMIT_QUOTA", 1000)), time.Duration(envInt("IW_RATELIMIT_WINDOW", 60))*time.Second
+	traffic := &mix{urls: urls, zipfS: 1.1, hot: 100, conditional: 0.02, ask: 0.01, askBodies: askBodies,
+		heavy: []string{"198.51.100.1", "198.51.100.2", "2001:db8:ffff:1::1"}, heavyRate: 2 * quota / window.Seconds()}
+	reference := &mix{urls: urls[:1], hot: 1, fixedClients: 65536}
+
+	// Warm-up, not reported: the hot set in the cache, connections open.
+	logf("warming up (10 s)")
+	run(ctx, base, traffic, conns, 10*time.Second, 1)
+
+	sample := func(stop <-chan struct{}, peak *int64, wg *sync.WaitGroup) {
+		defer wg.Done()
+		t := time.NewTicker(250 * time.Millisecond)
+		defer t.Stop()
+		for {
+			if v := edge.rss(); v > *peak {
+				*peak = v
+			}
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+		}
+	}
+	phase := func(name string, m *mix, d time.Duration) (*result, int64) {
+		var peak int64
+		var wg sync.WaitGroup
+		stop := make(chan struct{})
+		wg.Add(1)
+		go sample(stop, &peak, &wg)
+		logf("%s: %s over %d connections", name, d, conns)
+		res := run(ctx, base, m, conns, d, 7)
+		close(stop)
+		wg.Wait()
+		return res, peak
+	}
+
+	ref, refRSS := phase("single URL", reference, single)
+
+	rdb := redis.NewClient(&redis.Options{Addr: strings.TrimSuffix(strings.TrimPrefix(countersURL, "redis://"), "/0")})
+	defer rdb.Close()
+	crdb := redis.NewClient(&redis.Options{Addr: strings.TrimSuffix(strings.TrimPrefix(contentURL, "redis://"), "/0")})
+	defer crdb.Close()
+	gc0, rs0, cs0 := readGC("http://"+edgeAdmin+"/metrics"), readRedisStats(ctx, rdb), readRedisStats(ctx, crdb)
+	e0, o0 := edge.cpu(), origin.cpu()
+	res, rss := phase("traffic", traffic, dur)
+	e1, o1 := edge.cpu(), origin.cpu()
+	gc1, rs1, cs1 := readGC("http://"+edgeAdmin+"/metrics"), readRedisStats(ctx, rdb), readRedisStats(ctx, crdb)
+	counters, _ := rdb.DBSize(ctx).Result()
+	mem, _ := rdb.Info(ctx, "memory").Result()
+	loadAfter := loadAvg()
+	logf("load average after: %s", loadAfter)
+
+	rep := &report{
+		n: len(articles), urls: len(urls), conns: conns, loadBefore: loadBefore, loadAfter: loadAfter,
+		ref: ref, refRSS: refRSS, res: res, rss: rss, edgeCPU: e1 - e0, originCPU: o1 - o0,
+		gcPause: time.Duration((gc1.pauseSum - gc0.pauseSum) * float64(time.Second)), gcCount: int64(gc1.count - gc0.count),
+		gcMax:    time.Duration(gc1.maxPause * float64(time.Second)),
+		counters: rs1.sub(rs0), content: cs1.sub(cs0), counterKeys: counters, counterMemory: infoField(mem, "used_memory_human"),
+	}
+	table := rep.String()
+	fmt.Print(table)
+	fmt.Fprint(&raw, "\n", rep.raw())
+	if err := os.WriteFile(filepath.Join(out, "traffic.md"), []byte(table), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(out, "traffic.txt"), []byte(raw.String()), 0o644)
+}
+
+// publishArchive publishes the first n articles of make bench-scale's
+// archive with the publisher iwctl uses (eight at a time) and returns them.
+func publishArchive(ctx context.Context, redisURL, siteRoot string, n int) ([]*content.Article, error) {
+	corpus, err := content.Load("content")
+	if err != nil {
+		return nil, err
+	}
+	rdb, err := store.NewClient(redisURL)
+	if err != nil {
+		return nil, err
+	}
+	defer rdb.Close()
+	pub := &store.Publisher{Store: store.New(rdb), SiteRoot: siteRoot, Now: time.Now}
+	src := contenttest.NewArchiveSource(corpus, seed)
+	out := make([]*content.Article, n)
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		firstErr error
+	)
+	for w := range 8 {
+		wg.Go(func() {
+			for i := w; i < n; i += 8 {
+				a := src.Article(i)
+				if _, err := pub.SyncArticle(ctx, a); err != nil {
+					mu.Lock()
+					firstErr = fmt.Errorf("traffic: publishing %s: %w", a.Slug, err)
+					mu.Unlock()
+					return
+				}
+				out[i] = a
+			}
+		})
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	return out, nil
+}
+
+func infoField(info, name string) string {
+	for line := range strings.SplitSeq(info, "\r\n") {
+		if v, ok := strings.CutPrefix(line, name+":"); ok {
+			return v
+		}
+	}
+	return "?"
+}
+
+func (a redisStats) sub(b redisStats) redisStats {
+	return redisStats{a.commands - b.commands, a.netIn - b.netIn, a.netOut - b.netOut}
+}

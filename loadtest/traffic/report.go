@@ -1,0 +1,97 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// report is one run's figures.
+type report struct {
+	n, urls, conns        int
+	loadBefore, loadAfter string
+	ref, res              *result
+	refRSS, rss           int64
+	gcPause, gcMax        time.Duration
+	gcCount               int64
+	edgeCPU, originCPU    time.Duration
+	counters, content     redisStats
+	counterKeys           int64
+	counterMemory         string
+}
+
+func rate(r *result) float64 { return float64(r.requests) / r.wall.Seconds() }
+
+func met(ok bool) string {
+	if ok {
+		return "yes"
+	}
+	return "NO"
+}
+
+// String is the table: the goals of issue 21 beside what was measured.
+func (p *report) String() string {
+	var b strings.Builder
+	secs := p.res.wall.Seconds()
+	ratio := rate(p.res) / rate(p.ref)
+	p99 := quantile(p.res.latencies, 0.99)
+	hit := 0.0
+	if p.res.hotTotal > 0 {
+		hit = float64(p.res.hotHits) / float64(p.res.hotTotal)
+	}
+	fmt.Fprintf(&b, "\n## make bench-traffic (%s, %d articles, %d URLs, %d connections)\n\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"), p.n, p.urls, p.conns)
+	fmt.Fprintf(&b, "Load average before %s, after %s (1, 5, 15 min; the machine is shared).\n\n", p.loadBefore, p.loadAfter)
+	b.WriteString("| what | single URL | traffic | goal | met |\n|---|---|---|---|---|\n")
+	row := func(what, ref, got, goal, ok string) {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", what, ref, got, goal, ok)
+	}
+	row("requests/s", fmt.Sprintf("%.0f", rate(p.ref)), fmt.Sprintf("%.0f (%.2f×)", rate(p.res), ratio), "≥ 0.9× single URL", met(ratio >= 0.9))
+	row("p50 ms", msStr(quantile(p.ref.latencies, 0.5)), msStr(quantile(p.res.latencies, 0.5)), "", "")
+	row("p99 ms", msStr(quantile(p.ref.latencies, 0.99)), msStr(p99), "≤ 10", met(p99 <= 10*time.Millisecond))
+	row("p99.9 ms", msStr(quantile(p.ref.latencies, 0.999)), msStr(quantile(p.res.latencies, 0.999)), "", "")
+	row("edge peak RSS MiB", fmt.Sprint(p.refRSS/mib), fmt.Sprint(p.rss/mib), "≤ 512", met(p.rss <= 512*mib))
+	row("hit ratio, hot set (100 URLs)", "", fmt.Sprintf("%.2f%%", 100*hit), "≥ 99%", met(hit >= 0.99))
+	all := 0.0
+	if p.res.cacheable > 0 {
+		all = float64(p.res.hits) / float64(p.res.cacheable)
+	}
+	row("hit ratio, every GET (long tail included)", "", fmt.Sprintf("%.2f%%", 100*all), "", "")
+	row("server core: edge CPU, origin CPU (share of wall)", "", fmt.Sprintf("%.0f%%, %.0f%%", 100*p.edgeCPU.Seconds()/secs, 100*p.originCPU.Seconds()/secs), "", "")
+	row("distinct clients / minute", "65,536 in turn", fmt.Sprintf("%.0f", float64(p.res.distinctClients)/secs*60), "~1,000,000", "")
+	row("edge GC pause total (count, max)", "", fmt.Sprintf("%s (%d, max %s)", p.gcPause.Round(time.Microsecond), p.gcCount, p.gcMax.Round(time.Microsecond)), "", "")
+	row("edge GC pause share of wall time", "", fmt.Sprintf("%.2f%%", 100*p.gcPause.Seconds()/secs), "", "")
+	row("counters Redis commands/s", "", fmt.Sprintf("%.0f", float64(p.counters.commands)/secs), "", "")
+	row("counters Redis bytes/s in + out", "", fmt.Sprintf("%.0f + %.0f", float64(p.counters.netIn)/secs, float64(p.counters.netOut)/secs), "", "")
+	row("counters Redis keys, memory at end", "", fmt.Sprintf("%d, %s", p.counterKeys, p.counterMemory), "", "")
+	row("content Redis commands/s", "", fmt.Sprintf("%.0f", float64(p.content.commands)/secs), "", "")
+	row("errors (transport)", fmt.Sprint(p.ref.errors), fmt.Sprint(p.res.errors), "0", met(p.res.errors == 0))
+	row("429 to the 3 clients at 2× quota", "", fmt.Sprint(p.res.heavyLimited), "> 0", met(p.res.heavyLimited > 0))
+	row("304 to conditional requests", "", fmt.Sprint(p.res.conditional304), "", "")
+	row("POST /ask answered 200", "", fmt.Sprint(p.res.askOK), "", "")
+	return b.String()
+}
+
+// raw is every status count and latency quantile, for loadtest/out.
+func (p *report) raw() string {
+	var b strings.Builder
+	for _, ph := range []struct {
+		name string
+		r    *result
+	}{{"single URL", p.ref}, {"traffic", p.res}} {
+		fmt.Fprintf(&b, "%s: %d requests in %s, %d transport errors\n", ph.name, ph.r.requests, ph.r.wall.Round(time.Millisecond), ph.r.errors)
+		codes := make([]int, 0, len(ph.r.byStatus))
+		for c := range ph.r.byStatus {
+			codes = append(codes, c)
+		}
+		slices.Sort(codes)
+		for _, c := range codes {
+			fmt.Fprintf(&b, "  status %d: %d\n", c, ph.r.byStatus[c])
+		}
+		for _, q := range []float64{0.5, 0.9, 0.99, 0.999, 0.9999, 1} {
+			fmt.Fprintf(&b, "  latency q%g: %s ms\n", q, msStr(quantile(ph.r.latencies, q)))
+		}
+	}
+	fmt.Fprintf(&b, "counters Redis: %+v\ncontent Redis: %+v\n", p.counters, p.content)
+	return b.String()
+}

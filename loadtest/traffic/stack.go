@@ -1,0 +1,212 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// proc is a process the run started, pinned to the server core.
+type proc struct {
+	name string
+	cmd  *exec.Cmd
+	log  *os.File
+}
+
+// start runs bin with args on cpu (taskset), its output in dir/name.log.
+// The process dies with the run (parent-death signal).
+func start(dir, name, cpu string, env []string, bin string, args ...string) (*proc, error) {
+	logf, err := os.Create(dir + "/" + name + ".log")
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command("taskset", append([]string{"-c", cpu, bin}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("traffic: starting %s: %w", name, err)
+	}
+	return &proc{name: name, cmd: cmd, log: logf}, nil
+}
+
+// stop ends the process with SIGTERM, then SIGKILL after ten seconds.
+func (p *proc) stop() {
+	if p == nil {
+		return
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { p.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		p.cmd.Process.Kill()
+		<-done
+	}
+	p.log.Close()
+}
+
+// rss is the process's resident set size in bytes (taskset execs the
+// binary, so the pid is the binary's).
+func (p *proc) rss() int64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(p.cmd.Process.Pid) + "/status")
+	if err != nil {
+		return 0
+	}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// cpu is the CPU time the process has used (user + system), from /proc.
+func (p *proc) cpu() time.Duration {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(p.cmd.Process.Pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	// Fields after the command's closing parenthesis; utime and stime are
+	// the 14th and 15th of the whole line, in clock ticks (100 a second).
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	s, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(u+s) * 10 * time.Millisecond
+}
+
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+// startRedis starts a redis-server with no persistence (both roles of this
+// run are rebuilt from scratch) and returns its URL.
+func startRedis(dir, name, cpu string) (*proc, string, error) {
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, "", err
+	}
+	_, port, _ := net.SplitHostPort(addr)
+	p, err := start(dir, name, cpu, nil, "redis-server", "--port", port, "--bind", "127.0.0.1", "--dir", dir,
+		"--save", "", "--appendonly", "no")
+	if err != nil {
+		return nil, "", err
+	}
+	if err := waitFor(10*time.Second, func() bool {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	}); err != nil {
+		p.stop()
+		return nil, "", fmt.Errorf("traffic: %s did not start: %w", name, err)
+	}
+	return p, "redis://" + addr + "/0", nil
+}
+
+// waitFor polls ok until it holds or timeout passes.
+func waitFor(timeout time.Duration, ok func() bool) error {
+	deadline := time.Now().Add(timeout)
+	for !ok() {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("not ready after %s", timeout)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return nil
+}
+
+// answers reports whether GET url answers 200.
+func answers(url string) bool {
+	resp, err := http.Get(url)
+	if err != nil {
+		return false
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+// redisStats are the counters of INFO stats the report uses.
+type redisStats struct{ commands, netIn, netOut int64 }
+
+func readRedisStats(ctx context.Context, rdb *redis.Client) redisStats {
+	s, _ := rdb.Info(ctx, "stats").Result()
+	field := func(name string) int64 {
+		for line := range strings.SplitSeq(s, "\r\n") {
+			if v, ok := strings.CutPrefix(line, name+":"); ok {
+				n, _ := strconv.ParseInt(v, 10, 64)
+				return n
+			}
+		}
+		return 0
+	}
+	return redisStats{field("total_commands_processed"), field("total_net_input_bytes"), field("total_net_output_bytes")}
+}
+
+// gcStats are the edge's Go GC pause totals from its /metrics.
+type gcStats struct {
+	pauseSum float64 // seconds
+	count    float64
+	maxPause float64 // the largest recent pause (quantile 1)
+}
+
+func readGC(metricsURL string) gcStats {
+	resp, err := http.Get(metricsURL)
+	if err != nil {
+		return gcStats{}
+	}
+	defer resp.Body.Close()
+	var g gcStats
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		val := func() float64 {
+			f, _ := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
+			return f
+		}
+		switch {
+		case strings.HasPrefix(line, "go_gc_duration_seconds_sum "):
+			g.pauseSum = val()
+		case strings.HasPrefix(line, "go_gc_duration_seconds_count "):
+			g.count = val()
+		case strings.HasPrefix(line, `go_gc_duration_seconds{quantile="1"} `):
+			g.maxPause = val()
+		}
+	}
+	return g
+}
+
+func loadAvg() string {
+	b, _ := os.ReadFile("/proc/loadavg")
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}
