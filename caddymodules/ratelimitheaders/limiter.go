@@ -106,6 +106,11 @@ type decision struct {
 // edge grants its limiter.
 const DefaultMaxClients = 1_000_000
 
+// Clock is the time source of the limiters created after it is set. Only
+// tests replace it (before they provision the handler), so that where in a
+// window a test runs is theirs to choose rather than the wall clock's.
+var Clock = time.Now
+
 func newLimiter(window, interval time.Duration, prefix string, maxClients int, rdb redis.UniversalClient, log *zap.Logger) *limiter {
 	if maxClients <= 0 {
 		maxClients = DefaultMaxClients
@@ -117,7 +122,7 @@ func newLimiter(window, interval time.Duration, prefix string, maxClients int, r
 		perShard: max(maxClients/shards, 1),
 		rdb:      rdb,
 		log:      log,
-		now:      time.Now,
+		now:      Clock,
 		stopped:  make(chan struct{}),
 	}
 	l.start = l.now()

@@ -53,6 +53,9 @@ func checkFields(t *testing.T, h http.Header, quota int64) (remaining, reset int
 }
 
 func TestHeadersAnd429(t *testing.T) {
+	// 45 s into a window: the budget of 3 lasts the whole table, wherever
+	// the wall clock is in its minute.
+	clock := useClock(t, windowStart.Add(15*time.Second))
 	srv := redistest.New(t)
 	b, _ := json.Marshal(token.Record{ClientID: "cli_a", ExpiresAt: time.Now().Add(time.Hour)})
 	srv.Client().Set(context.Background(), token.Key("tok-a"), b, time.Hour)
@@ -89,8 +92,8 @@ func TestHeadersAnd429(t *testing.T) {
 				t.Fatalf("status %d; want %d (%s)", resp.StatusCode, test.status, body)
 			}
 			remaining, reset := checkFields(t, resp.Header, 3)
-			if remaining != test.remaining {
-				t.Errorf("remaining %d; want %d", remaining, test.remaining)
+			if remaining != test.remaining || reset != 45 {
+				t.Errorf("remaining %d, reset %d; want %d, 45", remaining, reset, test.remaining)
 			}
 			if test.status == 429 {
 				ra, err := strconv.ParseInt(resp.Header.Get("Retry-After"), 10, 64)
@@ -108,6 +111,15 @@ func TestHeadersAnd429(t *testing.T) {
 				}
 			}
 		})
+	}
+	// The next window brings a fresh budget.
+	clock.add(time.Minute)
+	resp, body := edge.Do(t, "GET", "/", "")
+	if resp.StatusCode != 200 {
+		t.Fatalf("next window: status %d; want 200 (%s)", resp.StatusCode, body)
+	}
+	if remaining, reset := checkFields(t, resp.Header, 3); remaining != 2 || reset != 45 {
+		t.Errorf("next window: remaining %d, reset %d; want 2, 45", remaining, reset)
 	}
 }
 
