@@ -99,6 +99,11 @@ func TestContractAskSummary(t *testing.T) {
 			for start := time.Now(); ; time.Sleep(5 * time.Millisecond) {
 				_, got := exchange(t, c, inst, "POST", "/ask", http.Header{"Content-Type": {"application/json"}, "Accept": {accept}}, body, 200)
 				if strings.Contains(string(got), `"SearchSummary"`) || t.Failed() {
+					// The question asks "when": the summary carries the
+					// answer span, validated against AskSummary.answer.
+					if !strings.Contains(string(got), `"answer":{"text":"1 January 2026"`) {
+						t.Errorf("the summary does not carry the answer span 1 January 2026: %s", got)
+					}
 					break
 				}
 				if time.Since(start) > 30*time.Second {

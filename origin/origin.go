@@ -120,19 +120,15 @@ func New(cfg Config, st *store.Store) (*Server, error) {
 	for _, r := range docs.Routes() {
 		rt.get(r.Pattern, r.Handler)
 	}
-	for _, m := range docs.Mounts() {
-		rt.mount(m.Pattern, m.Handler)
-	}
 	for _, r := range pages.Routes() {
 		rt.get(r.Pattern, r.Handler)
 	}
-	// POST /ask streams (D22), so it is mounted raw and answers its own
-	// methods, errors and headers.
+	// POST /ask streams, so it writes its own answer through respond.Mount.
 	if s.ask, err = ask.New(ask.Config{Store: st, SiteRoot: cfg.SiteRoot, Log: cfg.Log, Registry: cfg.Registry}); err != nil {
 		cache.Close()
 		return nil, err
 	}
-	rt.mount("/ask", s.ask)
+	rt.mount("/ask", s.ask.Mount())
 	// The MCP server's tools read the store; its ask tool is the /ask engine.
 	rt.mount("/mcp", mcp.Handler(&mcp.Server{Store: st, SiteRoot: cfg.SiteRoot, Log: cfg.Log,
 		Ask: mcp.AskFunc(func(ctx context.Context, query, locale string) (any, error) {

@@ -23,7 +23,7 @@ type route struct {
 	// raw, when set, answers every method itself, writing to the
 	// ResponseWriter: for streams (server-sent events) and for mounted
 	// protocol handlers (MCP). It bypasses the response cache.
-	raw   http.Handler
+	raw   *respond.Mount
 	allow []string // the Allow header of a 405
 }
 
@@ -58,8 +58,9 @@ func (rt *router) handle(method, pattern string, h respond.Handler) {
 	r.allow = []string{strings.Join(append(allow, http.MethodOptions), ", ")}
 }
 
-// mount registers a raw handler for every method of pattern.
-func (rt *router) mount(pattern string, h http.Handler) { rt.route(pattern).raw = h }
+// mount registers a handler that writes its own answer for every method of
+// pattern; respond.Mount adds the shared headers, the preflight and the 405.
+func (rt *router) mount(pattern string, m respond.Mount) { rt.route(pattern).raw = &m }
 
 // handler returns the route's handler for method, or nil.
 func (r *route) handler(method string) respond.Handler {

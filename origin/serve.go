@@ -1,17 +1,18 @@
 package origin
 
 import (
-	"crypto/sha256"
-	"encoding/base64"
 	"errors"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/invoicewire/invoicewire/internal/apierror"
+	"github.com/invoicewire/invoicewire/internal/httpheader"
 	"github.com/invoicewire/invoicewire/internal/token"
 	"github.com/invoicewire/invoicewire/origin/respond"
 )
@@ -27,18 +28,15 @@ type entry struct {
 	expires   time.Time // zero: valid until a purge
 	etag      string
 	tags      []string
+	uncached  bool
 	requests  prometheus.Counter
 	latency   prometheus.Observer
 }
 
-// Headers every response carries (DESIGN D14).
 var (
-	corsOrigin   = []string{"*"}
-	corsExpose   = []string{"RateLimit, RateLimit-Policy, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Retry-After, ETag, Deprecation, Sunset, Link, Cache-Status, Age, X-Request-Id"}
-	nosniff      = []string{"nosniff"}
+	// corsMethods are the preflight's Allow-Methods for routes answered
+	// through the response path: every method any of them takes.
 	corsMethods  = []string{"GET, HEAD, POST, DELETE, OPTIONS"}
-	corsHeaders  = []string{"Authorization, Content-Type, Idempotency-Key, Accept, Accept-Language, Cache-Control, If-None-Match, X-Request-Id"}
-	corsMaxAge   = []string{"86400"}
 	noStoreValue = []string{respond.NoStore}
 )
 
@@ -57,21 +55,16 @@ func (s *Server) newEntry(rte string, resp *respond.Response) *entry {
 	}
 	h["Content-Length"] = []string{strconv.Itoa(len(resp.Body))}
 	h["Cache-Control"] = []string{cc}
-	h["Access-Control-Allow-Origin"] = corsOrigin
-	h["Access-Control-Expose-Headers"] = corsExpose
-	h["X-Content-Type-Options"] = nosniff
+	respond.SharedHeaders(h)
 	if len(resp.SurrogateKeys) > 0 {
 		h["Surrogate-Key"] = []string{strings.Join(resp.SurrogateKeys, " ")}
 	}
 	if resp.Vary != "" {
 		h["Vary"] = []string{resp.Vary}
 	}
-	e := &entry{status: resp.Status, header: h, body: resp.Body, tags: resp.SurrogateKeys, expires: resp.Expires}
+	e := &entry{status: resp.Status, header: h, body: resp.Body, tags: resp.SurrogateKeys, expires: resp.Expires, uncached: resp.Uncached}
 	if resp.Status == http.StatusOK {
-		// A strong validator: the same bytes always get the same tag, on
-		// every origin, so edges and clients revalidate across restarts.
-		sum := sha256.Sum256(resp.Body)
-		e.etag = `"` + base64.RawURLEncoding.EncodeToString(sum[:18]) + `"`
+		e.etag = httpheader.ETag(resp.Body)
 		h["ETag"] = []string{e.etag}
 		e.header304 = http.Header{}
 		for k, v := range h {
@@ -136,11 +129,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rte := s.router.match(r)
 	if rte != nil && rte.raw != nil {
+		// Streams and protocol handlers: the shared part of the writer is
+		// respond.Mount's.
 		rte.raw.ServeHTTP(w, r)
 		return
 	}
 	if r.Method == http.MethodOptions {
-		s.preflight(w)
+		respond.Preflight(w, corsMethods)
 		return
 	}
 	pattern := "unmatched"
@@ -181,25 +176,25 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		e = s.newEntry(pattern, resp)
 	}
-	if cached && cacheable(e.status) && e.header["Cache-Control"][0] != respond.NoStore {
+	if cached && cacheable(e.status) && !e.uncached && e.header["Cache-Control"][0] != respond.NoStore {
 		s.cache.Set(cacheKey(r), e, e.tags, int64(len(e.body))+512, gen)
 	}
 	s.write(w, r, e, start)
 }
 
-// isUnavailable tells a Redis outage (connection refused, timeouts) from
-// other server faults, so clients get 503 with Retry-After instead of 500.
+// isUnavailable tells a Redis outage from other server faults, so clients
+// get 503 with Retry-After instead of 500: a network error (*net.OpError,
+// which a refused connection is too) or a timeout, found with the library's
+// checks rather than by matching error text.
 func isUnavailable(err error) bool {
-	var ne interface{ Timeout() bool }
-	return errors.As(err, &ne) || strings.Contains(err.Error(), "connection refused") || strings.Contains(err.Error(), "i/o timeout")
+	var timeout interface{ Timeout() bool }
+	return errors.As(err, &timeout) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, os.ErrDeadlineExceeded)
 }
 
 func (s *Server) write(w http.ResponseWriter, r *http.Request, e *entry, start time.Time) {
 	h := w.Header()
-	if id := r.Header["X-Request-Id"]; id != nil {
-		h["X-Request-Id"] = id
-	}
-	if e.etag != "" && matchesETag(r.Header["If-None-Match"], e.etag) {
+	respond.EchoRequestID(h, r)
+	if e.etag != "" && httpheader.MatchesETag(r.Header["If-None-Match"], e.etag) {
 		for k, v := range e.header304 {
 			h[k] = v
 		}
@@ -215,31 +210,6 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, e *entry, start t
 	}
 	e.requests.Inc()
 	e.latency.Observe(time.Since(start).Seconds())
-}
-
-// matchesETag applies If-None-Match with the weak comparison RFC 9110
-// §13.1.2 prescribes for it.
-func matchesETag(values []string, etag string) bool {
-	for _, v := range values {
-		for part := range strings.SplitSeq(v, ",") {
-			part = strings.TrimSpace(part)
-			if part == "*" || strings.TrimPrefix(part, "W/") == etag {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-func (s *Server) preflight(w http.ResponseWriter) {
-	h := w.Header()
-	h["Access-Control-Allow-Origin"] = corsOrigin
-	h["Access-Control-Allow-Methods"] = corsMethods
-	h["Access-Control-Allow-Headers"] = corsHeaders
-	h["Access-Control-Max-Age"] = corsMaxAge
-	h["Access-Control-Expose-Headers"] = corsExpose
-	h["Cache-Control"] = noStoreValue
-	w.WriteHeader(http.StatusNoContent)
 }
 
 // refuseMethod answers a method no route of this path takes. On /api/v1 a

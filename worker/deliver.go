@@ -35,7 +35,7 @@ const (
 )
 
 // signatureLabel names the RFC 9421 signature and its Signature-Agent member.
-const signatureLabel = "sig1"
+const signatureLabel = signing.Label
 
 // clients are the HTTP clients deliveries go out with: one per scheme,
 // because plain http:// may only reach allow-listed networks.
@@ -232,11 +232,15 @@ func (w *Worker) sign(h http.Header, u *url.URL, secret string, j *webhook.Job, 
 	// Signature-Agent names our origin, whose signatures directory holds
 	// the key, and is itself covered.
 	h.Set(signing.HeaderContentDigest, signing.ContentDigest(body))
-	h.Set("Signature-Agent", signatureLabel+`="`+w.cfg.SiteRoot+`"`)
+	agent, err := signing.SignatureAgent(signatureLabel, w.cfg.SiteRoot)
+	if err != nil {
+		return err
+	}
+	h.Set(signing.HeaderSignatureAgent, agent)
 	req := &http.Request{Method: http.MethodPost, URL: u, Host: u.Host, Header: h}
-	err := w.cfg.Key.SignRequest(req, signatureLabel,
+	err = w.cfg.Key.SignRequest(req, signatureLabel,
 		signing.Components("@authority", "content-digest", "content-type", "webhook-id", "webhook-timestamp", "x-invoicewire-event", "signature-agent"),
-		signing.Params{Created: now, Expires: now.Add(5 * time.Minute), KeyID: w.cfg.Key.ID, Alg: "ed25519", Tag: "web-bot-auth"})
+		signing.Params{Created: now, Expires: now.Add(5 * time.Minute), KeyID: w.cfg.Key.ID, Alg: signing.Alg, Tag: "web-bot-auth"})
 	if err != nil {
 		return err
 	}

@@ -27,7 +27,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -196,7 +195,7 @@ func (w *Worker) Run(ctx context.Context, grace time.Duration) error {
 // start so events published before the first worker started are delivered.
 func (w *Worker) ensureGroup(ctx context.Context) error {
 	err := w.rdb.XGroupCreateMkStream(ctx, events.Stream, Group, "0").Err()
-	if err != nil && !strings.HasPrefix(err.Error(), "BUSYGROUP") {
+	if err != nil && !redis.HasErrorPrefix(err, "BUSYGROUP") {
 		return fmt.Errorf("worker: creating the consumer group: %w", err)
 	}
 	return nil
@@ -234,7 +233,7 @@ func (w *Worker) consume(ctx context.Context) {
 			continue
 		}
 		if err != nil {
-			if strings.HasPrefix(err.Error(), "NOGROUP") {
+			if redis.HasErrorPrefix(err, "NOGROUP") {
 				// Redis lost the group (a restart without persistence).
 				ready = false
 				continue
@@ -261,7 +260,7 @@ func (w *Worker) reclaim(ctx context.Context) {
 				MinIdle: w.cfg.ClaimIdle, Start: start, Count: 100,
 			}).Result()
 			if err != nil {
-				if ctx.Err() == nil && !strings.HasPrefix(err.Error(), "NOGROUP") {
+				if ctx.Err() == nil && !redis.HasErrorPrefix(err, "NOGROUP") {
 					w.log.Error("worker: claiming abandoned events", "err", err)
 				}
 				break

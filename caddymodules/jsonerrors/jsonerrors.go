@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/invoicewire/invoicewire/internal/apierror"
+	"github.com/invoicewire/invoicewire/internal/httpheader"
 	"github.com/invoicewire/invoicewire/internal/metrics"
 )
 
@@ -24,11 +25,11 @@ func init() {
 	caddy.RegisterModule(Handler{})
 }
 
-// Default CORS values (DESIGN D14), the same the origin sends, so a browser
-// can read the edge's errors and their rate-limit headers.
+// Default CORS values: the ones the origin sends (package httpheader), so a
+// browser can read the edge's errors and their rate-limit headers.
 const (
-	DefaultAllowOrigin   = "*"
-	DefaultExposeHeaders = "RateLimit, RateLimit-Policy, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Retry-After, ETag, Deprecation, Sunset, Link, Cache-Status, Age, X-Request-Id"
+	DefaultAllowOrigin   = httpheader.AllowOrigin
+	DefaultExposeHeaders = httpheader.ExposeHeaders
 )
 
 var responses = prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -129,7 +130,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.
 		hdr[k] = v
 	}
 	hdr.Set("Content-Type", "application/json")
-	hdr.Set("X-Content-Type-Options", "nosniff")
+	hdr.Set("X-Content-Type-Options", httpheader.NoSniff)
 	// Edge errors depend on this request only (a token, a quota): no cache
 	// may keep them (RFC 6585 §4 forbids storing 429 outright).
 	hdr.Set("Cache-Control", "no-store")

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/invoicewire/invoicewire/caddymodules/internal/negotiate"
+	"github.com/invoicewire/invoicewire/internal/content"
 	"github.com/invoicewire/invoicewire/internal/metrics"
 )
 
@@ -23,8 +24,6 @@ func init() {
 	caddy.RegisterModule(Handler{})
 }
 
-// maxSlugLength matches the content model's bound (internal/content).
-const maxSlugLength = 120
 
 var rewrites = prometheus.NewCounter(prometheus.CounterOpts{
 	Namespace: "caddy",
@@ -86,7 +85,7 @@ func articlePage(p string) (y, m, slug string, ok bool) {
 		return "", "", "", false
 	}
 	y, m, slug = p[1:5], p[6:8], p[9:len(p)-1]
-	if !digits(y) || !digits(m) || len(slug) > maxSlugLength || !validSlug(slug) {
+	if !digits(y) || !digits(m) || !content.ValidSlug(slug) {
 		return "", "", "", false
 	}
 	return y, m, slug, true
@@ -95,19 +94,6 @@ func articlePage(p string) (y, m, slug string, ok bool) {
 func digits(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
-
-func validSlug(s string) bool {
-	if s == "" || s[0] == '-' || s[len(s)-1] == '-' || strings.Contains(s, "--") {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-') {
 			return false
 		}
 	}

@@ -42,6 +42,19 @@ var statusCodes = map[int]string{
 	http.StatusServiceUnavailable:    CodeUnavailable,
 }
 
+// StatusFor returns the HTTP status of a contract error code, or 0 for a code
+// the contract does not define. It is the inverse of the table CodeFor
+// reads, so the developer portal's error table cannot disagree with the
+// errors the service sends.
+func StatusFor(code string) int {
+	for status, c := range statusCodes {
+		if c == code {
+			return status
+		}
+	}
+	return 0
+}
+
 // CodeFor returns the error code for an HTTP status: the contract's code when
 // there is one, else the nearest class (4xx bad_request, 5xx internal or, for
 // gateway failures, unavailable).

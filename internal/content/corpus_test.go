@@ -235,6 +235,9 @@ func TestCorpusRegistries(t *testing.T) {
 			if strings.TrimSpace(cc.Summary) == "" {
 				t.Errorf("no summary")
 			}
+			if len(cc.Aliases) == 0 {
+				t.Errorf("no aliases in aliases.yaml (demonyms, other and informal names)")
+			}
 		})
 	}
 	for _, s := range c.Specs {
@@ -244,6 +247,9 @@ func TestCorpusRegistries(t *testing.T) {
 			}
 			if strings.TrimSpace(s.Summary) == "" {
 				t.Errorf("no summary")
+			}
+			if len(s.Aliases) == 0 {
+				t.Errorf("no aliases in aliases.yaml (short forms, informal names)")
 			}
 			if s.LastChanged != nil && s.LastChanged.After(corpusCutoff) {
 				t.Errorf("last_changed %s is after the corpus cut-off", s.LastChanged.Format(time.RFC3339))

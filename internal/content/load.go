@@ -45,14 +45,10 @@ func (e *LoadError) Error() string {
 }
 
 var (
-	slugPattern    = regexp.MustCompile(`^[a-z0-9]+(?:-[a-z0-9]+)*$`)
 	countryPattern = regexp.MustCompile(`^[a-z]{2}$`)
 	weekFile       = regexp.MustCompile(`^(\d{4})-w(\d{2})\.md$`)
 	articlePath    = regexp.MustCompile(`^articles/(\d{4})/(\d{2})/([^/]+)\.md$`)
 )
-
-// MaxSlugLength bounds slugs so they fit comfortably in paths and Redis keys.
-const MaxSlugLength = 120
 
 // Load reads and validates the content tree rooted at dir.
 func Load(dir string) (*Corpus, error) {
@@ -76,6 +72,7 @@ func LoadFS(fsys fs.FS) (*Corpus, error) {
 	sources := l.checkSources(c.Sources)
 	countries := l.checkCountries(c.Countries)
 	specs := l.checkSpecs(c.Specs)
+	c.Synonyms = l.readAliases(countries, specs)
 
 	seen := map[string]string{}
 	err := fs.WalkDir(fsys, "articles", func(p string, d fs.DirEntry, err error) error {
@@ -153,7 +150,7 @@ func (l *loader) checkSources(list []*Source) map[string]*Source {
 		case s == nil:
 			l.fail("sources.yaml", at, "empty entry")
 			continue
-		case !slugPattern.MatchString(s.Slug):
+		case !ValidSlug(s.Slug):
 			l.fail("sources.yaml", at+".slug", "must be lowercase words joined by hyphens, got %q", s.Slug)
 		case m[s.Slug] != nil:
 			l.fail("sources.yaml", at+".slug", "duplicate %q", s.Slug)
@@ -204,7 +201,7 @@ func (l *loader) checkSpecs(list []*Spec) map[string]*Spec {
 		case s == nil:
 			l.fail("specs.yaml", at, "empty entry")
 			continue
-		case !slugPattern.MatchString(s.Slug):
+		case !ValidSlug(s.Slug):
 			l.fail("specs.yaml", at+".slug", "must be lowercase words joined by hyphens, got %q", s.Slug)
 		case m[s.Slug] != nil:
 			l.fail("specs.yaml", at+".slug", "duplicate %q", s.Slug)
@@ -271,7 +268,7 @@ func (l *loader) readArticle(p string, sources map[string]*Source, countries map
 	switch {
 	case a.Slug != fileSlug:
 		l.fail(p, "slug", "%q does not match the file name %q", a.Slug, fileSlug)
-	case len(a.Slug) > MaxSlugLength || !slugPattern.MatchString(a.Slug):
+	case !ValidSlug(a.Slug):
 		l.fail(p, "slug", "must be at most %d lowercase letters, digits and single hyphens, got %q", MaxSlugLength, a.Slug)
 	}
 	if strings.TrimSpace(a.Title) == "" {

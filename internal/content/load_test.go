@@ -68,6 +68,15 @@ func TestLoadFSValidTree(t *testing.T) {
 	if a.Locale != "en" {
 		t.Errorf("locale = %q, want the default %q", a.Locale, "en")
 	}
+	if got := c.Countries[0].Aliases; strings.Join(got, "|") != "Belgian|Belgique" {
+		t.Errorf("country aliases = %q, want them from aliases.yaml", got)
+	}
+	if got := c.Specs[0].Aliases; strings.Join(got, "|") != "BIS Billing" {
+		t.Errorf("spec aliases = %q, want them from aliases.yaml", got)
+	}
+	if len(c.Synonyms) != 2 || strings.Join(c.Synonyms[0], "|") != "invoice|bill" {
+		t.Errorf("synonyms = %q, want aliases.yaml's terms", c.Synonyms)
+	}
 	m := c.Countries[0].Milestones[0]
 	if m.SourceName != "KPMG TaxNewsFlash" {
 		t.Errorf("milestone source name = %q, want it found in sources.yaml by the URL's host", m.SourceName)
@@ -217,6 +226,42 @@ func TestLoadFSRejects(t *testing.T) {
 			edit:      replace(fixtureArticle, "title: A fixture article", "slug: another-slug\ntitle: A fixture article"),
 			wantFile:  fixtureArticle,
 			wantField: "slug",
+		},
+		{
+			desc:      "aliases for a country that is not tracked",
+			edit:      replace("aliases.yaml", "  be: [Belgian, Belgique]", "  be: [Belgian, Belgique]\n  zz: [Zedland]"),
+			wantFile:  "aliases.yaml",
+			wantField: "countries.zz",
+		},
+		{
+			desc:      "a tracked country without aliases",
+			edit:      replace("aliases.yaml", "  be: [Belgian, Belgique]\n", ""),
+			wantFile:  "aliases.yaml",
+			wantField: "countries.be",
+		},
+		{
+			desc:      "a tracked spec without aliases",
+			edit:      replace("aliases.yaml", "  peppol-bis-billing-3: [BIS Billing]\n", ""),
+			wantFile:  "aliases.yaml",
+			wantField: "specs.peppol-bis-billing-3",
+		},
+		{
+			desc:      "one alias for a country and a spec",
+			edit:      replace("aliases.yaml", "[BIS Billing]", "[BIS Billing, belgian]"),
+			wantFile:  "aliases.yaml",
+			wantField: "specs.peppol-bis-billing-3[1]",
+		},
+		{
+			desc:      "a word in two synonym groups",
+			edit:      replace("aliases.yaml", "[company, firm]", "[company, Bill]"),
+			wantFile:  "aliases.yaml",
+			wantField: "terms[1][1]",
+		},
+		{
+			desc:      "a synonym group of one word",
+			edit:      replace("aliases.yaml", "[company, firm]", "[company]"),
+			wantFile:  "aliases.yaml",
+			wantField: "terms[1]",
 		},
 		{
 			desc:      "unknown mandate_status",

@@ -88,6 +88,10 @@ type Country struct {
 	// Summary is a short editor's note on the country's position, shown on
 	// the country page.
 	Summary string `json:"summary,omitempty" yaml:"summary"`
+	// Aliases are the other names readers use for the country, its
+	// demonyms and the informal names of its platforms and formats, from
+	// aliases.yaml. /ask finds the country's articles by them.
+	Aliases []string `json:"aliases,omitempty" yaml:"-"`
 	// Milestones are the country's dated steps, oldest first once loaded.
 	Milestones []Milestone `json:"milestones,omitempty" yaml:"milestones"`
 }
@@ -100,6 +104,9 @@ type Spec struct {
 	LastChanged *time.Time `json:"last_changed,omitempty" yaml:"last_changed"`
 	URL         string     `json:"url,omitempty" yaml:"url"`
 	Summary     string     `json:"summary,omitempty" yaml:"summary"`
+	// Aliases are the short forms and informal names readers use for the
+	// spec, from aliases.yaml.
+	Aliases []string `json:"aliases,omitempty" yaml:"-"`
 }
 
 // Source is an entry of the registry of cited publishers (spec §2 Source).
@@ -125,4 +132,7 @@ type Corpus struct {
 	Specs       []*Spec
 	Sources     []*Source
 	Newsletters map[string]*NewsletterIntro
+	// Synonyms are groups of words that mean the same to a reader
+	// (aliases.yaml's terms), for /ask.
+	Synonyms [][]string
 }

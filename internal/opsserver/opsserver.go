@@ -29,10 +29,19 @@ import (
 // /healthz hangs on a Redis that accepts connections but does not answer.
 const PingTimeout = time.Second
 
-// ProbeInterval is how often Redis is probed for invoicewire_redis_up: well
-// under Prometheus's usual 15 s scrape interval, so every scrape sees a
-// fresh result.
-var ProbeInterval = 5 * time.Second
+// ProbeInterval is how often Redis is probed for invoicewire_redis_up by
+// default: well under Prometheus's usual 15 s scrape interval, so every
+// scrape sees a fresh result.
+const ProbeInterval = 5 * time.Second
+
+// Option adjusts a Server built by New.
+type Option func(*Server)
+
+// WithProbeInterval probes Redis every d instead of every ProbeInterval
+// (tests shorten it to watch the gauge follow an outage).
+func WithProbeInterval(d time.Duration) Option {
+	return func(s *Server) { s.probeInterval = d }
+}
 
 // Server is a process's operator listener.
 type Server struct {
@@ -40,17 +49,21 @@ type Server struct {
 	// process's, and the Redis probe; the process registers its own on it.
 	Registry *prometheus.Registry
 
-	http  *http.Server
-	redis redis.UniversalClient
-	probe *redisCollector
+	http          *http.Server
+	redis         redis.UniversalClient
+	probe         *redisCollector
+	probeInterval time.Duration
 	// serving ends when Shutdown is called; it stops the background probe.
 	serving context.Context
 	stop    context.CancelFunc
 }
 
 // New builds the listener for addr over the process's Redis client.
-func New(addr string, rdb redis.UniversalClient) *Server {
-	s := &Server{Registry: prometheus.NewRegistry(), redis: rdb, probe: &redisCollector{}}
+func New(addr string, rdb redis.UniversalClient, options ...Option) *Server {
+	s := &Server{Registry: prometheus.NewRegistry(), redis: rdb, probe: &redisCollector{}, probeInterval: ProbeInterval}
+	for _, o := range options {
+		o(s)
+	}
 	s.serving, s.stop = context.WithCancel(context.Background())
 	s.Registry.MustRegister(
 		collectors.NewGoCollector(),
@@ -81,9 +94,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	return s.http.Shutdown(ctx)
 }
 
-// probeRedis records a probe at once and then every ProbeInterval.
+// probeRedis records a probe at once and then every probe interval.
 func (s *Server) probeRedis(ctx context.Context) {
-	t := time.NewTicker(ProbeInterval)
+	t := time.NewTicker(s.probeInterval)
 	defer t.Stop()
 	for {
 		start := time.Now()

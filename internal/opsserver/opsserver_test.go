@@ -16,7 +16,7 @@ import (
 )
 
 // serve starts the operator listener over rdb on a free port.
-func serve(t *testing.T, rdb redis.UniversalClient) string {
+func serve(t *testing.T, rdb redis.UniversalClient, options ...opsserver.Option) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -24,7 +24,7 @@ func serve(t *testing.T, rdb redis.UniversalClient) string {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	s := opsserver.New(addr, rdb)
+	s := opsserver.New(addr, rdb, options...)
 	errc := make(chan error, 1)
 	go func() { errc <- s.ListenAndServe() }()
 	t.Cleanup(func() {
@@ -69,7 +69,7 @@ func gauge(t *testing.T, base, name string) (float64, bool) {
 	return f.GetMetric()[0].GetGauge().GetValue(), true
 }
 
-// waitGauge waits for the probe, run every ProbeInterval, to report want.
+// waitGauge waits for the background probe to report want.
 func waitGauge(t *testing.T, base, name string, want float64) {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
@@ -103,7 +103,6 @@ func healthz(t *testing.T, base string) (int, string) {
 // answers, down as soon as one does not, and up again when it returns,
 // without restarting the process.
 func TestRedisProbe(t *testing.T) {
-	opsserver.ProbeInterval = 50 * time.Millisecond
 	tests := []struct {
 		desc  string
 		start func(t *testing.T) (rdb redis.UniversalClient, down, up func())
@@ -127,7 +126,7 @@ func TestRedisProbe(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.desc, func(t *testing.T) {
 			rdb, down, up := tc.start(t)
-			base := serve(t, rdb)
+			base := serve(t, rdb, opsserver.WithProbeInterval(50*time.Millisecond))
 
 			waitGauge(t, base, "invoicewire_redis_up", 1)
 			if code, body := healthz(t, base); code != http.StatusOK || body != "ok\n" {

@@ -15,6 +15,11 @@ import (
 // Alg is the RFC 9421 §3.3.6 name of EdDSA over Curve25519.
 const Alg = "ed25519"
 
+// Label is the label of the service's own signatures (the signatures
+// directory's response signature, webhook deliveries) and of their
+// Signature-Agent member.
+const Label = "sig1"
+
 // Header names of RFC 9421 §4.
 const (
 	HeaderSignatureInput = "Signature-Input"

@@ -34,6 +34,9 @@ const (
 	TagSpecs      = "specs"
 	TagSources    = "sources"
 	TagNewsletter = "newsletter"
+	// TagSynonyms is purged when the editors' synonym groups change; /ask
+	// rebuilds its index on it.
+	TagSynonyms = "synonyms"
 	// TagIndex marks documents that depend on configuration only (the
 	// service index, the discovery documents, the developer portal): no
 	// content change purges them; a deploy replaces them.
@@ -229,6 +232,15 @@ func (p *Publisher) SyncSource(ctx context.Context, src *content.Source) (Outcom
 	return p.syncHash(ctx, keySources, src.Slug, src, nil, TagSources, TagSite)
 }
 
+// SyncSynonyms stores the editors' synonym groups (aliases.yaml's terms); no
+// event exists for them.
+func (p *Publisher) SyncSynonyms(ctx context.Context, groups [][]string) (Outcome, error) {
+	if groups == nil {
+		groups = [][]string{}
+	}
+	return p.syncHash(ctx, keySynonyms, synonymsField, groups, nil, TagSynonyms)
+}
+
 // SyncSpec stores a specification. A tracked spec whose version or
 // last_changed moved emits spec.updated; a newly tracked one does not.
 func (p *Publisher) SyncSpec(ctx context.Context, sp *content.Spec) (Outcome, error) {
@@ -322,6 +334,10 @@ func (p *Publisher) SyncCorpus(ctx context.Context, c *content.Corpus, report fu
 		if err := step("spec", sp.Slug, o, err); err != nil {
 			return err
 		}
+	}
+	o, err := p.SyncSynonyms(ctx, c.Synonyms)
+	if err := step("synonyms", synonymsField, o, err); err != nil {
+		return err
 	}
 	// c.Articles is newest first (content.Load's order).
 	byAge := slices.Clone(c.Articles)

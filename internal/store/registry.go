@@ -33,6 +33,22 @@ func (s *Store) Spec(ctx context.Context, slug string) (*content.Spec, error) {
 	return hashOne[content.Spec](ctx, s, keySpecs, slug)
 }
 
+// synonymsField is the one field of keySynonyms.
+const synonymsField = "terms"
+
+// Synonyms returns the editors' synonym groups for /ask; none before the
+// first sync.
+func (s *Store) Synonyms(ctx context.Context) ([][]string, error) {
+	groups, err := hashOne[[][]string](ctx, s, keySynonyms, synonymsField)
+	if errors.Is(err, ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return *groups, nil
+}
+
 // Sources returns the registry of cited publishers, ordered by slug.
 func (s *Store) Sources(ctx context.Context) ([]*content.Source, error) {
 	return hashAll(ctx, s, keySources, func(src *content.Source) string { return src.Slug })

@@ -26,7 +26,10 @@ const (
 	keySpecs       = "iw:{content}:specs"
 	keySources     = "iw:{content}:sources"
 	keyNewsletters = "iw:{content}:newsletters"
-	keyIndexAll    = "iw:{content}:idx:all"
+	// keySynonyms holds the editors' synonym groups for /ask, as one JSON
+	// field.
+	keySynonyms = "iw:{content}:synonyms"
+	keyIndexAll = "iw:{content}:idx:all"
 )
 
 func keyArticle(slug string) string    { return "iw:{content}:article:" + slug }

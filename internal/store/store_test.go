@@ -101,6 +101,7 @@ func testSyncIsIdempotentAndEmitsOneEventPerChange(t *testing.T, rdb redis.Unive
 		{"a changed spec version emits spec.updated", func(c *content.Corpus) { c.Specs[0].Version = "3.0.21" }, events.SpecUpdated},
 		{"a changed country emits nothing", func(c *content.Corpus) { c.Countries[0].MandateStatus = "phased-rollout" }, ""},
 		{"a new article emits article.published", func(c *content.Corpus) { c.Articles = append(c.Articles, contenttest.Article(99)) }, events.ArticlePublished},
+		{"changed synonyms emit nothing", func(c *content.Corpus) { c.Synonyms = [][]string{{"invoice", "bill"}} }, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.desc, func(t *testing.T) {
@@ -121,6 +122,10 @@ func testSyncIsIdempotentAndEmitsOneEventPerChange(t *testing.T, rdb redis.Unive
 				t.Fatalf("re-sync emitted %v", again)
 			}
 		})
+	}
+
+	if got, err := p.Store.Synonyms(ctx); err != nil || len(got) != 1 || !slices.Equal(got[0], []string{"invoice", "bill"}) {
+		t.Fatalf("Synonyms() = %v, %v; want the synced groups", got, err)
 	}
 
 	// The stream holds well-formed envelopes whose data is the API article;

@@ -142,7 +142,7 @@ func (a *API) article(r *http.Request, slug string) (*store.ArticleRecord, error
 		e.SurrogateKeys = []string{store.TagArticle(slug)}
 		return e
 	}
-	if len(slug) > content.MaxSlugLength || !isSlug(slug) {
+	if !content.ValidSlug(slug) {
 		return nil, notFound()
 	}
 	rec, err := a.Store.Article(r.Context(), slug)
@@ -165,19 +165,6 @@ func Gone(rec *store.ArticleRecord) *apierror.Error {
 		"Reason for the retraction: "+rec.RetractionReason)
 	e.SurrogateKeys = []string{store.TagArticle(rec.Slug)}
 	return e
-}
-
-func isSlug(s string) bool {
-	if s == "" || s[0] == '-' || s[len(s)-1] == '-' || strings.Contains(s, "--") {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
-			return false
-		}
-	}
-	return true
 }
 
 // Countries answers GET /countries.
@@ -231,7 +218,7 @@ func (a *API) Spec(r *http.Request) (*respond.Response, error) {
 	slug := r.PathValue("slug")
 	notFound := apierror.NotFound("No specification with slug "+strconv.Quote(truncate(slug))+".", "List the tracked specifications at "+a.BaseURL()+"/specs.")
 	notFound.SurrogateKeys = []string{store.TagSpecs}
-	if !isSlug(slug) || len(slug) > content.MaxSlugLength {
+	if !content.ValidSlug(slug) {
 		return nil, notFound
 	}
 	s, err := a.Store.Spec(r.Context(), slug)

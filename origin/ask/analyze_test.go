@@ -54,7 +54,7 @@ func TestLongWordIsCut(t *testing.T) {
 // fuzzIndex is a small index for FuzzTerms to parse questions against.
 var fuzzIndex = sync.OnceValue(func() *Index {
 	c := contenttest.Corpus(20)
-	return buildIndex(Corpus{Articles: c.Articles, Countries: c.Countries, Specs: c.Specs}, "http://localhost:8080")
+	return buildIndex(Corpus{Articles: c.Articles, Countries: c.Countries, Specs: c.Specs, Synonyms: c.Synonyms}, "http://localhost:8080")
 })
 
 // FuzzTerms checks the analyzer's invariants on any input: it never panics,

@@ -27,7 +27,7 @@ const benchArticles = 10_000
 
 var benchCorpus = sync.OnceValue(func() Corpus {
 	c := contenttest.RichCorpus(benchArticles)
-	return Corpus{Articles: c.Articles, Countries: c.Countries, Specs: c.Specs}
+	return Corpus{Articles: c.Articles, Countries: c.Countries, Specs: c.Specs, Synonyms: c.Synonyms}
 })
 
 // benchQuestions mix specific and vague questions, entity names, versions

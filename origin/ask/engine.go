@@ -31,10 +31,27 @@ const (
 	// answer (prefer.max_results).
 	DefaultResults = 10
 	MaxResults     = 50
+	// MaxPrev bounds the earlier queries of a conversation that are read.
+	MaxPrev = 10
+	// SummarizeResults is the number of articles a summarize answer
+	// returns unless prefer.max_results says otherwise.
+	SummarizeResults = 3
 	// maxLocaleBytes bounds a locale tag (RFC 5646 §4.4.1 recommends
 	// supporting at least 35 characters).
 	maxLocaleBytes = 35
 )
+
+// Modes of NLWeb: a list of results, or a summary first and fewer results.
+// generate asks for a generated answer; it is answered as summarize, with a
+// note saying so, since no generative model is used.
+const (
+	ModeList      = "list"
+	ModeSummarize = "summarize"
+	ModeGenerate  = "generate"
+)
+
+// generateNote is _meta.note of an answer to mode generate.
+const generateNote = "mode generate is answered as summarize: no generative model is used; the summary quotes the articles verbatim."
 
 // Protocol constants of the answer (NLWeb v0.55, D22).
 const (
@@ -60,6 +77,13 @@ type Request struct {
 	MaxResults int
 	// RequestID names the request in _meta; "" generates one.
 	RequestID string
+	// Prev are the conversation's earlier queries, oldest first (NLWeb
+	// prev), at most MaxPrev of at most MaxQueryChars each. A follow-up
+	// ("and for the self-employed?") is answered in their context.
+	Prev []string
+	// Mode is the NLWeb mode: "list" (or ""), "summarize" or "generate",
+	// which is answered as summarize (no generative model is used).
+	Mode string
 }
 
 // localeTag is the shape of a BCP 47 tag, loosely: a language subtag and
@@ -83,7 +107,30 @@ func (r Request) normalize() (Request, error) {
 	if len(r.Locale) > maxLocaleBytes || !localeTag.MatchString(r.Locale) {
 		return r, apierror.BadRequest("locale is not a language tag.", "Send a BCP 47 language tag such as en or en-GB, or leave locale out.")
 	}
+	if len(r.Prev) > MaxPrev {
+		return r, apierror.BadRequest(fmt.Sprintf("prev has %d queries; at most %d are read.", len(r.Prev), MaxPrev), "Send the last 10 queries of the conversation at most.")
+	}
+	prev := r.Prev[:0:0]
+	for _, q := range r.Prev {
+		q = strings.TrimSpace(q)
+		if utf8.RuneCountInString(q) > MaxQueryChars {
+			return r, apierror.BadRequest(fmt.Sprintf("a query of prev has more than %d characters.", MaxQueryChars), "Shorten each earlier query to 500 characters or fewer.")
+		}
+		if q != "" {
+			prev = append(prev, q)
+		}
+	}
+	r.Prev = prev
+	switch r.Mode = strings.ToLower(strings.TrimSpace(r.Mode)); r.Mode {
+	case "", "list", "none":
+		r.Mode = ModeList
+	case ModeSummarize, ModeGenerate:
+	default:
+		return r, apierror.BadRequest(fmt.Sprintf("mode %q is not supported.", r.Mode), "Send mode list (the default), summarize or generate.")
+	}
 	switch {
+	case r.MaxResults == 0 && r.Mode != ModeList:
+		r.MaxResults = SummarizeResults
 	case r.MaxResults == 0:
 		r.MaxResults = DefaultResults
 	case r.MaxResults < 1 || r.MaxResults > MaxResults:
@@ -110,6 +157,14 @@ type Meta struct {
 	TookMS float64 `json:"took_ms"`
 	// SummaryMethod says how a SearchSummary is made: always by quoting.
 	SummaryMethod string `json:"summary_method"`
+	// Mode is the mode answered: list or summarize (generate is answered
+	// as summarize).
+	Mode string `json:"mode"`
+	// DecontextualizedQuery is the question as answered when it was read
+	// as a follow-up of prev: the query with the subject it continues.
+	DecontextualizedQuery string `json:"decontextualized_query,omitempty"`
+	// Note says how the answer departs from what was asked.
+	Note string `json:"note,omitempty"`
 }
 
 // Result is one article of an answer.
@@ -138,6 +193,23 @@ type Summary struct {
 	Citations []string `json:"citations"`
 	// Sentences are the quotes one by one, each with its article's URL.
 	Sentences []Quote `json:"sentences"`
+	// Answer is the span of the first sentence that answers the question
+	// (a date for "when", an amount for "how much"…); nil when the
+	// question asks for no such span or no sentence carries one.
+	Answer *AnswerSpan `json:"answer,omitempty"`
+}
+
+// AnswerSpan is the exact words of a quoted sentence that answer the
+// question.
+type AnswerSpan struct {
+	// Text is the span, verbatim from Sentence.
+	Text string `json:"text"`
+	// Sentence is the sentence it is in: the summary's first.
+	Sentence string `json:"sentence"`
+	// URL is the article the sentence is quoted from.
+	URL string `json:"url"`
+	// Kind is what the question asked for: when, amount, name or yes-no.
+	Kind string `json:"kind"`
 }
 
 // Quote is one sentence of a Summary and the article it comes from.
@@ -500,6 +572,9 @@ func LoadCorpus(ctx context.Context, st *store.Store) (Corpus, error) {
 	if c.Specs, err = st.Specs(ctx); err != nil {
 		return c, fmt.Errorf("ask: reading specs: %w", err)
 	}
+	if c.Synonyms, err = st.Synonyms(ctx); err != nil {
+		return c, fmt.Errorf("ask: reading synonyms: %w", err)
+	}
 	return c, nil
 }
 
@@ -574,6 +649,12 @@ type prepared struct {
 	req     Request
 	hits    []hit
 	summary *Summary
+	// text is the question answered: the query, or the query with the
+	// subject of prev when it is a follow-up (then followUp is true);
+	// asked is what it asks for.
+	text     string
+	asked    question
+	followUp bool
 	// lang is the language searched; fallback is "en" when the requested
 	// locale has no articles.
 	lang     string
@@ -589,13 +670,15 @@ func (e *Engine) begin(ctx context.Context, ix *Index, req Request, start time.T
 	if !ix.langs[p.lang] && p.lang != "en" {
 		p.fallback, p.lang = "en", "en"
 	}
+	p.text, p.asked, p.followUp = ix.contextualize(req.Query, req.Prev)
 	return p
 }
 
 // rank ranks the articles and chooses the summary. The caller's own
 // cancellation is returned as is; the engine's timeout as a 503.
 func (e *Engine) rank(ctx context.Context, p *prepared) error {
-	p.q = p.ix.parse(p.req.Query)
+	p.q = p.ix.parse(p.text)
+	p.ix.expand(p.q)
 	hidden := e.hiddenDocs(p.ix)
 	accept := func(d uint32) bool {
 		if p.ix.docs[d].lang != p.lang {
@@ -615,7 +698,7 @@ func (e *Engine) rank(ctx context.Context, p *prepared) error {
 		}
 	}
 	p.hits = hits
-	p.summary = p.ix.summarize(p.q, hits)
+	p.summary = p.ix.summarize(p.q, p.asked, hits)
 	return nil
 }
 
@@ -662,7 +745,7 @@ func (p *prepared) itemCount() int {
 
 // meta is the _meta block, with the time spent since start.
 func (p *prepared) meta(start time.Time) Meta {
-	return Meta{
+	m := Meta{
 		ResponseType:   "answer",
 		Version:        protocolVersion,
 		RequestID:      p.req.RequestID,
@@ -671,6 +754,14 @@ func (p *prepared) meta(start time.Time) Meta {
 		TookMS:         math.Round(float64(time.Since(start).Microseconds())/10) / 100,
 		SummaryMethod:  "extractive",
 	}
+	m.Mode = p.req.Mode
+	if m.Mode == ModeGenerate {
+		m.Mode, m.Note = ModeSummarize, generateNote
+	}
+	if p.followUp {
+		m.DecontextualizedQuery = p.text
+	}
+	return m
 }
 
 // Tool adapts the engine to callers that pass a question and a locale and

@@ -178,7 +178,7 @@ func TestSwapUnderLoad(t *testing.T) {
 	small := contenttest.Corpus(30)
 	bigger := contenttest.Corpus(60)
 	e := mustNew(t, Config{SiteRoot: testSiteRoot})
-	e.Use(Corpus{Articles: small.Articles, Countries: small.Countries, Specs: small.Specs})
+	e.Use(Corpus{Articles: small.Articles, Countries: small.Countries, Specs: small.Specs, Synonyms: small.Synonyms})
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	for range 4 {
@@ -203,7 +203,7 @@ func TestSwapUnderLoad(t *testing.T) {
 		if i%2 == 1 {
 			c = bigger
 		}
-		e.Use(Corpus{Articles: c.Articles, Countries: c.Countries, Specs: c.Specs})
+		e.Use(Corpus{Articles: c.Articles, Countries: c.Countries, Specs: c.Specs, Synonyms: c.Synonyms})
 	}
 	cancel()
 	wg.Wait()

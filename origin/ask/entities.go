@@ -11,7 +11,9 @@ import (
 // Entities: a question that names a country, a section or a tracked
 // specification should find the articles the editors filed under it, even
 // when an article's text names it differently ("German businesses" for an
-// article tagged de, "PINT AE" for one that links the pint-ae spec).
+// article tagged de, "PINT AE" for one that links the pint-ae spec). The
+// names come from the registries and from the editors' aliases
+// (content/aliases.yaml: demonyms, informal names, national platforms).
 //
 // Each article's entities field holds one synthetic term per country code
 // ("cc:de") and per linked specification ("spec:pint-ae"), plus the words of
@@ -34,36 +36,6 @@ var sectionWords = map[string]string{
 	"guides":   "guides",
 }
 
-// demonyms are the adjectives of country names, by ISO code and separated by
-// commas; a question about "Belgian companies" is about Belgium.
-var demonyms = map[string]string{
-	"ae": "emirati", "ar": "argentine,argentinian", "at": "austrian", "au": "australian", "be": "belgian",
-	"bg": "bulgarian", "br": "brazilian", "ca": "canadian", "ch": "swiss", "cl": "chilean", "cn": "chinese",
-	"co": "colombian", "cy": "cypriot", "cz": "czech", "de": "german", "dk": "danish", "ee": "estonian",
-	"eg": "egyptian", "es": "spanish", "fi": "finnish", "fr": "french", "gb": "british", "gr": "greek",
-	"hr": "croatian", "hu": "hungarian", "id": "indonesian", "ie": "irish", "il": "israeli", "in": "indian",
-	"it": "italian", "jp": "japanese", "kr": "korean", "lt": "lithuanian", "lu": "luxembourgish",
-	"lv": "latvian", "mt": "maltese", "mx": "mexican", "my": "malaysian", "ng": "nigerian", "nl": "dutch",
-	"no": "norwegian", "pe": "peruvian", "ph": "filipino,philippine", "pl": "polish",
-	"pt": "portuguese", "ro": "romanian", "rs": "serbian", "sa": "saudi", "se": "swedish", "sg": "singaporean",
-	"si": "slovenian", "sk": "slovak,slovakian", "th": "thai", "tr": "turkish", "us": "american",
-	"vn": "vietnamese", "za": "south african",
-}
-
-// countryAliases are other names in common use, by ISO code.
-var countryAliases = map[string][]string{
-	"gb": {"uk", "britain", "great britain"},
-	"us": {"usa", "united states of america", "america"},
-	"ae": {"uae", "emirates"},
-	"nl": {"holland"},
-	"sa": {"ksa"},
-	"cz": {"czechia"},
-}
-
-// upperAliases are capitalised abbreviations that name a country besides
-// its ISO code.
-var upperAliases = map[string]string{"UK": "gb", "UAE": "ae", "USA": "us", "KSA": "sa"}
-
 // phrase is one alias: a sequence of normalised words and the synthetic
 // term it stands for.
 type phrase struct {
@@ -75,31 +47,36 @@ type phrase struct {
 type entityMatcher struct {
 	// byFirst maps an alias's first word to the aliases that start with it.
 	byFirst map[string][]phrase
-	// codes maps an upper-case code or abbreviation to the country code.
+	// codes maps a country code in capitals, or a short abbreviation as
+	// written, to its synthetic term.
 	codes map[string]string
+	// names maps a synthetic term to the registry name of its country or
+	// specification, for the follow-ups of a conversation.
+	names map[string]string
 }
 
 func newEntityMatcher(countries []*content.Country, specs []*content.Spec) *entityMatcher {
-	m := &entityMatcher{byFirst: map[string][]phrase{}, codes: map[string]string{}}
+	m := &entityMatcher{byFirst: map[string][]phrase{}, codes: map[string]string{}, names: map[string]string{}}
 	for _, c := range countries {
 		code := strings.ToLower(c.Code)
 		term := countryTerm(code)
-		m.codes[strings.ToUpper(code)] = code
+		m.codes[strings.ToUpper(code)] = term
+		m.names[term] = c.Name
 		m.add(c.Name, term)
-		for _, d := range strings.Split(demonyms[code], ",") {
-			m.add(d, term)
-		}
-		for _, a := range countryAliases[code] {
+		for _, a := range c.Aliases {
+			// A short abbreviation ("UK", "KSA", "US", "SAT") counts only
+			// as written, like a country code: in lower case it is often an
+			// English word.
+			if abbreviation(a) {
+				m.codes[a] = term
+				continue
+			}
 			m.add(a, term)
-		}
-	}
-	for abbr, code := range upperAliases {
-		if _, ok := m.codes[strings.ToUpper(code)]; ok {
-			m.codes[abbr] = code
 		}
 	}
 	for _, s := range specs {
 		term := specTerm(s.Slug)
+		m.names[term] = s.Name
 		for _, a := range specAliases(s) {
 			m.add(a, term)
 		}
@@ -131,6 +108,25 @@ func (m *entityMatcher) add(alias, term string) {
 	m.byFirst[words[0]] = append(m.byFirst[words[0]], phrase{words: words, term: term})
 }
 
+// abbreviation reports whether alias is one word of at most four letters
+// and digits with two capitals or more ("UK", "KSA", "NFe", "SdI").
+func abbreviation(alias string) bool {
+	if len(alias) > 4 || len(alias) < 2 {
+		return false
+	}
+	upper := 0
+	for _, r := range alias {
+		switch {
+		case unicode.IsUpper(r):
+			upper++
+		case unicode.IsLower(r) || unicode.IsDigit(r):
+		default:
+			return false
+		}
+	}
+	return upper >= 2
+}
+
 // specAliases derives the names a reader might use for a specification from
 // its registry entry: the full name, the name without its parenthesis, the
 // parenthesis alone ("PINT" in "Peppol International Invoice (PINT)"), each
@@ -159,6 +155,9 @@ func specAliases(s *content.Spec) []string {
 		}
 	}
 	add(strings.ReplaceAll(s.Slug, "-", " "))
+	for _, a := range s.Aliases {
+		add(a)
+	}
 	for _, a := range out {
 		rest, ok := strings.CutPrefix(strings.ToLower(a), "peppol ")
 		if !ok {
@@ -172,6 +171,19 @@ func specAliases(s *content.Spec) []string {
 		}
 	}
 	return out
+}
+
+// find returns the synthetic terms of the countries and specifications text
+// names.
+func (m *entityMatcher) find(text string) []string {
+	var seq, raw []string
+	scanWords(text, func(w word) {
+		if !w.joined {
+			seq = append(seq, w.norm)
+			raw = append(raw, w.raw)
+		}
+	})
+	return m.match(seq, raw)
 }
 
 // match returns the synthetic terms a question's words name. seq is the
@@ -203,9 +215,9 @@ func (m *entityMatcher) match(seq, raw []string) []string {
 			}
 		}
 		// A country code counts only in capitals: "be", "it", "in", "no"
-		// and "us" are English words too.
-		if code, ok := m.codes[raw[i]]; ok {
-			all = append(all, found{i, i + 1, countryTerm(code)})
+		// and "us" are English words too. So do short abbreviations.
+		if term, ok := m.codes[raw[i]]; ok {
+			all = append(all, found{i, i + 1, term})
 		}
 	}
 	var terms []string

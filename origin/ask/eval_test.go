@@ -115,7 +115,7 @@ func TestEvalParaphrasedIsParaphrased(t *testing.T) {
 					delete(asked, term)
 				}
 			}
-			text := strings.ToLower(strings.ReplaceAll(a.Dek+" "+a.Body, "**", ""))
+			text := strings.ToLower(strings.Join(strings.Fields(strings.ReplaceAll(a.Dek+" "+a.Body, "**", "")), " "))
 			for i, ans := range q.Answers {
 				if strings.Contains(text, strings.ToLower(ans)) {
 					stated[i] = true
@@ -144,7 +144,7 @@ func loadRealCorpus() (Corpus, error) {
 	if err != nil {
 		return Corpus{}, fmt.Errorf("loading %s: %w", corpusDir, err)
 	}
-	return Corpus{Articles: c.Articles, Countries: c.Countries, Specs: c.Specs}, nil
+	return Corpus{Articles: c.Articles, Countries: c.Countries, Specs: c.Specs, Synonyms: c.Synonyms}, nil
 }
 
 // evalScores are the figures of one run over an eval set. The answer
@@ -282,8 +282,8 @@ func summaryText(s *Summary) string {
 // worse fails `make test` (the run is deterministic: same corpus, same
 // questions, same code).
 var evalFloors = map[string]evalScores{
-	evalFirst:       {NDCG5: 0.98, MRR: 0.98, Recall10: 0.98},
-	evalParaphrased: {NDCG5: 0.90, MRR: 0.91, Recall10: 0.96, AnswerFirst: 0.15, AnswerAny: 0.17},
+	evalFirst:       {NDCG5: 0.97, MRR: 0.98, Recall10: 0.98},
+	evalParaphrased: {NDCG5: 0.89, MRR: 0.93, Recall10: 0.95, AnswerFirst: 0.60, AnswerAny: 0.71},
 }
 
 // TestEval checks both eval sets against the corpus, reports the ranking

@@ -17,68 +17,57 @@ import (
 // MaxBody bounds the request body (D22: 16 KiB).
 const MaxBody = 16 << 10
 
-// Headers of every /ask response. The route is mounted raw (it streams), so
-// it sets what the origin's shared writer sets for other routes: CORS
-// (D14), nosniff, and no-store (an answer is computed per request and may
-// differ a second later).
-var (
-	allowMethods  = "POST, OPTIONS"
-	exposeHeaders = "X-Request-Id, RateLimit, RateLimit-Policy, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Retry-After"
-	allowHeaders  = "Content-Type, Accept, Accept-Language, Cache-Control, Last-Event-ID, X-Request-Id"
-)
+// Mount is the /ask route for the origin: POST only, through the origin's
+// shared writer for handlers that write their own answer (respond.Mount),
+// which sets CORS, nosniff, no-store (an answer is computed per request and
+// may differ a second later) and answers the preflight and the 405.
+func (e *Engine) Mount() respond.Mount {
+	return respond.Mount{Methods: []string{http.MethodPost}, Hint: "POST a JSON question to this address; see /openapi.json.", Handler: http.HandlerFunc(e.answer)}
+}
 
 // wireRequest is the JSON body of POST /ask (D22, AskRequest in
 // openapi.json). Unknown fields are ignored, as NLWeb clients send more
-// (site, context, meta) than this service uses.
+// (site, meta) than this service uses. The earlier queries of a
+// conversation and the mode are read where each NLWeb version puts them:
+// context.prev and prefer.mode (v0.5 and later), prev, mode and
+// generate_mode (the flat parameters of earlier versions).
 type wireRequest struct {
-	Query  json.RawMessage `json:"query"`
-	Locale *string         `json:"locale"`
-	Prefer *struct {
-		Streaming  *bool `json:"streaming"`
-		MaxResults *int  `json:"max_results"`
+	Query   json.RawMessage `json:"query"`
+	Locale  *string         `json:"locale"`
+	Prev    json.RawMessage `json:"prev"`
+	Context *struct {
+		Prev json.RawMessage `json:"prev"`
+	} `json:"context"`
+	Mode         *string `json:"mode"`
+	GenerateMode *string `json:"generate_mode"`
+	Prefer       *struct {
+		Streaming  *bool   `json:"streaming"`
+		MaxResults *int    `json:"max_results"`
+		Mode       *string `json:"mode"`
 	} `json:"prefer"`
 }
 
-// ServeHTTP answers POST {site_root}/ask as JSON, or as a server-sent event
+// ServeHTTP answers {site_root}/ask as the origin does, through Mount.
+func (e *Engine) ServeHTTP(w http.ResponseWriter, r *http.Request) { e.Mount().ServeHTTP(w, r) }
+
+// answer answers POST {site_root}/ask as JSON, or as a server-sent event
 // stream when the request has Accept: text/event-stream or
-// prefer.streaming: true (D22). Every error before the stream begins is the
-// JSON of D6; after it began, an error event and then complete.
-func (e *Engine) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
+// prefer.streaming: true (docs/decisions.md, "Ask"). Every error before the
+// stream begins is the contract's JSON error; after it began, an error event
+// and then complete.
+func (e *Engine) answer(rw http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	e.inflight.Add(1)
 	defer e.inflight.Add(-1)
 	w := &statusWriter{ResponseWriter: rw}
 	mode := "json"
-	defer func() {
-		if r.Method == http.MethodPost {
-			e.metrics.answered(mode, w.code, time.Since(start))
-		}
-	}()
+	defer func() { e.metrics.answered(mode, w.code, time.Since(start)) }()
 
 	h := w.Header()
-	h.Set("Access-Control-Allow-Origin", "*")
-	h.Set("Access-Control-Expose-Headers", exposeHeaders)
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Cache-Control", respond.NoStore)
+	// The answer names its request: the one the client sent, or a new id
+	// when it sent none or one unfit for a header.
 	reqID := requestID(r)
 	h.Set("X-Request-Id", reqID)
-
-	switch r.Method {
-	case http.MethodPost:
-	case http.MethodOptions:
-		// A browser sends a preflight before a JSON POST (Fetch standard
-		// §3.2.2, CORS protocol).
-		h.Set("Access-Control-Allow-Methods", allowMethods)
-		h.Set("Access-Control-Allow-Headers", allowHeaders)
-		h.Set("Access-Control-Max-Age", "86400")
-		w.WriteHeader(http.StatusNoContent)
-		return
-	default:
-		ae := apierror.New(http.StatusMethodNotAllowed, "Method "+r.Method+" is not allowed here.", "POST a JSON question to this address; see /openapi.json.")
-		ae.Header = http.Header{"Allow": {allowMethods}}
-		apierror.Write(w, ae)
-		return
-	}
 
 	req, stream, err := readRequest(r)
 	if err != nil {
@@ -152,7 +141,22 @@ func readRequest(r *http.Request) (req Request, stream bool, err error) {
 			return req, false, apierror.BadRequest("locale is empty.", "Send a BCP 47 language tag such as en, or leave locale out.")
 		}
 	}
+	prev := wr.Prev
+	if wr.Context != nil && len(bytes.TrimSpace(wr.Context.Prev)) > 0 {
+		prev = wr.Context.Prev
+	}
+	if req.Prev, err = prevQueries(prev); err != nil {
+		return req, false, err
+	}
+	for _, m := range []*string{wr.GenerateMode, wr.Mode} {
+		if m != nil {
+			req.Mode = *m
+		}
+	}
 	if wr.Prefer != nil {
+		if wr.Prefer.Mode != nil {
+			req.Mode = *wr.Prefer.Mode
+		}
 		if wr.Prefer.MaxResults != nil {
 			req.MaxResults = *wr.Prefer.MaxResults
 			if req.MaxResults == 0 {
@@ -189,6 +193,33 @@ func queryText(raw json.RawMessage) (string, error) {
 		return "", apierror.BadRequest("query must be a string.", `Send {"query": "your question"} or {"query": {"text": "your question"}}.`)
 	}
 	return s, nil
+}
+
+// prevQueries reads the earlier queries of a conversation, oldest first: an
+// array of strings, or one string of comma-separated queries (NLWeb's flat
+// prev parameter).
+func prevQueries(raw json.RawMessage) ([]string, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return nil, nil
+	}
+	bad := apierror.BadRequest("prev must be an array of strings.", `Send the conversation's earlier queries, oldest first: {"query": "and for SMEs?", "context": {"prev": ["When does Spain require B2B e-invoices?"]}}.`)
+	var list []string
+	switch raw[0] {
+	case '[':
+		if err := json.Unmarshal(raw, &list); err != nil {
+			return nil, bad
+		}
+	case '"':
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, bad
+		}
+		list = strings.Split(s, ",")
+	default:
+		return nil, bad
+	}
+	return list, nil
 }
 
 // acceptsEventStream reports whether Accept names text/event-stream with a

@@ -129,10 +129,14 @@ func TestGolden(t *testing.T) {
 		file   string
 		body   string
 		accept string
+		// answer must be in the summary's first sentence: no golden may
+		// lock in a summary that misses the answer.
+		answer string
 	}{
-		{desc: "JSON answer with a summary", file: "belgium.json", body: `{"query":"When does Belgium require B2B e-invoices?"}`},
-		{desc: "the same answer streamed (Accept)", file: "belgium.sse", body: `{"query":"When does Belgium require B2B e-invoices?"}`, accept: "text/event-stream"},
-		{desc: "NLWeb query object and max_results", file: "g2-object.json", body: `{"query":{"text":"Peppol G2 certificates retired"},"prefer":{"max_results":2}}`},
+		{desc: "JSON answer with a summary", file: "belgium.json", body: `{"query":"When does Belgium require B2B e-invoices?"}`, answer: "1 January 2026"},
+		{desc: "the same answer streamed (Accept)", file: "belgium.sse", body: `{"query":"When does Belgium require B2B e-invoices?"}`, accept: "text/event-stream", answer: "1 January 2026"},
+		{desc: "NLWeb query object and max_results", file: "g2-object.json", body: `{"query":{"text":"Peppol G2 certificates retired"},"prefer":{"max_results":2}}`, answer: "1 April 2026"},
+		{desc: "a follow-up, summarized", file: "follow-up.json", body: `{"query":"and what is the fine?","context":{"prev":["When does Greece require B2B e-invoices?"]},"prefer":{"mode":"summarize"}}`, answer: "50% of the VAT"},
 		{desc: "zero results", file: "zero.json", body: `{"query":"quantum chromodynamics"}`},
 		{desc: "zero results streamed (prefer.streaming)", file: "zero.sse", body: `{"query":"quantum chromodynamics","prefer":{"streaming":true}}`},
 		{desc: "locale without content falls back to English", file: "fallback.json", body: `{"query":"Norway B2B e-invoicing","locale":"fr-FR","prefer":{"max_results":3}}`},
@@ -156,6 +160,12 @@ func TestGolden(t *testing.T) {
 			for k, want := range map[string]string{"Content-Type": wantCT, "Cache-Control": "no-store", "Access-Control-Allow-Origin": "*", "X-Request-Id": "req_golden"} {
 				if got := resp.Header.Get(k); got != want {
 					t.Errorf("%s: %q, want %q", k, got, want)
+				}
+			}
+			if tc.answer != "" {
+				first := regexp.MustCompile(`"sentences":\[\{"text":"((?:[^"\\]|\\.)*)"`).FindSubmatch(body)
+				if first == nil || !strings.Contains(string(first[1]), tc.answer) {
+					t.Errorf("the summary's first sentence does not state %q: %s", tc.answer, body)
 				}
 			}
 			golden(t, tc.file, normalizeTook(body))
@@ -311,6 +321,14 @@ func TestBadInput(t *testing.T) {
 		{desc: "max_results 51", body: `{"query":"a","prefer":{"max_results":51}}`, status: 400},
 		{desc: "max_results fractional", body: `{"query":"a","prefer":{"max_results":1.5}}`, status: 400},
 		{desc: "prefer not an object", body: `{"query":"a","prefer":true}`, status: 400},
+		{desc: "unknown mode", body: `{"query":"a","prefer":{"mode":"poetry"}}`, status: 400},
+		{desc: "mode not a string", body: `{"query":"a","prefer":{"mode":1}}`, status: 400},
+		{desc: "unknown flat generate_mode", body: `{"query":"a","generate_mode":"chat"}`, status: 400},
+		{desc: "prev not a list", body: `{"query":"a","prev":5}`, status: 400},
+		{desc: "prev with a number", body: `{"query":"a","context":{"prev":["ok",5]}}`, status: 400},
+		{desc: "context not an object", body: `{"query":"a","context":"x"}`, status: 400},
+		{desc: "prev over 10 queries", body: `{"query":"a","context":{"prev":["1","2","3","4","5","6","7","8","9","10","11"]}}`, status: 400},
+		{desc: "overlong query in prev", body: `{"query":"a","prev":["` + strings.Repeat("é", MaxQueryChars+1) + `"]}`, status: 400},
 		{desc: "text/plain body", contentType: "text/plain", body: `{"query":"a"}`, status: 415},
 		{desc: "no Content-Type", contentType: "-", body: `{"query":"a"}`, status: 415},
 		{desc: "form body", contentType: "application/x-www-form-urlencoded", body: `query=a`, status: 415},

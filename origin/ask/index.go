@@ -106,6 +106,7 @@ type Index struct {
 	// stemming again.
 	surface  map[string]int32
 	entities *entityMatcher
+	synonyms *synonymTable
 	langs    map[string]bool
 	// maxIDF is the idf of a term no article contains.
 	maxIDF float64
@@ -121,6 +122,9 @@ type Corpus struct {
 	Articles  []*content.Article
 	Countries []*content.Country
 	Specs     []*content.Spec
+	// Synonyms are the editors' groups of words that mean the same
+	// (content/aliases.yaml's terms).
+	Synonyms [][]string
 }
 
 // Building runs in two phases. Analysis (splitting, normalising, stemming)
@@ -244,6 +248,7 @@ func buildIndex(c Corpus, siteRoot string) *Index {
 	ix := &Index{
 		bySlug:   make(map[string]uint32, len(c.Articles)),
 		entities: newEntityMatcher(c.Countries, c.Specs),
+		synonyms: newSynonymTable(c.Synonyms),
 		langs:    map[string]bool{},
 	}
 	var newest time.Time
@@ -479,6 +484,10 @@ type qterm struct {
 	// id is the term's id, or -1 when no article contains it.
 	id  int32
 	idf float64
+	// synonymOf is 1 + the position of the question's term this one stands
+	// in for (a synonym added by expand, synonyms.go), 0 for a term of the
+	// question itself.
+	synonymOf int
 }
 
 // query is an analysed question.

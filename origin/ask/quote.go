@@ -12,14 +12,22 @@ import (
 
 // Summary selection parameters.
 const (
-	// summaryMinScore is the normalised score the best result needs before
-	// a summary is attempted: below it the results are a guess, and quoting
-	// them as an answer would mislead.
-	summaryMinScore = 40
+	// summaryMinScore is the normalised score above which the best results
+	// are quoted whatever the question asks. Between summaryFloorScore and
+	// it, a summary needs a sentence that states an answer of the asked
+	// kind and covers summaryWeakCoverage of the question's known words;
+	// below the floor the results are a guess, and quoting them as an
+	// answer would mislead.
+	summaryMinScore     = 40
+	summaryFloorScore   = 10
+	summaryWeakCoverage = 0.3
 	// summaryDocs is how many of the best results sentences are drawn from,
 	// and summaryDocShare how close to the best result one must score.
 	summaryDocs     = 3
 	summaryDocShare = 0.6
+	// summaryNewer is the most a later report is preferred over an earlier
+	// one.
+	summaryNewer = 0.1
 	// summaryMinCoverage is the share of the question a sentence must cover.
 	summaryMinCoverage = 0.3
 	// summaryMin and summaryMax bound the number of sentences (D22: 2–4).
@@ -59,12 +67,13 @@ func (q *query) sentenceTerms(d *doc, i int, matched []int) []int {
 	return matched
 }
 
-// position returns the position of term id in q.terms, or -1. A question
-// has few terms, so a scan beats a map.
+// position returns the position in q.terms of the question's term that id
+// counts as (a synonym counts as the word it stands in for), or -1. A
+// question has few terms, so a scan beats a map.
 func (q *query) position(id int32) int {
 	for p := range q.terms {
 		if q.terms[p].id == id {
-			return p
+			return q.standsFor(p)
 		}
 	}
 	return -1
@@ -141,39 +150,116 @@ type candidate struct {
 	text  string
 	url   string
 	score float64
+	// cov is the share of the question the sentence covers.
+	cov   float64
 	terms []int32
+	// lead is how well the sentence states an answer of the asked type:
+	// its relevance times the closeness of its nearest answer span to the
+	// question's words; 0 when it carries no such span.
+	lead float64
+	// span is that nearest answer span, as byte offsets into text.
+	span [2]int
 }
 
 // summarize picks 2–4 sentences from the best results that together answer
-// the question, or returns nil when the results are not strong enough or
-// too few sentences qualify.
-func (ix *Index) summarize(q *query, hits []hit) *Summary {
-	if len(hits) == 0 || hits[0].norm < summaryMinScore {
+// the question, the one that states an answer of the asked kind first, or
+// returns nil when the results are not strong enough or too few sentences
+// qualify.
+func (ix *Index) summarize(q *query, asked question, hits []hit) *Summary {
+	if len(hits) == 0 || hits[0].norm < summaryFloorScore {
 		return nil
+	}
+	known := q.knownIDF()
+	if known == 0 {
+		return nil
+	}
+	// Newer articles are preferred a little: where a fact changed (a date
+	// moved, a threshold rose) the later report states it. The preference
+	// grows with the time between the reports, up to summaryNewer after
+	// half a year; reports a few days apart are the same news.
+	docs := hits[:min(summaryDocs, len(hits))]
+	oldest := ix.docs[docs[0].doc].published
+	for _, h := range docs {
+		if p := ix.docs[h.doc].published; p.Before(oldest) {
+			oldest = p
+		}
 	}
 	var cands []candidate
 	var matched []int
-	for rank, h := range hits[:min(summaryDocs, len(hits))] {
+	for rank, h := range docs {
 		if float64(h.norm) < summaryDocShare*float64(hits[0].norm) {
 			break
 		}
 		d := &ix.docs[h.doc]
+		// The countries and specs the article is filed under count for
+		// every sentence of it: "The obligation starts on 1 January 2026"
+		// answers a question about Belgium in an article about Belgium.
+		filed := ix.filedUnder(q, h.doc)
 		// Earlier results and earlier sentences are preferred a little:
 		// the best article leads, and articles put their news first.
-		rankPrior := 1 - 0.1*float64(rank)
+		prior := 1 - 0.1*float64(rank)
+		// The lead is chosen on what a sentence says, not where it sits:
+		// a little for how well its article matches, a little for being the
+		// newest report.
+		leadPrior := 0.8 + 0.2*float64(h.norm)/float64(hits[0].norm)
+		newer := 1 + summaryNewer*min(1, d.published.Sub(oldest).Hours()/(182*24))
+		prior *= newer
+		leadPrior *= newer
+		// The headline says what the article's news is: an answer span it
+		// repeats is the article's own answer.
+		headline := d.title
 		for i, s := range d.sentences {
-			if !s.quotable() || !readable(s.text) {
+			if !s.quotable() || !readable(s.text, s.kind == kindItem) {
 				continue
 			}
 			matched = q.sentenceTerms(d, i, matched)
-			cov := q.coverage(matched)
+			for _, p := range filed {
+				if !containsInt(matched, p) {
+					matched = append(matched, p)
+				}
+			}
+			cov := q.coverageOf(matched, known)
 			if cov < summaryMinCoverage {
 				continue
 			}
-			cands = append(cands, candidate{text: s.text, url: d.url, score: cov * rankPrior / (1 + 0.02*float64(i)), terms: sentenceIDs(d, i)})
+			c := candidate{text: s.text, url: d.url, score: cov * prior / (1 + 0.02*float64(i)), cov: cov, terms: sentenceIDs(d, i)}
+			if span, v, ok := ix.answerSpan(q, asked, s.text, matched, known); ok {
+				c.span = span
+				c.lead = v * leadPrior / (1 + 0.01*float64(i))
+				if s.kind != kindDek && strings.Contains(headline, s.text[span[0]:span[1]]) {
+					c.lead *= 1.2
+				}
+			}
+			cands = append(cands, c)
 		}
 	}
 	var picked []candidate
+	// The lead: the sentence that best states an answer of the asked kind.
+	lead := -1
+	for i, c := range cands {
+		if c.lead > 0 && (lead < 0 || c.lead > cands[lead].lead) {
+			lead = i
+		}
+	}
+	if lead < 0 && !spanKind(asked.kind) {
+		// What, why and how ask for no span: the sentence that covers
+		// the question best leads.
+		for i, c := range cands {
+			if lead < 0 || c.score > cands[lead].score {
+				lead = i
+			}
+		}
+	}
+	if lead >= 0 {
+		picked = append(picked, cands[lead])
+		cands = append(cands[:lead], cands[lead+1:]...)
+	}
+	// A question the articles match only weakly gets a summary only when
+	// one sentence states an answer of the kind asked and covers most of
+	// the question: otherwise the quotes would be a guess.
+	if hits[0].norm < summaryMinScore && (len(picked) == 0 || picked[0].cov < summaryWeakCoverage) {
+		return nil
+	}
 	for len(picked) < summaryMax {
 		best, bestVal := -1, 0.0
 		for i, c := range cands {
@@ -207,6 +293,9 @@ func (ix *Index) summarize(q *query, hits []hit) *Summary {
 		}
 	}
 	s.Text = strings.Join(texts, " ")
+	if p := picked[0]; p.lead > 0 {
+		s.Answer = &AnswerSpan{Text: p.text[p.span[0]:p.span[1]], Sentence: p.text, URL: p.url, Kind: asked.kind.String()}
+	}
 	return s
 }
 
@@ -220,13 +309,15 @@ func containsString(s []string, v string) bool {
 }
 
 // readable reports whether a sentence can stand alone in a summary: a whole
-// statement of moderate length, not a lead-in to a list.
-func readable(s string) bool {
+// statement of moderate length, not a lead-in to a list. A list item may
+// end with the semicolon that separates it from the next ("1 October 2027
+// for businesses with turnover above €8m;"): it is still a whole statement.
+func readable(s string, item bool) bool {
 	if len(s) < quoteMinBytes || len(s) > quoteMaxBytes || len(strings.Fields(s)) < quoteMinWords {
 		return false
 	}
 	end := strings.TrimRight(s, `"')]”’`)
-	return strings.HasSuffix(end, ".") || strings.HasSuffix(end, "?") || strings.HasSuffix(end, "!")
+	return strings.HasSuffix(end, ".") || strings.HasSuffix(end, "?") || strings.HasSuffix(end, "!") || item && strings.HasSuffix(end, ";")
 }
 
 // jaccard is the overlap of two term sets.

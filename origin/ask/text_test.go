@@ -79,9 +79,12 @@ func TestClip(t *testing.T) {
 
 func TestEntities(t *testing.T) {
 	countries := []*content.Country{
-		{Code: "be", Name: "Belgium"}, {Code: "no", Name: "Norway"}, {Code: "it", Name: "Italy"},
-		{Code: "au", Name: "Australia"}, {Code: "nz", Name: "New Zealand"}, {Code: "ae", Name: "United Arab Emirates"},
-		{Code: "us", Name: "United States"}, {Code: "gb", Name: "United Kingdom"},
+		{Code: "be", Name: "Belgium", Aliases: []string{"Belgian"}}, {Code: "no", Name: "Norway"}, {Code: "it", Name: "Italy"},
+		{Code: "au", Name: "Australia"}, {Code: "nz", Name: "New Zealand", Aliases: []string{"Kiwi"}},
+		{Code: "ae", Name: "United Arab Emirates", Aliases: []string{"UAE", "Emirati"}},
+		{Code: "us", Name: "United States", Aliases: []string{"US", "American"}}, {Code: "gb", Name: "United Kingdom", Aliases: []string{"UK", "Britain"}},
+		{Code: "nl", Name: "Netherlands", Aliases: []string{"Dutch", "Holland"}},
+		{Code: "mx", Name: "Mexico", Aliases: []string{"SAT"}},
 	}
 	specs := []*content.Spec{
 		{Slug: "peppol-pint", Name: "Peppol International Invoice (PINT)"},
@@ -91,6 +94,7 @@ func TestEntities(t *testing.T) {
 		{Slug: "ksef-fa3", Name: "KSeF FA(3)"},
 		{Slug: "zugferd-facturx", Name: "ZUGFeRD / Factur-X"},
 		{Slug: "peppol-directory", Name: "Peppol Directory"},
+		{Slug: "xrechnung", Name: "XRechnung", Aliases: []string{"German federal CIUS"}},
 	}
 	m := newEntityMatcher(countries, specs)
 	testCases := []struct {
@@ -103,6 +107,9 @@ func TestEntities(t *testing.T) {
 		{desc: "code in capitals", text: "rules in BE and NO", want: []string{"cc:be", "cc:no"}},
 		{desc: "code-like English words in lower case", text: "be it no us", want: nil},
 		{desc: "alias", text: "the UK and the UAE", want: []string{"cc:gb", "cc:ae"}},
+		{desc: "informal names and demonyms from aliases.yaml", text: "Dutch firms in Holland, Kiwi agencies", want: []string{"cc:nl", "cc:nz"}},
+		{desc: "a short abbreviation counts only as written", text: "the SAT checks what US firms sat on; tell us", want: []string{"cc:mx", "cc:us"}},
+		{desc: "spec alias from aliases.yaml", text: "the German federal CIUS", want: []string{"spec:xrechnung"}},
 		{desc: "multi-word name", text: "in the United Arab Emirates", want: []string{"cc:ae", "spec:pint-ae"}},
 		{desc: "longer spec alias wins over the shorter one", text: "PINT AE fields", want: []string{"spec:pint-ae", "cc:ae"}},
 		{desc: "spec parenthesis keeps the countries", text: "Australia and New Zealand", want: []string{"spec:pint-anz", "cc:au", "cc:nz"}},

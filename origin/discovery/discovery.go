@@ -10,7 +10,6 @@ package discovery
 
 import (
 	"log/slog"
-	"net/http"
 	"time"
 
 	"github.com/invoicewire/invoicewire/internal/signing"
@@ -44,13 +43,7 @@ type Route struct {
 	Handler respond.Handler
 }
 
-// Mount is one raw route, answering every method itself.
-type Mount struct {
-	Pattern string
-	Handler http.Handler
-}
-
-// Routes lists the cacheable discovery documents.
+// Routes lists the discovery documents.
 func (s *Documents) Routes() []Route {
 	return []Route{
 		{"/auth.md", s.AuthMarkdown},
@@ -63,13 +56,6 @@ func (s *Documents) Routes() []Route {
 		{"/mcp/server-card", s.MCPServerCard},
 		{"/.well-known/ai-catalog.json", s.AICatalog},
 		{"/.well-known/agent-card.json", s.AgentCard},
-	}
-}
-
-// Mounts lists the raw routes: the signatures directory signs each answer
-// afresh, so it never comes from the origin's response cache.
-func (s *Documents) Mounts() []Mount {
-	return []Mount{
-		{"/.well-known/http-message-signatures-directory", http.HandlerFunc(s.SignaturesDirectory)},
+		{"/.well-known/http-message-signatures-directory", s.SignaturesDirectory},
 	}
 }

@@ -1,15 +1,12 @@
 package discovery
 
 import (
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -204,37 +201,16 @@ const DirectoryCacheControl = "public, max-age=300, s-maxage=300, stale-while-re
 const DirectorySignatureTTL = 24 * time.Hour
 
 // DirectoryLabel is the signature label of the directory response.
-const DirectoryLabel = "sig1"
+const DirectoryLabel = signing.Label
 
 // SignaturesDirectory answers /.well-known/http-message-signatures-directory:
 // the service's Ed25519 key as a JWKS (kid = RFC 7638 thumbprint), the
 // response signed with that key as the Web Bot Auth directory draft
 // describes — covering ("@authority";req "content-digest") with
 // tag="http-message-signatures-directory" — and a Content-Digest (RFC 9530).
-// It is a raw handler because every answer carries a fresh signature; the
-// origin's response cache would keep one signature forever.
-func (s *Documents) SignaturesDirectory(w http.ResponseWriter, r *http.Request) {
-	h := w.Header()
-	h.Set("Access-Control-Allow-Origin", "*")
-	h.Set("Access-Control-Expose-Headers", "Signature, Signature-Input, Content-Digest, ETag, Cache-Status, Age, RateLimit, RateLimit-Policy, Retry-After, X-Request-Id")
-	if id := r.Header.Get("X-Request-Id"); id != "" {
-		h.Set("X-Request-Id", id)
-	}
-	switch r.Method {
-	case http.MethodGet, http.MethodHead:
-	case http.MethodOptions:
-		h.Set("Access-Control-Allow-Methods", "GET, HEAD, OPTIONS")
-		h.Set("Access-Control-Allow-Headers", "Accept, If-None-Match, X-Request-Id")
-		h.Set("Access-Control-Max-Age", "86400")
-		h.Set("Cache-Control", respond.NoStore)
-		w.WriteHeader(http.StatusNoContent)
-		return
-	default:
-		e := apierror.New(http.StatusMethodNotAllowed, "Method "+r.Method+" is not allowed here.", "This resource answers GET, HEAD, OPTIONS.")
-		e.Header = http.Header{"Allow": {"GET, HEAD, OPTIONS"}, "Cache-Control": {respond.NoStore}}
-		apierror.Write(w, e)
-		return
-	}
+// Every answer carries a fresh signature, so it is Uncached: the origin's
+// response cache would keep one signature forever.
+func (s *Documents) SignaturesDirectory(r *http.Request) (*respond.Response, error) {
 	var (
 		key *signing.Key
 		err = errors.New("discovery: no signing key source configured")
@@ -247,22 +223,15 @@ func (s *Documents) SignaturesDirectory(w http.ResponseWriter, r *http.Request) 
 			s.Log.ErrorContext(r.Context(), "discovery: loading the signing key", "err", err)
 		}
 		e := apierror.New(http.StatusServiceUnavailable, "The signing key is not available yet.", "Try again in a few seconds.")
-		e.Header = http.Header{"Retry-After": {"5"}, "Cache-Control": {respond.NoStore}}
-		apierror.Write(w, e)
-		return
+		e.Header = http.Header{"Retry-After": {"5"}}
+		return nil, e
 	}
 	body, err := json.Marshal(map[string]any{"keys": []signing.JWK{key.JWK()}})
 	if err != nil {
-		apierror.Write(w, apierror.As(err))
-		return
+		return nil, fmt.Errorf("discovery: encoding the directory: %w", err)
 	}
 	body = append(body, '\n')
-	sum := sha256.Sum256(body)
-	etag := `"` + base64.RawURLEncoding.EncodeToString(sum[:18]) + `"`
-	h.Set("Content-Type", DirectoryType)
-	h.Set("Cache-Control", DirectoryCacheControl)
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("ETag", etag)
+	h := http.Header{}
 	h.Set(signing.HeaderContentDigest, signing.ContentDigest(body))
 
 	now := s.now().UTC().Truncate(time.Second)
@@ -275,29 +244,8 @@ func (s *Documents) SignaturesDirectory(w http.ResponseWriter, r *http.Request) 
 	comps := []signing.Component{{Name: "@authority", Req: true}, {Name: "content-digest"}}
 	params := signing.Params{Created: now, Expires: now.Add(DirectorySignatureTTL), KeyID: key.ID, Alg: signing.Alg, Tag: DirectoryTag}
 	if err := key.SignResponse(m, DirectoryLabel, comps, params); err != nil {
-		apierror.Write(w, apierror.As(fmt.Errorf("discovery: signing the directory: %w", err)))
-		return
+		return nil, fmt.Errorf("discovery: signing the directory: %w", err)
 	}
-	if matchesETag(r.Header.Values("If-None-Match"), etag) {
-		w.WriteHeader(http.StatusNotModified)
-		return
-	}
-	h.Set("Content-Length", strconv.Itoa(len(body)))
-	w.WriteHeader(http.StatusOK)
-	if r.Method != http.MethodHead {
-		w.Write(body)
-	}
-}
-
-// matchesETag is If-None-Match's weak comparison (RFC 9110 §13.1.2).
-func matchesETag(values []string, etag string) bool {
-	for _, v := range values {
-		for part := range strings.SplitSeq(v, ",") {
-			part = strings.TrimSpace(part)
-			if part == "*" || strings.TrimPrefix(part, "W/") == etag {
-				return true
-			}
-		}
-	}
-	return false
+	return &respond.Response{Status: http.StatusOK, ContentType: DirectoryType, Body: body, CacheControl: DirectoryCacheControl,
+		Header: h, Uncached: true}, nil
 }

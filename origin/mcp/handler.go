@@ -10,11 +10,13 @@ import (
 	"github.com/invoicewire/invoicewire/origin/respond"
 )
 
-// Handler serves the MCP server over Streamable HTTP at /mcp. It is mounted
-// as a raw route (never cached), so it adds the shared headers itself and
-// turns the SDK's plain-text HTTP errors into the JSON of DESIGN D6;
+// Handler serves the MCP server over Streamable HTTP at /mcp, POST only:
+// stateless Streamable HTTP has no GET stream and no DELETE. It goes
+// through the origin's shared writer for handlers that write their own
+// answer (respond.Mount: CORS, nosniff, no-store, preflight, 405) and turns
+// the SDK's plain-text HTTP errors into the contract's JSON errors;
 // JSON-RPC answers, errors included, pass through unchanged.
-func Handler(s *Server) http.Handler {
+func Handler(s *Server) respond.Mount {
 	srv := s.New()
 	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, &sdk.StreamableHTTPOptions{
 		Stateless: true,
@@ -30,43 +32,21 @@ func Handler(s *Server) http.Handler {
 		MaxRequestBodyBytes:        MaxBody,
 		Logger:                     s.Log,
 	})
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		hdr := w.Header()
-		hdr.Set("Access-Control-Allow-Origin", "*")
-		hdr.Set("Access-Control-Expose-Headers", "Mcp-Session-Id, MCP-Protocol-Version, RateLimit, RateLimit-Policy, Retry-After, X-Request-Id")
-		hdr.Set("Cache-Control", respond.NoStore)
-		hdr.Set("X-Content-Type-Options", "nosniff")
-		if id := r.Header.Get("X-Request-Id"); id != "" {
-			hdr.Set("X-Request-Id", id)
-		}
-		switch r.Method {
-		case http.MethodOptions:
-			hdr.Set("Access-Control-Allow-Methods", "POST, OPTIONS")
-			hdr.Set("Access-Control-Allow-Headers", "Content-Type, Accept, MCP-Protocol-Version, Mcp-Session-Id, Mcp-Method, Mcp-Name, Last-Event-ID, X-Request-Id")
-			hdr.Set("Access-Control-Max-Age", "86400")
-			w.WriteHeader(http.StatusNoContent)
-			return
-		case http.MethodPost:
-		default:
-			// Stateless Streamable HTTP has no GET stream and no DELETE.
-			e := apierror.New(http.StatusMethodNotAllowed, "Method "+r.Method+" is not allowed here.",
-				"The MCP endpoint takes one JSON-RPC message per POST (Streamable HTTP); its card is at /mcp/server-card.")
-			e.Header = http.Header{"Allow": {"POST, OPTIONS"}}
-			apierror.Write(w, e)
-			return
-		}
-		if r.ContentLength > MaxBody {
-			apierror.Write(w, apierror.New(http.StatusRequestEntityTooLarge, "The request body is larger than 65536 bytes.", "Send one JSON-RPC message per POST."))
-			return
-		}
-		h.ServeHTTP(&jsonErrors{ResponseWriter: w}, r)
-	})
+	return respond.Mount{Methods: []string{http.MethodPost},
+		Hint: "The MCP endpoint takes one JSON-RPC message per POST (Streamable HTTP); its card is at /mcp/server-card.",
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.ContentLength > MaxBody {
+				apierror.Write(w, apierror.New(http.StatusRequestEntityTooLarge, "The request body is larger than 65536 bytes.", "Send one JSON-RPC message per POST."))
+				return
+			}
+			h.ServeHTTP(&jsonErrors{ResponseWriter: w}, r)
+		})}
 }
 
 // jsonErrors rewrites the SDK's http.Error answers (status ≥ 400 with a
-// text/plain body) into D6 JSON errors with the same status, and keeps every
-// answer out of caches (the SDK sets "no-cache" on its own answers; D12
-// wants no-store for anything that is not a cacheable read).
+// text/plain body) into the contract's JSON errors with the same status, and
+// keeps every answer out of caches (the SDK sets "no-cache" on its own
+// answers; anything that is not a cacheable read is no-store).
 type jsonErrors struct {
 	http.ResponseWriter
 	wroteHeader bool

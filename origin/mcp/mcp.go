@@ -181,8 +181,6 @@ func enum(values []string) []any {
 	return out
 }
 
-const slugPattern = "^[a-z0-9]+(-[a-z0-9]+)*$"
-
 // New builds the MCP server with its tools.
 func (s *Server) New() *sdk.Server {
 	srv := sdk.NewServer(&sdk.Implementation{Name: "invoicewire", Title: "Invoicewire", Version: "1.0.0", WebsiteURL: s.SiteRoot + "/developers#mcp"},
@@ -206,7 +204,7 @@ func (s *Server) New() *sdk.Server {
 
 	sdk.AddTool(srv, &sdk.Tool{Name: toolGetArticle.Name, Description: toolGetArticle.Description, Annotations: readOnly,
 		InputSchema: schema[SlugInput](func(p map[string]*jsonschema.Schema) {
-			p["slug"].Pattern, p["slug"].MaxLength = slugPattern, ptr(content.MaxSlugLength)
+			p["slug"].Pattern, p["slug"].MaxLength = content.SlugPattern, ptr(content.MaxSlugLength)
 		})}, s.getArticle)
 
 	sdk.AddTool(srv, &sdk.Tool{Name: toolListCountries.Name, Description: toolListCountries.Description, Annotations: readOnly}, s.listCountries)
@@ -215,7 +213,7 @@ func (s *Server) New() *sdk.Server {
 	sdk.AddTool(srv, &sdk.Tool{Name: toolListSpecs.Name, Description: toolListSpecs.Description, Annotations: readOnly}, s.listSpecs)
 	sdk.AddTool(srv, &sdk.Tool{Name: toolGetSpec.Name, Description: toolGetSpec.Description, Annotations: readOnly,
 		InputSchema: schema[SlugInput](func(p map[string]*jsonschema.Schema) {
-			p["slug"].Pattern, p["slug"].MaxLength = slugPattern, ptr(content.MaxSlugLength)
+			p["slug"].Pattern, p["slug"].MaxLength = content.SlugPattern, ptr(content.MaxSlugLength)
 		})}, s.getSpec)
 	sdk.AddTool(srv, &sdk.Tool{Name: toolListSources.Name, Description: toolListSources.Description, Annotations: readOnly}, s.listSources)
 

@@ -12,11 +12,13 @@ import (
 	"html/template"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/pb33f/libopenapi"
 
+	"github.com/invoicewire/invoicewire/internal/apierror"
 	"github.com/invoicewire/invoicewire/internal/store"
 	"github.com/invoicewire/invoicewire/origin/mcp"
 	"github.com/invoicewire/invoicewire/origin/openapi"
@@ -202,11 +204,12 @@ func (p *Portal) build() (*respond.Response, error) {
 	v.Versioning = hdr("Deprecation", "Sunset", "Link")
 
 	if sp := d.Components.Schemas.GetOrZero("ErrorCode"); sp != nil {
-		statuses := map[string]string{"bad_request": "400", "unauthorized": "401", "forbidden": "403", "not_found": "404",
-			"method_not_allowed": "405", "conflict": "409", "gone": "410", "payload_too_large": "413",
-			"unsupported_media_type": "415", "unprocessable": "422", "rate_limited": "429", "internal": "500", "unavailable": "503"}
 		for _, n := range sp.Schema().Enum {
-			v.Errors = append(v.Errors, errorDoc{Code: n.Value, Status: statuses[n.Value]})
+			status := ""
+			if st := apierror.StatusFor(n.Value); st != 0 {
+				status = strconv.Itoa(st)
+			}
+			v.Errors = append(v.Errors, errorDoc{Code: n.Value, Status: status})
 		}
 		sort.SliceStable(v.Errors, func(i, j int) bool { return v.Errors[i].Status < v.Errors[j].Status })
 	}

@@ -40,6 +40,11 @@ type Response struct {
 	Expires time.Time
 	// Header holds any other headers.
 	Header http.Header
+	// Uncached keeps the response out of the origin's response cache: it
+	// is made afresh for every request (the signatures directory signs
+	// each answer), though downstream caches may keep it as CacheControl
+	// says.
+	Uncached bool
 }
 
 // JSON marshals v as a 200 response tagged with keys. HTML escaping is off:

@@ -347,12 +347,12 @@ func (s *Site) ArticlePage(r *http.Request) (*respond.Response, error) {
 func (s *Site) article(r *http.Request, year, month, slug string) (*store.ArticleRecord, error) {
 	notFound := func() error {
 		e := apierror.NotFound("No article page at this address.", "Article pages are /<yyyy>/<mm>/<slug>/ and their markdown twins /<yyyy>/<mm>/<slug>.md; find them in the url and markdown_url fields of "+s.SiteRoot+"/api/v1/articles.")
-		if validSlug(slug) {
+		if content.ValidSlug(slug) {
 			e.SurrogateKeys = []string{store.TagArticle(slug)}
 		}
 		return e
 	}
-	if !validYearMonth(year, month) || !validSlug(slug) {
+	if !validYearMonth(year, month) || !content.ValidSlug(slug) {
 		return nil, notFound()
 	}
 	rec, err := s.Store.Article(r.Context(), slug)
@@ -369,21 +369,6 @@ func (s *Site) article(r *http.Request, year, month, slug string) (*store.Articl
 		return nil, api.Gone(rec)
 	}
 	return rec, nil
-}
-
-// validSlug is the Slug schema of openapi.json: lowercase ASCII words of
-// letters and digits joined by single hyphens, at most MaxSlugLength.
-func validSlug(s string) bool {
-	if s == "" || len(s) > content.MaxSlugLength || s[0] == '-' || s[len(s)-1] == '-' || strings.Contains(s, "--") {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
-			return false
-		}
-	}
-	return true
 }
 
 // newsletterView is the data of a newsletter issue page.

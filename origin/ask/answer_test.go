@@ -1,0 +1,122 @@
+package ask
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+func TestClassify(t *testing.T) {
+	testCases := []struct {
+		desc, question string
+		want           questionKind
+	}{
+		{desc: "when", question: "When does Belgium require B2B e-invoices?", want: askWhen},
+		{desc: "from what date", question: "From what date must Belgian companies exchange structured bills?", want: askWhen},
+		{desc: "until when", question: "Until when are late adopters spared?", want: askWhen},
+		{desc: "by when", question: "By when must Emirati firms pick a provider?", want: askWhen},
+		{desc: "which year", question: "By which year must national systems be harmonised?", want: askWhen},
+		{desc: "what year", question: "From what year are Polish firms punished?", want: askWhen},
+		{desc: "on what date", question: "On what date did Norwegian lawmakers pass the amendments?", want: askWhen},
+		{desc: "how much", question: "How much are the Belgian e-invoicing penalties?", want: askAmount},
+		{desc: "how many", question: "How many providers were registered?", want: askAmount},
+		{desc: "above what threshold", question: "Above what yearly revenue must a German company send structured bills?", want: askAmount},
+		{desc: "below what", question: "Below what annual turnover are Malaysian firms exempt?", want: askAmount},
+		{desc: "what share", question: "What share of electronic bills must agencies settle quickly?", want: askAmount},
+		{desc: "what is the fine", question: "What is the fine for not e-invoicing in Greece?", want: askAmount},
+		{desc: "which version", question: "Which XRechnung version is current?", want: askAmount},
+		{desc: "who", question: "Who runs the French public directory?", want: askName},
+		{desc: "which authority", question: "Which authority receives the tax data?", want: askName},
+		{desc: "what is it called", question: "What is the free Croatian app called?", want: askName},
+		{desc: "yes-no", question: "Does the United States have an e-invoicing mandate?", want: askYesNo},
+		{desc: "yes-no with is", question: "Is XRechnung the same as Peppol BIS Billing?", want: askYesNo},
+		{desc: "why", question: "Why did Denmark cancel OIOUBL 3?", want: askReason},
+		{desc: "how", question: "How does the SML lookup work?", want: askReason},
+		{desc: "what is", question: "What is the FA(3) invoice schema?", want: askWhat},
+		{desc: "keywords", question: "Peppol G2 certificates retired", want: askWhat},
+		{desc: "follow-up", question: "and when?", want: askWhen},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			if got := classify(tc.question); got != tc.want {
+				t.Errorf("classify(%q) = %s, want %s", tc.question, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestAnswerSpans(t *testing.T) {
+	testCases := []struct {
+		desc     string
+		kind     questionKind
+		sentence string
+		want     []string
+	}{
+		{desc: "full date", kind: askWhen, sentence: "The obligation itself still starts on 1 January 2026.", want: []string{"1 January 2026"}},
+		{desc: "month and year, bare year", kind: askWhen, sentence: "Issuing follows from April 2029, reporting in 2032.", want: []string{"April 2029", "2032"}},
+		{desc: "euro amounts", kind: askAmount, sentence: "The penalties are set in three tiers: €1,500, €3,000 and €5,000.", want: []string{"€1,500", "€3,000", "€5,000"}},
+		{desc: "currency codes and shares", kind: askAmount, sentence: "Sales above PLN 200m, or 95% of invoices.", want: []string{"PLN 200m", "95%"}},
+		{desc: "counts with units", kind: askAmount, sentence: "Identifiers of up to 130 characters are allowed.", want: []string{"130 characters"}},
+		{desc: "versions", kind: askAmount, sentence: "XRechnung 3.0.2 remains the current version.", want: []string{"3.0.2"}},
+		{desc: "names, not the first word alone", kind: askName, sentence: "Invoices are reported to the Federal Tax Authority by EHF providers.", want: []string{"Federal Tax Authority", "EHF"}},
+		{desc: "no span for what", kind: askWhat, sentence: "The obligation itself still starts on 1 January 2026.", want: nil},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			var got []string
+			for _, sp := range answerSpans(tc.kind, tc.sentence) {
+				got = append(got, tc.sentence[sp[0]:sp[1]])
+			}
+			if strings.Join(got, "|") != strings.Join(tc.want, "|") {
+				t.Errorf("spans %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestSummaryLeadsWithTheAnswer asks questions of the real corpus whose
+// answer sits in a sentence that is not the best match of the question's
+// words, and checks that the summary's first sentence states it, that the
+// answer span is verbatim in that sentence, and that every sentence is
+// quoted verbatim from the article it cites.
+func TestSummaryLeadsWithTheAnswer(t *testing.T) {
+	c := realCorpus(t)
+	e := mustNew(t, Config{SiteRoot: testSiteRoot})
+	e.Use(c)
+	bodies := map[string]string{}
+	for _, a := range c.Articles {
+		bodies[a.Slug] = strings.ReplaceAll(a.Dek+"\n"+a.Body, "**", "")
+	}
+	testCases := []struct {
+		desc, question, answer string
+	}{
+		{desc: "when: the date, not the topic sentence", question: "When does Belgium require B2B e-invoices?", answer: "1 January 2026"},
+		{desc: "how much: the amounts", question: "How much are the Belgian e-invoicing penalties?", answer: "€1,500"},
+		{desc: "threshold", question: "Above what turnover must German businesses issue e-invoices from 2027?", answer: "€800,000"},
+		{desc: "when for the smaller group, not the larger", question: "When do French SMEs have to issue e-invoices?", answer: "1 September 2027"},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			ans, err := e.Ask(context.Background(), Request{Query: tc.question})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := ans.Summary
+			if s == nil {
+				t.Fatalf("no summary")
+			}
+			if !strings.Contains(s.Sentences[0].Text, tc.answer) {
+				t.Errorf("first sentence %q does not state %s", s.Sentences[0].Text, tc.answer)
+			}
+			if s.Answer == nil || s.Answer.Sentence != s.Sentences[0].Text || !strings.Contains(s.Answer.Sentence, s.Answer.Text) || s.Answer.URL != s.Sentences[0].URL {
+				t.Errorf("answer span %+v is not a span of the first sentence", s.Answer)
+			}
+			for _, q := range s.Sentences {
+				slug := strings.TrimSuffix(q.URL[strings.LastIndex(strings.TrimSuffix(q.URL, "/"), "/")+1:], "/")
+				if !strings.Contains(strings.Join(strings.Fields(bodies[slug]), " "), q.Text) {
+					t.Errorf("%q is not verbatim in %s", q.Text, slug)
+				}
+			}
+		})
+	}
+}
