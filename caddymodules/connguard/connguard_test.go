@@ -32,4 +32,3 @@ func TestScanMarksBothLengthFields(t *testing.T) {
 		})
 	}
 }
-

@@ -24,7 +24,6 @@ func init() {
 	caddy.RegisterModule(Handler{})
 }
 
-
 var rewrites = prometheus.NewCounter(prometheus.CounterOpts{
 	Namespace: "caddy",
 	Subsystem: "markdown_twin",

@@ -128,8 +128,8 @@ type Handler struct {
 	regPoolKey string
 	// The registration policy's fields, serialised once.
 	regPolicy, regItemPrefix string
-	verifier *tokenverifier.Verifier
-	logger   *zap.Logger
+	verifier                 *tokenverifier.Verifier
+	logger                   *zap.Logger
 
 	anonymous, agent budget
 }
