@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/zstd"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/invoicewire/invoicewire/caddymodules/internal/edgetest"
@@ -441,12 +442,16 @@ func TestStaleIfError(t *testing.T) {
 
 func TestPurgeBySurrogateKey(t *testing.T) {
 	srv := redistest.New(t)
+	flushes := testutil.ToFloat64(purges.WithLabelValues("flush"))
 	edge, o := startEdge(t, srv.URL())
 	ctx := context.Background()
 	pa, pb := unique("/api/v1/articles/a"), unique("/api/v1/articles/b")
 	o.handle(pa, static("a", `"a"`, readCC, "article:a list"))
 	o.handle(pb, static("b", `"b"`, readCC, "article:b"))
 	waitSubscribed(t, srv)
+	// The first subscription clears the cache (nothing was seen before);
+	// entries stored before that clear lands would be lost with it.
+	waitFor(t, func() bool { return testutil.ToFloat64(purges.WithLabelValues("flush")) > flushes })
 	edge.Do(t, "GET", pa, "")
 	edge.Do(t, "GET", pb, "")
 	// The next version after the one the subscription read (none: 0), so
