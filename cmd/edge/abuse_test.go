@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/invoicewire/invoicewire/internal/config"
+	"github.com/invoicewire/invoicewire/internal/redistest"
 	"github.com/invoicewire/invoicewire/origin"
 	"github.com/invoicewire/invoicewire/origin/origintest"
 )
@@ -558,7 +559,7 @@ func TestIdempotentReplayStaysWithItsClient(t *testing.T) {
 	}
 	rdb := inst.Redis.Client()
 	ctx := context.Background()
-	keys, err := rdb.Keys(ctx, "iw:idem:*").Result()
+	keys, err := redistest.Keys(ctx, rdb, "iw:idem:*")
 	if err != nil || len(keys) < 3 {
 		t.Fatalf("idempotency records: %v, %v", keys, err)
 	}
