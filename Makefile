@@ -28,7 +28,7 @@ test:
 	@deploy/local/deps.sh test
 	$(GO) vet ./...
 	$(GO) test $(RACE) -count=1 -timeout 20m $(GOFLAGS_TEST) ./...
-	# The same tests again on a local three-master Redis Cluster (DESIGN §9):
+	# The same tests again on a local three-master Redis Cluster (docs/architecture.md):
 	# in this mode redistest.New starts a cluster wherever it would start a
 	# server. Only the URL's scheme counts; the tests start their own nodes.
 	IW_REDIS_URL=redis+cluster:// $(GO) test $(RACE) -count=1 -timeout 20m $(GOFLAGS_TEST) $(REDIS_PKGS)
@@ -60,7 +60,7 @@ bench: build
 	@deploy/local/deps.sh run
 	@loadtest/bench.sh
 
-# Webhook delivery (DESIGN §8): a burst of 1,000 events x 10 subscribers, then
+# Webhook delivery (docs/architecture.md): a burst of 1,000 events x 10 subscribers, then
 # 200 events/s to 10 subscribers for 30 s, against the real worker binary.
 bench-webhooks:
 	@deploy/local/deps.sh run

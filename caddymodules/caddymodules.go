@@ -1,10 +1,10 @@
 // Package caddymodules compiles Invoicewire's edge modules into a Caddy
 // binary: importing it runs each module package's init, which registers the
-// module and its Caddyfile directive (DESIGN §6).
+// module and its Caddyfile directive (docs/architecture.md).
 package caddymodules
 
 import (
-	// The edge modules; DESIGN §6 gives their order.
+	// The edge modules; docs/architecture.md gives their order.
 	_ "github.com/invoicewire/invoicewire/caddymodules/bearerauth"
 	_ "github.com/invoicewire/invoicewire/caddymodules/botauth"
 	_ "github.com/invoicewire/invoicewire/caddymodules/boundedbody"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `make bench`: every side-by-side benchmark of the project, then one table of
-# ratios (DESIGN §8: speed is a ratio against a reference measured in the
+# ratios (docs/architecture.md: speed is a ratio against a reference measured in the
 # same run on the same machine, never a timed assertion).
 #
 #   origin    go test -bench CacheHit ./origin/        ristretto hit ÷ bare net/http

@@ -46,7 +46,7 @@ func askSlugs(t *testing.T, inst *origintest.Instance, q string) []string {
 
 // TestAskFollowsRetraction runs the whole origin: the article retracted
 // before start is never answered, and one retracted while the origin runs
-// leaves the answers (D10). The time it took is logged; speed is for
+// leaves the answers (docs/decisions.md, retraction and correction). The time it took is logged; speed is for
 // benchmarks.
 func TestAskFollowsRetraction(t *testing.T) {
 	inst := origintest.Start(t)

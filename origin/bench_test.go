@@ -12,7 +12,7 @@ import (
 	"github.com/invoicewire/invoicewire/origin/origintest"
 )
 
-// The origin's speed goal (issue 2, DESIGN §8): a response served from the
+// The origin's speed goal (issue 2, docs/architecture.md): a response served from the
 // ristretto cache at ≥ 0.9× the rate of a bare net/http handler writing the
 // same bytes. Both are measured in the same run, over loopback HTTP with
 // keep-alive connections, and reported as a ratio:

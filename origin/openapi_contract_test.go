@@ -52,7 +52,7 @@ func exchange(t *testing.T, c *contract.Checker, inst *origintest.Instance, meth
 // TestContract validates every response of every built endpoint of the
 // origin, success and error cases, against openapi.json through the full
 // origin stack (real Redis, real HTTP). Whoever adds or changes an endpoint
-// adds its cases here in the same change (DESIGN §8).
+// adds its cases here in the same change (docs/architecture.md).
 func TestContract(t *testing.T) {
 	inst := origintest.Start(t)
 	c := contract.New(t)
@@ -95,7 +95,7 @@ func TestContract(t *testing.T) {
 		{desc: "feed catalog", method: "GET", path: "/api/v1/feeds", want: 200},
 		{desc: "countries", method: "GET", path: "/api/v1/countries", want: 200},
 		{desc: "country", method: "GET", path: "/api/v1/countries/de", want: 200},
-		{desc: "country, uppercase code (D7)", method: "GET", path: "/api/v1/countries/DE", want: 200},
+		{desc: "country, uppercase code (docs/decisions.md, identifiers and links)", method: "GET", path: "/api/v1/countries/DE", want: 200},
 		{desc: "country, unknown code", method: "GET", path: "/api/v1/countries/zz", want: 404},
 		{desc: "country, three letters", method: "GET", path: "/api/v1/countries/deu", want: 400},
 		{desc: "country, one letter", method: "GET", path: "/api/v1/countries/d", want: 400},
@@ -110,8 +110,8 @@ func TestContract(t *testing.T) {
 			header: http.Header{"Content-Type": {"application/json"}}, body: `{"url":"https://hooks.example.com/h","events":["article.published"]}`, want: 401},
 		{desc: "subscribe with an unknown token", method: "POST", path: "/api/v1/webhooks",
 			header: http.Header{"Content-Type": {"application/json"}, "Authorization": {"Bearer not-a-token"}}, body: `{"url":"https://hooks.example.com/h","events":["article.published"]}`, want: 401},
-		{desc: "write method on a read path without a token (D17)", method: "PUT", path: "/api/v1/articles", want: 401},
-		{desc: "DELETE on an article without a token (D17)", method: "DELETE", path: "/api/v1/articles/" + first.Slug, want: 401},
+		{desc: "write method on a read path without a token (docs/decisions.md, bearer tokens)", method: "PUT", path: "/api/v1/articles", want: 401},
+		{desc: "DELETE on an article without a token (docs/decisions.md, bearer tokens)", method: "DELETE", path: "/api/v1/articles/" + first.Slug, want: 401},
 		{desc: "unknown API path", method: "GET", path: "/api/v1/nothing-here", want: 404},
 		{desc: "unknown site path", method: "GET", path: "/nothing/here", want: 404},
 		{desc: "write method on a site path", method: "POST", path: "/openapi.json", want: 405},
@@ -157,7 +157,7 @@ func TestContract(t *testing.T) {
 }
 
 // TestContractConditionalReads checks that every cacheable read answers 304
-// to its own ETag, and that the 304 conforms (D12).
+// to its own ETag, and that the 304 conforms (docs/decisions.md, cache headers).
 func TestContractConditionalReads(t *testing.T) {
 	inst := origintest.Start(t)
 	c := contract.New(t)
@@ -181,7 +181,7 @@ func TestContractConditionalReads(t *testing.T) {
 }
 
 // TestContractPagination follows next links to the end: every page
-// conforms, and the last one has next null (D3).
+// conforms, and the last one has next null (docs/decisions.md, pagination).
 func TestContractPagination(t *testing.T) {
 	inst := origintest.Start(t)
 	c := contract.New(t)
@@ -223,7 +223,7 @@ func TestContractPagination(t *testing.T) {
 }
 
 // TestContractWrites validates every answer of the write surfaces — agent
-// auth (D18), idempotency (D19), subscriptions and their owner routes (D20)
+// auth (docs/decisions.md, agent auth), idempotency (docs/decisions.md, Idempotency-Key), subscriptions and their owner routes (docs/decisions.md, subscriptions)
 // — success and error cases, against openapi.json.
 func TestContractWrites(t *testing.T) {
 	inst := origintest.Start(t, allowLoopback)
@@ -351,7 +351,7 @@ func TestContractSite(t *testing.T) {
 		{desc: "audience page, page not a number", method: "GET", path: "/audience/ap/?page=two", want: 400},
 		{desc: "audience page, unknown audience", method: "GET", path: "/audience/cfo/", want: 404},
 		{desc: "country page", method: "GET", path: "/countries/de/", want: 200},
-		{desc: "country page, uppercase (D7)", method: "GET", path: "/countries/DE/", want: 200},
+		{desc: "country page, uppercase (docs/decisions.md, identifiers and links)", method: "GET", path: "/countries/DE/", want: 200},
 		{desc: "country page, unknown country", method: "GET", path: "/countries/zz/", want: 404},
 		{desc: "country page, three letters", method: "GET", path: "/countries/deu/", want: 400},
 		{desc: "newsletter page", method: "GET", path: "/newsletter/" + week + "/", want: 200},
@@ -413,7 +413,7 @@ func TestContractSite(t *testing.T) {
 		{desc: "AI catalog", method: "GET", path: "/.well-known/ai-catalog.json", want: 200},
 		{desc: "agent card", method: "GET", path: "/.well-known/agent-card.json", want: 200},
 		{desc: "discovery document, POST", method: "POST", path: "/.well-known/agent-card.json", want: 405},
-		{desc: "GET of a POST-only endpoint the discovery documents name (D23)", method: "GET", path: "/api/v1/agent-auth/claim", want: 405},
+		{desc: "GET of a POST-only endpoint the discovery documents name (docs/decisions.md, agent surfaces)", method: "GET", path: "/api/v1/agent-auth/claim", want: 405},
 		{desc: "HEAD of a POST-only endpoint", method: "HEAD", path: "/api/v1/agent-auth/revoke", want: 405},
 		{desc: "MCP initialize", method: "POST", path: "/mcp", header: mcpHeader, body: initialize, want: 200},
 		{desc: "MCP tools/list", method: "POST", path: "/mcp", header: mcpHeader, body: `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}`, want: 200},

@@ -1,10 +1,10 @@
 // Package origin is Invoicewire's origin server: the JSON read API, the site
 // surfaces and the discovery documents, answered from Redis through an
-// in-process response cache (DESIGN §1, §3).
+// in-process response cache (docs/architecture.md, §3).
 //
 // Every response goes through one writer (serve.go) that adds the shared
 // headers, caches what may be cached and renders every error as the JSON of
-// DESIGN D6.
+// docs/decisions.md (JSON errors).
 package origin
 
 import (
@@ -141,8 +141,8 @@ func New(cfg Config, st *store.Store) (*Server, error) {
 			return s.ask.Ask(ctx, ask.Request{Query: query, Locale: locale})
 		})}))
 
-	// Agent auth and webhook subscriptions (D17–D20). Every POST takes an
-	// Idempotency-Key (D19); register and claim answers hold secrets, so
+	// Agent auth and webhook subscriptions (docs/decisions.md, bearer tokens to subscriptions). Every POST takes an
+	// Idempotency-Key (docs/decisions.md, Idempotency-Key); register and claim answers hold secrets, so
 	// they are kept no longer than the secrets live.
 	rdb := st.Client()
 	idem := idempotency.NewStore(rdb, cfg.Log)

@@ -47,7 +47,7 @@ func do(t testing.TB, base, method, path string, header http.Header) result {
 	return result{resp.StatusCode, resp.Header, b}
 }
 
-// errorCode checks D6's error shape and returns the code.
+// errorCode checks the JSON errors rule's (docs/decisions.md) error shape and returns the code.
 func errorCode(t *testing.T, r result) string {
 	t.Helper()
 	if ct := r.header.Get("Content-Type"); ct != "application/json" {

@@ -13,7 +13,7 @@ import (
 //
 // http.ServeMux is not used because it answers unknown paths, wrong methods
 // and unclean paths itself, with plain-text or HTML bodies and redirects; the
-// contract wants JSON for every one of those (DESIGN D6).
+// contract wants JSON for every one of those (docs/decisions.md, JSON errors).
 type route struct {
 	pattern  string
 	segments []string

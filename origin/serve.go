@@ -156,7 +156,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	get := r.Method == http.MethodGet || r.Method == http.MethodHead
 	// A request carrying a token neither reads nor fills the shared cache:
-	// owner routes answer per client, and D12 keeps anything carrying a
+	// owner routes answer per client, and docs/decisions.md (cache headers) keeps anything carrying a
 	// token out of caches.
 	authorized := r.Header["Authorization"] != nil
 	cached := get && !authorized
@@ -252,7 +252,7 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, e *entry, start t
 }
 
 // refuseMethod answers a method no route of this path takes. On /api/v1 a
-// write without a valid bearer token is a 401 first (DESIGN D17: "future
+// write without a valid bearer token is a 401 first (docs/decisions.md (bearer tokens): "future
 // write surfaces"); with a valid token it is the plain 405 (or 404 for an
 // unknown path).
 func (s *Server) refuseMethod(r *http.Request, rte *route) *apierror.Error {

@@ -28,8 +28,8 @@ import (
 	"github.com/invoicewire/invoicewire/origin/origintest"
 )
 
-// The tests of the write surfaces (agent auth D18, idempotency D19,
-// subscriptions D20) run over real HTTP against a real origin on a real
+// The tests of the write surfaces (agent auth docs/decisions.md (agent auth), idempotency docs/decisions.md (Idempotency-Key),
+// subscriptions docs/decisions.md (subscriptions)) run over real HTTP against a real origin on a real
 // Redis. They speak only HTTP, so they run unchanged through the edge.
 
 const idpIssuer = "https://idp.example.test"
@@ -391,7 +391,7 @@ func TestIDJAG(t *testing.T) {
 }
 
 // TestBadInput sends malformed, mistyped, oversized and refused bodies to
-// every write endpoint: each gets D18's or D20's JSON error and Redis is
+// every write endpoint: each gets the agent auth rule's (docs/decisions.md) or the subscriptions rule's (docs/decisions.md) JSON error and Redis is
 // left exactly as it was.
 func TestBadInput(t *testing.T) {
 	inst := origintest.Start(t, allowLoopback)

@@ -20,7 +20,7 @@ import (
 	"github.com/invoicewire/invoicewire/internal/events"
 )
 
-// The webhook benchmarks of DESIGN §8, run by make bench-webhooks against
+// The webhook benchmarks of docs/architecture.md, run by make bench-webhooks against
 // the real worker binary, a real Redis and a local receiver in this
 // process. Each runs once (-benchtime 1x); the figures are reported as
 // custom metrics.

@@ -24,7 +24,7 @@ import (
 	"github.com/invoicewire/invoicewire/internal/webhook"
 )
 
-// Headers of a delivery (DESIGN D21).
+// Headers of a delivery (docs/decisions.md, delivery).
 const (
 	HeaderSignature  = "X-Invoicewire-Signature"
 	HeaderEvent      = "X-Invoicewire-Event"
@@ -61,7 +61,7 @@ func newClients(p netguard.Policy, timeout time.Duration) clients {
 		return &http.Client{
 			Transport: t,
 			Timeout:   timeout,
-			// D21: redirects are not followed; a 3xx is a failure.
+			// docs/decisions.md (delivery): redirects are not followed; a 3xx is a failure.
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		}
 	}
@@ -198,7 +198,7 @@ const (
 
 // sign sets every header of a delivery: the event and delivery ids, the
 // HMAC of X-Invoicewire-Signature, the Standard Webhooks trio, and the RFC
-// 9421 signature with the service key (D21).
+// 9421 signature with the service key (docs/decisions.md, delivery).
 func (w *Worker) sign(h http.Header, u *url.URL, secret string, j *webhook.Job, body []byte, now time.Time) error {
 	ts := strconv.FormatInt(now.Unix(), 10)
 	h.Set("Content-Type", "application/json")

@@ -1,5 +1,5 @@
 // Package worker delivers Invoicewire's content events to webhook
-// subscribers (DESIGN D21, §5).
+// subscribers (docs/decisions.md (delivery), §5).
 //
 // Two stages, both crash-safe:
 //
@@ -43,7 +43,7 @@ import (
 // Group is the consumer group of the events stream.
 const Group = "iw-worker"
 
-// Config configures a worker. Zero values take the defaults of D21.
+// Config configures a worker. Zero values take the defaults of docs/decisions.md (delivery).
 type Config struct {
 	// SiteRoot is {site_root}: the Signature-Agent and User-Agent name it.
 	SiteRoot string

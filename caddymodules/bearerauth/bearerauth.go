@@ -1,4 +1,4 @@
-// Package bearerauth provides the bearer_auth handler (DESIGN D17): the
+// Package bearerauth provides the bearer_auth handler (docs/decisions.md, bearer tokens): the
 // edge's early check of bearer tokens on the routes that need one. The
 // origin stays authoritative; the edge spares it requests that cannot
 // succeed and tells the origin who the verified client is.

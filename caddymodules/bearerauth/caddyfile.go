@@ -9,7 +9,7 @@ import (
 func init() {
 	httpcaddyfile.RegisterHandlerDirective("bearer_auth", parseCaddyfile)
 	// After rate_limit_headers (ordered after tracing), before any other
-	// authentication (DESIGN §6).
+	// authentication (docs/architecture.md).
 	httpcaddyfile.RegisterDirectiveOrder("bearer_auth", httpcaddyfile.Before, "basic_auth")
 }
 
@@ -30,7 +30,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	    client_header <field name>
 //	}
 //
-// redis is required; the rest have the defaults of DESIGN D17.
+// redis is required; the rest have the defaults of docs/decisions.md (bearer tokens).
 func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // consume directive name
 	if d.NextArg() {

@@ -1,4 +1,4 @@
-// Package deprecation provides the deprecation handler (DESIGN D16): for a
+// Package deprecation provides the deprecation handler (docs/decisions.md, versioning): for a
 // configured path prefix, every response announces that the API version is
 // deprecated and when it goes away, with
 //

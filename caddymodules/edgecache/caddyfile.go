@@ -13,7 +13,7 @@ import (
 func init() {
 	httpcaddyfile.RegisterHandlerDirective("edge_cache", parseCaddyfile)
 	// Before encode, and so before reverse_proxy: the cache wraps
-	// compression and stores each coding's bytes (DESIGN §6, D13).
+	// compression and stores each coding's bytes (docs/architecture.md, docs/decisions.md (edge cache)).
 	httpcaddyfile.RegisterDirectiveOrder("edge_cache", httpcaddyfile.Before, "encode")
 }
 

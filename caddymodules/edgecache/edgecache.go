@@ -1,4 +1,4 @@
-// Package edgecache provides the edge_cache handler (DESIGN D12, D13): an
+// Package edgecache provides the edge_cache handler (docs/decisions.md (cache headers), docs/decisions.md (edge cache)): an
 // in-memory shared HTTP cache (RFC 9111) in front of the origin, bounded by
 // bytes (github.com/dgraph-io/ristretto/v2).
 //

@@ -125,7 +125,7 @@ func etagMatch(values []string, etag string) bool {
 
 // dropOnStore are response fields never replayed from the cache: hop-by-hop
 // fields (RFC 9110 §7.6.1), what the cache computes itself (Age, Date),
-// what it strips (Surrogate-Key, DESIGN D12; Surrogate-Control, which
+// what it strips (Surrogate-Key, docs/decisions.md (cache headers); Surrogate-Control, which
 // targets this cache only) and per-request fields. Date is kept: it is the
 // origin's, and Age says how old it is (RFC 9110 §6.6.1).
 var dropOnStore = map[string]bool{
@@ -163,7 +163,7 @@ func storedHeader(h http.Header) http.Header {
 	return out
 }
 
-// surrogateKeys splits Surrogate-Key values (space-separated, DESIGN D12).
+// surrogateKeys splits Surrogate-Key values (space-separated, docs/decisions.md (cache headers)).
 func surrogateKeys(h http.Header) []string {
 	var tags []string
 	for _, v := range h["Surrogate-Key"] {

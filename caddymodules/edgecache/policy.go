@@ -62,7 +62,7 @@ func understood(status int) bool {
 }
 
 // storable decides, when the response header arrives, whether the cache
-// may keep the response (RFC 9111 §3, DESIGN D13).
+// may keep the response (RFC 9111 §3, docs/decisions.md (edge cache)).
 func (h *Handler) storable(status int, hdr http.Header, reqCC cacheControl) bool {
 	switch {
 	case reqCC.noStore:

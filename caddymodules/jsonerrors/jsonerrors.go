@@ -1,6 +1,6 @@
 // Package jsonerrors provides the json_errors handler: the responder used
 // inside handle_errors that turns every error the edge produces into the
-// contract's JSON error (DESIGN D6) — a refused token, a rate limit, an
+// contract's JSON error (docs/decisions.md, JSON errors) — a refused token, a rate limit, an
 // origin that is down — never an HTML page or an empty body.
 package jsonerrors
 
@@ -194,7 +194,7 @@ func toAPIError(err error) *apierror.Error {
 	}
 	var header http.Header
 	if status == http.StatusBadGateway || status == http.StatusGatewayTimeout {
-		// The origin is down or slow. D6 pairs the code unavailable with
+		// The origin is down or slow. docs/decisions.md (JSON errors) pairs the code unavailable with
 		// 503, and 503 (with Retry-After, RFC 9110 §15.6.4) is what the
 		// contract documents for every operation; 502 and 504 are not.
 		status = http.StatusServiceUnavailable

@@ -1,4 +1,4 @@
-// Package markdowntwin provides the markdown_twin handler (DESIGN D11). A
+// Package markdowntwin provides the markdown_twin handler (docs/decisions.md, markdown twin). A
 // GET or HEAD of an article page, /<yyyy>/<mm>/<slug>/, whose Accept header
 // prefers text/markdown over text/html (q-values respected, RFC 9110
 // §12.5.1) is rewritten to the page's markdown twin, /<yyyy>/<mm>/<slug>.md,

@@ -1,5 +1,5 @@
-// Package ratelimitheaders provides the rate_limit_headers handler (DESIGN
-// D15): the outermost edge module, which counts every request against the
+// Package ratelimitheaders provides the rate_limit_headers handler (docs/architecture.md
+// docs/decisions.md (rate limit)): the outermost edge module, which counts every request against the
 // client's budget, refuses it with 429 rate_limited once the budget is
 // spent, and tells every client where it stands with the IETF RateLimit
 // and RateLimit-Policy fields (draft-ietf-httpapi-ratelimit-headers-10,

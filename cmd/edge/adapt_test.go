@@ -12,7 +12,7 @@ import (
 )
 
 // TestCaddyfilesAdapt pins what caddyfile/Caddyfile and the production
-// example adapt to, directive order included (DESIGN §6). UPDATE_GOLDEN=1
+// example adapt to, directive order included (docs/architecture.md). UPDATE_GOLDEN=1
 // rewrites the golden JSON.
 func TestCaddyfilesAdapt(t *testing.T) {
 	testCases := []struct {

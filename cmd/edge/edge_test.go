@@ -292,7 +292,7 @@ func post(t *testing.T, url, body string, header ...string) (*http.Response, []b
 // TestAgentFlowThroughEdge runs the agent flow of issue 7 through the edge
 // of `make run`: register → claim → subscribe → list → revoke → subscribe
 // again is refused with error="invalid_token", because the revocation
-// reaches the edge's token cache at once (D17).
+// reaches the edge's token cache at once (docs/decisions.md, bearer tokens).
 func TestAgentFlowThroughEdge(t *testing.T) {
 	inst := origintest.Start(t, func(c *origin.Config) {
 		c.WebhookPolicy = netguard.Policy{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}
@@ -325,7 +325,7 @@ func TestAgentFlowThroughEdge(t *testing.T) {
 	}
 	for range 2 {
 		// Twice: an owner route carries a token, so the edge never serves
-		// it from its cache (D13).
+		// it from its cache (docs/decisions.md, edge cache).
 		resp, body = do(t, "GET", base+"/webhooks/subscriptions", bearer)
 		if resp.StatusCode != 200 || !strings.Contains(string(body), `"http://127.0.0.1:9/hook"`) {
 			t.Fatalf("list: %d %s", resp.StatusCode, body)
@@ -361,7 +361,7 @@ func TestAgentFlowThroughEdge(t *testing.T) {
 }
 
 // TestAskStreamsThroughEdge reads POST /ask's event stream through the edge
-// of `make run` event by event (D22): start, the results, complete, never
+// of `make run` event by event (docs/decisions.md, ask): start, the results, complete, never
 // stored by the edge cache.
 func TestAskStreamsThroughEdge(t *testing.T) {
 	inst := origintest.Start(t)

@@ -1,6 +1,6 @@
 // Command iwctl is Invoicewire's publishing CLI. It writes content to Redis,
 // and every change it makes appends its event to the events stream and
-// publishes the cache invalidation in the same atomic step (DESIGN D10).
+// publishes the cache invalidation in the same atomic step (docs/decisions.md, retraction and correction).
 //
 //	iwctl sync [DIR]                       load DIR (default content) and publish what changed
 //	iwctl retract SLUG --reason TEXT       pull an article (article.retracted)

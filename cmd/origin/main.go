@@ -1,5 +1,5 @@
 // Command origin runs Invoicewire's origin server: the JSON API, the site and
-// the discovery documents, behind the edge (DESIGN §3). Configuration is the
+// the discovery documents, behind the edge (docs/architecture.md). Configuration is the
 // IW_* environment described in the README.
 package main
 

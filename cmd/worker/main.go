@@ -1,5 +1,5 @@
 // Command worker delivers Invoicewire's content events to webhook
-// subscribers (DESIGN D21). Any number may run against one Redis: they
+// subscribers (docs/decisions.md, delivery). Any number may run against one Redis: they
 // share the work through a consumer group and a leased delivery queue.
 // Configuration is the IW_* environment described in the README; metrics
 // are served on IW_WORKER_METRICS_ADDR.
@@ -46,7 +46,7 @@ func run() error {
 		return err
 	}
 
-	// The key is shared through Redis (D23); wait for Redis rather than
+	// The key is shared through Redis (docs/decisions.md, agent surfaces); wait for Redis rather than
 	// fail when the worker starts first.
 	var key *signing.Key
 	for {

@@ -1,5 +1,5 @@
 // Package apierror is the one JSON error shape of Invoicewire (spec §7,
-// DESIGN D6), shared by the origin and the edge so both write the same bytes.
+// docs/decisions.md (JSON errors)), shared by the origin and the edge so both write the same bytes.
 package apierror
 
 import (
@@ -9,7 +9,7 @@ import (
 	"net/http"
 )
 
-// Codes and the statuses they go with (spec §7 and D6).
+// Codes and the statuses they go with (spec §7 and docs/decisions.md (JSON errors)).
 const (
 	CodeBadRequest           = "bad_request"
 	CodeUnauthorized         = "unauthorized"
@@ -85,7 +85,7 @@ type Error struct {
 	// WWW-Authenticate on 401, Retry-After on 429).
 	Header http.Header `json:"-"`
 	// SurrogateKeys names the content the error depends on, so a cache can
-	// drop a stored 404 the moment that content appears (D12).
+	// drop a stored 404 the moment that content appears (docs/decisions.md, cache headers).
 	SurrogateKeys []string `json:"-"`
 }
 

@@ -47,7 +47,7 @@ type Config struct {
 
 	// SigningKey is the service's Ed25519 signing key as the base64url
 	// encoding of its 32-byte seed (IW_SIGNING_KEY). Empty means the key is
-	// generated at first start and shared through Redis (DESIGN D23).
+	// generated at first start and shared through Redis (docs/decisions.md, agent surfaces).
 	SigningKey string
 	// IDJAGIssuers lists the identity providers whose ID-JAG assertions
 	// agent-auth trusts, with their keys (IW_IDJAG_ISSUERS): a JSON array of
@@ -60,13 +60,13 @@ type Config struct {
 	MCPAllowedOrigins []string
 	// WebhookAllowCIDRs are non-public networks webhook receivers may
 	// nevertheless be in; http:// receivers are accepted only inside them
-	// (IW_WEBHOOK_ALLOW_CIDRS, comma-separated; DESIGN D20, D21).
+	// (IW_WEBHOOK_ALLOW_CIDRS, comma-separated; docs/decisions.md (subscriptions), docs/decisions.md (delivery)).
 	WebhookAllowCIDRs []netip.Prefix
 	// WebhookRetrySchedule is the delay before each retry of a failed
-	// delivery (IW_WEBHOOK_RETRY_SCHEDULE, comma-separated durations; D21).
+	// delivery (IW_WEBHOOK_RETRY_SCHEDULE, comma-separated durations; docs/decisions.md (delivery)).
 	WebhookRetrySchedule []time.Duration
 	// WebhookDisableAfter disables a subscription that has failed for this
-	// long without a success (IW_WEBHOOK_DISABLE_AFTER; D21).
+	// long without a success (IW_WEBHOOK_DISABLE_AFTER; docs/decisions.md (delivery)).
 	WebhookDisableAfter time.Duration
 	// WebhookDeadLetterMax caps the dead-letter stream (IW_WEBHOOK_DEAD_LETTER_MAX).
 	WebhookDeadLetterMax int64
@@ -82,7 +82,7 @@ type Config struct {
 	WorkerClaimIdle time.Duration
 }
 
-// DefaultRetrySchedule is DESIGN D21's schedule.
+// DefaultRetrySchedule is docs/decisions.md (delivery)'s schedule.
 var DefaultRetrySchedule = []time.Duration{
 	5 * time.Second, 30 * time.Second, 2 * time.Minute, 10 * time.Minute, 30 * time.Minute,
 	time.Hour, 2 * time.Hour, 4 * time.Hour, 8 * time.Hour, 12 * time.Hour,

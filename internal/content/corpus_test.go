@@ -243,7 +243,7 @@ func TestCorpusRegistries(t *testing.T) {
 	for _, s := range c.Specs {
 		t.Run("spec/"+s.Slug, func(t *testing.T) {
 			if s.URL == "" {
-				t.Errorf("no url (the specification's official page, DESIGN D7)")
+				t.Errorf("no url (the specification's official page, docs/decisions.md (identifiers and links))")
 			}
 			if strings.TrimSpace(s.Summary) == "" {
 				t.Errorf("no summary")

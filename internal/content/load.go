@@ -421,7 +421,7 @@ func (l *loader) parseArticle(p string, m []string, raw []byte, sources map[stri
 		if c.Date.Before(a.PublishedAt) {
 			l.fail(p, fmt.Sprintf("corrections[%d].date", i), "is before published_at")
 		}
-		// A correction is an update (D10): updated_at is at least the
+		// A correction is an update (docs/decisions.md, retraction and correction): updated_at is at least the
 		// latest correction's date.
 		if a.UpdatedAt == nil || a.UpdatedAt.Before(c.Date) {
 			d := c.Date

@@ -21,10 +21,10 @@ var Sections = []string{"mandates", "network", "vendors", "policy", "specs", "gu
 // Audiences are the allowed values of Article.Audience.
 var Audiences = []string{"biz", "ap", "vendor", "policy"}
 
-// MandateStatuses are the allowed values of Country.MandateStatus (DESIGN D2).
+// MandateStatuses are the allowed values of Country.MandateStatus (docs/decisions.md, vocabularies).
 var MandateStatuses = []string{"live", "phased-rollout", "scheduled", "planned", "b2g-only", "reporting-only", "voluntary"}
 
-// TrustTiers are the allowed values of Source.TrustTier (DESIGN D2).
+// TrustTiers are the allowed values of Source.TrustTier (docs/decisions.md, vocabularies).
 var TrustTiers = []string{"primary-official", "standards-body", "industry-association", "advisory", "vendor", "press", "community-technical"}
 
 // Article is one published piece as the editors wrote it. Fields that the
@@ -59,14 +59,14 @@ type Citation struct {
 }
 
 // Correction is an editor's note appended to a published article. Adding one
-// sets the article's updated_at and emits article.corrected (DESIGN D10).
+// sets the article's updated_at and emits article.corrected (docs/decisions.md, retraction and correction).
 type Correction struct {
 	Date time.Time `json:"date" yaml:"date"`
 	Text string    `json:"text" yaml:"text"`
 }
 
 // Path returns the article's site path without a trailing slash:
-// /<yyyy>/<mm>/<slug>. Pages append "/", the markdown twin ".md" (D11).
+// /<yyyy>/<mm>/<slug>. Pages append "/", the markdown twin ".md" (docs/decisions.md, markdown twin).
 func (a *Article) Path() string {
 	return "/" + a.PublishedAt.UTC().Format("2006/01") + "/" + a.Slug
 }
@@ -117,7 +117,7 @@ type Source struct {
 	TrustTier string `json:"trust_tier,omitempty" yaml:"trust_tier"`
 }
 
-// NewsletterIntro is the optional editor's intro for one weekly issue (D9).
+// NewsletterIntro is the optional editor's intro for one weekly issue (docs/decisions.md, newsletter).
 type NewsletterIntro struct {
 	// Week is the ISO week, formatted "2026-w47".
 	Week  string `json:"week"`

@@ -6,7 +6,7 @@ import (
 )
 
 // PublicArticle is the Article resource of the API (spec §2), also the data of
-// article events (D21). Absolute URLs are built from siteRoot ({site_root}).
+// article events (docs/decisions.md, delivery). Absolute URLs are built from siteRoot ({site_root}).
 type PublicArticle struct {
 	Slug        string       `json:"slug"`
 	Title       string       `json:"title"`
@@ -63,7 +63,7 @@ func (a *Article) Public(siteRoot string) *PublicArticle {
 	return p
 }
 
-// PublicCountry is the Country resource (spec §2); url is the country page (D7).
+// PublicCountry is the Country resource (spec §2); url is the country page (docs/decisions.md, identifiers and links).
 type PublicCountry struct {
 	Code          string  `json:"code"`
 	Name          string  `json:"name"`
@@ -126,7 +126,7 @@ func (m *Milestone) Public(code, siteRoot string) PublicMilestone {
 	return p
 }
 
-// PublicSpec is the Spec resource (spec §2); url is the official page (D7).
+// PublicSpec is the Spec resource (spec §2); url is the official page (docs/decisions.md, identifiers and links).
 type PublicSpec struct {
 	Slug        string     `json:"slug"`
 	Name        string     `json:"name"`

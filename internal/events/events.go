@@ -1,6 +1,6 @@
 // Package events defines the content events Invoicewire publishes (spec §6)
 // and the envelope they travel in, from the events stream in Redis to the
-// worker and on to subscribers (DESIGN D21).
+// worker and on to subscribers (docs/decisions.md, delivery).
 package events
 
 import (
@@ -37,16 +37,16 @@ func IsKind(s string) bool {
 
 // Stream is the Redis stream every content change appends its event to. It
 // shares the content hash tag so the change and its event are written in one
-// atomic script, also on Redis Cluster (DESIGN D10, §5).
+// atomic script, also on Redis Cluster (docs/decisions.md (retraction and correction), §5).
 const Stream = "iw:{content}:events"
 
-// Event is one content event: the envelope body of a delivery (D21).
+// Event is one content event: the envelope body of a delivery (docs/decisions.md, delivery).
 type Event struct {
 	ID        string          `json:"id"`
 	Type      string          `json:"type"`
 	CreatedAt time.Time       `json:"created_at"`
 	Data      json.RawMessage `json:"data"`
-	// Test marks the synthetic events of POST /webhooks?test=true (D20).
+	// Test marks the synthetic events of POST /webhooks?test=true (docs/decisions.md, subscriptions).
 	Test bool `json:"test,omitempty"`
 }
 

@@ -1,6 +1,6 @@
 // Package metrics registers Invoicewire's Prometheus collectors: the edge
 // modules' on the registry Caddy creates for each loaded config, so they
-// appear on the admin /metrics next to Caddy's own (DESIGN §6), and the
+// appear on the admin /metrics next to Caddy's own (docs/architecture.md), and the
 // origin's, the ask engine's and the worker's on their process registries.
 package metrics
 

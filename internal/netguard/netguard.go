@@ -1,5 +1,5 @@
 // Package netguard decides which network addresses webhook deliveries may
-// reach (DESIGN D20, D21): only globally reachable unicast addresses, plus
+// reach (docs/decisions.md (subscriptions), docs/decisions.md (delivery)): only globally reachable unicast addresses, plus
 // the networks an operator allows explicitly (IW_WEBHOOK_ALLOW_CIDRS).
 //
 // The origin checks a subscription's URL when it is created; the worker
@@ -162,16 +162,16 @@ type Resolver interface {
 	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
 }
 
-// URLError is a subscription URL the rules refuse (DESIGN D20), with a
+// URLError is a subscription URL the rules refuse (docs/decisions.md, subscriptions), with a
 // message for the client.
 type URLError struct{ Reason string }
 
 func (e *URLError) Error() string { return e.Reason }
 
-// MaxURLLength is the longest subscription URL accepted (D20).
+// MaxURLLength is the longest subscription URL accepted (docs/decisions.md, subscriptions).
 const MaxURLLength = 2048
 
-// CheckURL applies D20's rules to a subscription URL: absolute https (http
+// CheckURL applies the subscriptions rule's (docs/decisions.md) rules to a subscription URL: absolute https (http
 // only when every address of the host is in the allow list), a host, no
 // userinfo, at most 2048 characters, and every address the host resolves to
 // allowed. It returns the normalised URL.

@@ -1,5 +1,5 @@
 // Package opsserver is the private listener the origin and the worker serve
-// to operators (DESIGN §3): GET /metrics, the Prometheus exposition of the
+// to operators (docs/architecture.md): GET /metrics, the Prometheus exposition of the
 // process's registry, and GET /healthz, the readiness probe. It is never
 // reachable through the edge.
 //

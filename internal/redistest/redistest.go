@@ -5,7 +5,7 @@
 // Tests never mock Redis; they run against the same server the service uses.
 // New starts "the suite's Redis": one server, or a three-master Redis
 // Cluster when the test process runs in cluster mode (see New), so the same
-// integration tests cover both deployments of DESIGN §9.
+// integration tests cover both deployments of docs/architecture.md.
 package redistest
 
 import (
@@ -112,7 +112,7 @@ type Server struct {
 }
 
 // Start launches a redis-server with append-only persistence (the settings
-// of DESIGN §5) on a free port and registers its shutdown with t.Cleanup.
+// of docs/architecture.md) on a free port and registers its shutdown with t.Cleanup.
 // Extra redis.conf directives may be passed as "name value" strings.
 func Start(t testing.TB, directives ...string) *Server {
 	t.Helper()

@@ -9,7 +9,7 @@ import (
 	"github.com/invoicewire/invoicewire/internal/signing"
 )
 
-// A webhook delivery signed the way DESIGN D21 describes: the body's
+// A webhook delivery signed the way docs/decisions.md (delivery) describes: the body's
 // Content-Digest, a Signature-Agent naming the published directory, and an
 // RFC 9421 signature over the authority, the digest and the webhook headers.
 // A receiver verifies it with the key it fetched from that directory.

@@ -1,7 +1,7 @@
 // Package signing holds Invoicewire's Ed25519 service key and the HTTP
 // Message Signatures (RFC 9421) made with it. The origin publishes the key in
 // its signatures directory and signs that directory's response (Web Bot Auth,
-// DESIGN D23); the webhook worker signs deliveries with the same key (D21),
+// docs/decisions.md (agent surfaces)); the webhook worker signs deliveries with the same key (docs/decisions.md, delivery),
 // so a receiver can verify the sender against the published directory.
 //
 // The API in three parts:

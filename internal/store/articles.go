@@ -15,7 +15,7 @@ import (
 )
 
 // Article states. The published state lives in Redis, not in content/: a
-// later sync never un-retracts (DESIGN D10).
+// later sync never un-retracts (docs/decisions.md, retraction and correction).
 const (
 	StatePublished = "published"
 	StateRetracted = "retracted"
@@ -82,7 +82,7 @@ func (f ArticleFilter) indexKeys() []string {
 // Cursor is a position in a listing: the last article a page showed. A page
 // that starts after a cursor is unaffected by articles published or retracted
 // since the first page, so a client paging through visits every article that
-// stayed published exactly once (DESIGN D3 and docs/decisions.md).
+// stayed published exactly once (docs/decisions.md (pagination) and docs/decisions.md).
 type Cursor struct {
 	PublishedAt time.Time
 	Slug        string

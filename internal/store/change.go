@@ -17,7 +17,7 @@ import (
 
 // Change is a set of content writes applied as one atomic step together with
 // the content-version bump, the event the change emits, and the invalidation
-// message (DESIGN D10): a crash can never leave a change without its event or
+// message (docs/decisions.md, retraction and correction): a crash can never leave a change without its event or
 // an event without its change.
 //
 // Build one with NewChange, add writes, then Store.Apply it.

@@ -37,7 +37,7 @@ func WeekStart(week string) (time.Time, error) {
 // NewsletterURL is the issue's page, {site_root}/newsletter/<yyyy>-w<ww>/.
 func NewsletterURL(siteRoot, week string) string { return siteRoot + "/newsletter/" + week + "/" }
 
-// NewsletterSent is the data of a newsletter.sent event (DESIGN D9).
+// NewsletterSent is the data of a newsletter.sent event (docs/decisions.md, newsletter).
 type NewsletterSent struct {
 	SentAt   time.Time `json:"sent_at"`
 	URL      string    `json:"url"`

@@ -24,7 +24,7 @@ type Publisher struct {
 	Now func() time.Time
 }
 
-// Surrogate keys (DESIGN D12) that content changes purge.
+// Surrogate keys (docs/decisions.md, cache headers) that content changes purge.
 const (
 	TagList       = "list"
 	TagFeeds      = "feeds"

@@ -86,7 +86,7 @@ func hashOne[T any](ctx context.Context, s *Store, key, field string) (*T, error
 	return v, nil
 }
 
-// Newsletter is one sent weekly issue (DESIGN D9).
+// Newsletter is one sent weekly issue (docs/decisions.md, newsletter).
 type Newsletter struct {
 	Week     string    `json:"week"`
 	Title    string    `json:"title"`

@@ -1,4 +1,4 @@
-// Package store is Invoicewire's Redis schema (DESIGN §5): the content
+// Package store is Invoicewire's Redis schema (docs/architecture.md): the content
 // documents and their indexes, the content version, and the atomic change
 // script that writes a change together with its event and invalidation
 // message (package invalidation; the caches in front of it all are package
@@ -58,7 +58,7 @@ func (s *Store) Client() redis.UniversalClient { return s.rdb }
 func (s *Store) Close() error { return s.rdb.Close() }
 
 // Open connects to the Redis named by rawURL: redis://, rediss:// or
-// redis+cluster://host:port,host:port[/?options] (DESIGN §3). It does not
+// redis+cluster://host:port,host:port[/?options] (docs/architecture.md). It does not
 // wait for the server; the client reconnects on its own.
 func Open(rawURL string) (*Store, error) {
 	rdb, err := NewClient(rawURL)

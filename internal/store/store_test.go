@@ -30,7 +30,7 @@ func newPublisher(rdb redis.UniversalClient) *store.Publisher {
 }
 
 // onBackends runs test against a single redis-server and against a local
-// three-master Redis Cluster (DESIGN §5, §9): every multi-key operation must
+// three-master Redis Cluster (docs/architecture.md, §9): every multi-key operation must
 // work unchanged on both.
 func onBackends(t *testing.T, test func(t *testing.T, rdb redis.UniversalClient)) {
 	t.Run("single", func(t *testing.T) { test(t, redistest.Start(t).Client()) })
@@ -342,7 +342,7 @@ func testListingOrderAndOffset(t *testing.T, rdb redis.UniversalClient) {
 	p := newPublisher(rdb)
 	ctx := context.Background()
 	c := contenttest.Corpus(4)
-	// Two articles at the same instant are ordered by slug ascending (D3).
+	// Two articles at the same instant are ordered by slug ascending (docs/decisions.md, pagination).
 	c.Articles[3].PublishedAt = c.Articles[0].PublishedAt
 	c.Articles[3].Slug = "aaa-same-time"
 	syncCorpus(t, p, c)
@@ -366,7 +366,7 @@ func testListingOrderAndOffset(t *testing.T, rdb redis.UniversalClient) {
 
 // TestRedisRestartLosesNothing kills Redis (SIGKILL, as a crash) after
 // publishing and finds every article and every pending event again. The
-// append-only file is fsynced every second (DESIGN §5), so the test waits
+// append-only file is fsynced every second (docs/architecture.md), so the test waits
 // past that window before the crash, as the README's stated loss window
 // allows.
 func TestRedisRestartLosesNothing(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 	"github.com/invoicewire/invoicewire/internal/apierror"
 )
 
-// Scope is the scope of every access token (DESIGN D18).
+// Scope is the scope of every access token (docs/decisions.md, agent auth).
 const Scope = "webhooks:read webhooks:write"
 
 // Lifetime is the lifetime of access tokens, the claim answer's expires_in.
@@ -49,7 +49,7 @@ func Issue(ctx context.Context, rdb redis.UniversalClient, clientID string, ttl 
 
 // RevokeHash deletes the token with the given SHA-256 hex and, when it
 // existed, announces it on ChannelRevocations so every verifier's cache
-// drops it at once (D17). Revoking an unknown token is not an error (RFC
+// drops it at once (docs/decisions.md, bearer tokens). Revoking an unknown token is not an error (RFC
 // 7009 §2.2); found says whether there was one.
 func RevokeHash(ctx context.Context, rdb redis.UniversalClient, hash string) (found bool, err error) {
 	n, err := rdb.Del(ctx, "iw:token:"+hash).Result()
@@ -65,7 +65,7 @@ func RevokeHash(ctx context.Context, rdb redis.UniversalClient, hash string) (fo
 	return true, nil
 }
 
-// Unauthorized is the 401 of DESIGN D17 for a request to siteRoot's API:
+// Unauthorized is the 401 of docs/decisions.md (bearer tokens) for a request to siteRoot's API:
 // invalid is false when no token was presented, true when one was presented
 // but is unknown, expired or revoked.
 func Unauthorized(siteRoot, method string, invalid bool) *apierror.Error {

@@ -1,5 +1,5 @@
-// Package token reads the bearer tokens that agent auth issues (DESIGN D17,
-// D18). Tokens are opaque; Redis holds only their SHA-256 at
+// Package token reads the bearer tokens that agent auth issues (docs/decisions.md (bearer tokens),
+// docs/decisions.md (agent auth)). Tokens are opaque; Redis holds only their SHA-256 at
 // iw:token:<hex>, with the client they belong to and a TTL.
 package token
 
@@ -80,7 +80,7 @@ func FromHeader(h http.Header) (raw string, present bool) {
 	return strings.TrimSpace(cred), true
 }
 
-// Challenge is the WWW-Authenticate value of a 401 (DESIGN D17). invalid adds
+// Challenge is the WWW-Authenticate value of a 401 (docs/decisions.md, bearer tokens). invalid adds
 // error="invalid_token" for a token that was presented but is not valid.
 func Challenge(siteRoot string, invalid bool) string {
 	c := `Bearer realm="invoicewire", resource_metadata="` + siteRoot + `/.well-known/oauth-protected-resource"`

@@ -28,7 +28,7 @@ func DeliveryID(eventID, subID string) string {
 	return "dlv_" + hex.EncodeToString(sum[:13])
 }
 
-// Envelope is the body of every delivery (D21): exactly the event. The
+// Envelope is the body of every delivery (docs/decisions.md, delivery): exactly the event. The
 // bytes are produced once and stored, so every attempt sends and signs the
 // same bytes.
 func Envelope(e events.Event) ([]byte, error) {
@@ -68,7 +68,7 @@ func (s *Store) FanOut(ctx context.Context, e events.Event, body []byte, subIDs 
 }
 
 // EnqueueTest queues synthetic events for one subscription only, outside
-// the events stream (D20's test=true).
+// the events stream (the subscriptions rule's (docs/decisions.md) test=true).
 func (s *Store) EnqueueTest(ctx context.Context, subID string, evs []events.Event, now time.Time) error {
 	for _, e := range evs {
 		body, err := Envelope(e)

@@ -1,5 +1,5 @@
 // Package webhook is the Redis schema of webhook subscriptions and of the
-// deliveries made to them (DESIGN D20, D21, §5), shared by the origin, which
+// deliveries made to them (docs/decisions.md (subscriptions), docs/decisions.md (delivery), §5), shared by the origin, which
 // creates and lists subscriptions, and the worker, which fans events out to
 // them and delivers.
 //
@@ -51,10 +51,10 @@ func fromMsec(ms int64) time.Time      { return time.UnixMilli(ms).UTC() }
 func itoa(n int64) string              { return strconv.FormatInt(n, 10) }
 func parseMsec(s string) (int64, bool) { n, err := strconv.ParseInt(s, 10, 64); return n, err == nil }
 
-// MaxPerClient is the number of subscriptions one client may hold (D20).
+// MaxPerClient is the number of subscriptions one client may hold (docs/decisions.md, subscriptions).
 const MaxPerClient = 25
 
-// LogLength is how many delivery attempts a subscription's log keeps (D20).
+// LogLength is how many delivery attempts a subscription's log keeps (docs/decisions.md, subscriptions).
 const LogLength = 20
 
 // Statuses of a subscription.
@@ -169,7 +169,7 @@ func (s *Store) Create(ctx context.Context, sub *Subscription) error {
 }
 
 // Get returns a subscription by id; one that belongs to another client than
-// clientID (when clientID is not empty) is ErrNotFound, as D20 prescribes.
+// clientID (when clientID is not empty) is ErrNotFound, as docs/decisions.md (subscriptions) prescribes.
 func (s *Store) Get(ctx context.Context, clientID, id string) (*Subscription, error) {
 	h, err := s.rdb.HGetAll(ctx, keySub(id)).Result()
 	if err != nil {

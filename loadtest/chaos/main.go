@@ -1,10 +1,10 @@
 // Command chaos is `make chaos`: it starts the whole service on free
 // loopback ports (Redis, origin, worker, edge with caddyfile/Caddyfile, a
 // webhook receiver), puts it under a steady read load, and breaks it three
-// ways while printing what clients saw (issue 9, DESIGN §5, D13, D15, D21):
+// ways while printing what clients saw (issue 9, docs/architecture.md, docs/decisions.md (edge cache, rate limit, delivery)):
 //
 //  1. Redis stopped mid-load: the edge keeps serving cached pages, answers
-//     the rest with D6 JSON errors, never HTML, never hangs; when Redis
+//     the rest with docs/decisions.md (JSON errors) JSON errors, never HTML, never hangs; when Redis
 //     returns everything recovers without restarting a process.
 //  2. The worker killed (SIGKILL) mid-delivery and restarted: no event lost.
 //  3. The origin restarted behind the edge: clients of cached pages see no
@@ -383,7 +383,7 @@ func (c *cluster) redisOutage() {
 	after := c.stretch(3 * time.Second)
 	fmt.Println("  Redis back:   ", after)
 	c.expect(during.cachedBad == 0 && during.cachedOK > 0, "cached pages served throughout the outage (%d ok, %d not)", during.cachedOK, during.cachedBad)
-	c.expect(during.otherBadErr == 0, "every uncached request answered 200 or a D6 JSON error (%d JSON errors, %d other)", during.otherJSONErr, during.otherBadErr)
+	c.expect(during.otherBadErr == 0, "every uncached request answered 200 or a JSON error (%d JSON errors, %d other)", during.otherJSONErr, during.otherBadErr)
 	c.expect(during.noRateLimit == 0, "the limiter kept counting locally: every answer carried the RateLimit fields (%d without)", during.noRateLimit)
 	c.expect(during.hangs == 0, "nothing hung (slowest answer %v)", during.maxLatency.Round(time.Millisecond))
 	c.expect(after.cachedBad == 0 && after.otherOK > 0 && after.otherJSONErr == 0 && after.otherBadErr == 0,
@@ -562,5 +562,5 @@ func (c *cluster) originRestart() {
 	fmt.Println("  during restart:", t)
 	c.expect(err == nil, "origin restarted (%v)", err)
 	c.expect(t.cachedBad == 0 && t.cachedOK > 0, "clients of cached pages saw no error (%d ok, %d not)", t.cachedOK, t.cachedBad)
-	c.expect(t.otherBadErr == 0 && t.hangs == 0, "uncached requests got 200 or D6 JSON errors, none hung (%d JSON errors)", t.otherJSONErr)
+	c.expect(t.otherBadErr == 0 && t.hangs == 0, "uncached requests got 200 or JSON errors, none hung (%d JSON errors)", t.otherJSONErr)
 }

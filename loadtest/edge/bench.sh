@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make bench-edge: the edge's cache-hit path against references, in one run
-# on this machine (DESIGN §8). Each server runs pinned to one core and wrk
+# on this machine (docs/architecture.md). Each server runs pinned to one core and wrk
 # to another, with keep-alive connections, on the same 15-20 KB JSON body:
 #
 #   (a) edge    the edge (caddyfile/Caddyfile, every module on, the rate
@@ -147,7 +147,7 @@ for n in "${names[@]}"; do
 	printf '| %-14s | %10s | %9s | %9s | %13s | %10s |\n' "$n" "${RPS[$n]}" "${P50[$n]}" "${P99[$n]}" "${RSS[$n]}" "$ratio"
 done
 echo
-echo "Goals: edge ≥ 0.6 × bare-go and ≥ 1.5 × caddy-respond (DESIGN §8)."
+echo "Goals: edge ≥ 0.6 × bare-go and ≥ 1.5 × caddy-respond (docs/edge-gateway.md)."
 
 # Verified agents on the same edge: interleaved rounds of each mode, the
 # median round of each reported.

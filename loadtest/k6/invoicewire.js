@@ -168,7 +168,7 @@ function authHeaders(extra) {
 
 // webhookSubscription: an agent with a token subscribes (with an
 // Idempotency-Key, replayed once), reads its subscription and deletes it;
-// the same POST without a token gets the D17 401.
+// the same POST without a token gets the docs/decisions.md (bearer tokens) 401.
 export function webhookSubscription() {
   const json = { headers: { 'Content-Type': 'application/json' } };
   if (!token) {

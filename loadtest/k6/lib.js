@@ -4,7 +4,7 @@ import { check } from 'k6';
 export const BASE = (__ENV.BASE_URL || 'http://localhost:8080').replace(/\/$/, '');
 export const API = `${BASE}/api/v1`;
 
-// isJSONError checks D6's error shape: {"error":{"code","message"}} as
+// isJSONError checks the JSON errors rule's (docs/decisions.md) error shape: {"error":{"code","message"}} as
 // application/json, never HTML, never empty.
 export function isJSONError(res, code) {
   const ct = res.headers['Content-Type'] || '';
@@ -17,7 +17,7 @@ export function isJSONError(res, code) {
   }
 }
 
-// hasRateLimitHeaders checks D15's headers on any response.
+// hasRateLimitHeaders checks the rate limit rule's (docs/decisions.md) headers on any response.
 export function hasRateLimitHeaders(res) {
   const h = res.headers;
   return /^"default";q=\d+;w=\d+$/.test(h['Ratelimit-Policy'] || '') &&

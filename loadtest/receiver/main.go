@@ -33,7 +33,7 @@ func main() {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /", func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, io.LimitReader(r.Body, 1<<20))
-		// webhook-id is the event's id (D21): the same event delivered
+		// webhook-id is the event's id (docs/decisions.md, delivery): the same event delivered
 		// twice to one subscription (one path) has the same key.
 		id := r.URL.Path + " " + r.Header.Get("webhook-id")
 		mu.Lock()

@@ -1,5 +1,5 @@
 // Package agentauth is the origin's agent authentication (spec §5,
-// endpoints 12–15, DESIGN D18): dynamic client registration (RFC 7591) with
+// endpoints 12–15, docs/decisions.md (agent auth)): dynamic client registration (RFC 7591) with
 // its management endpoint (RFC 7592), the token claim with anonymous clients
 // and ID-JAG identity assertions, and revocation (RFC 7009).
 //
@@ -98,7 +98,7 @@ func (s *Service) base() string { return s.siteRoot + "/api/v1" }
 func keyClient(id string) string { return "iw:client:{" + id + "}" }
 func keyTokens(id string) string { return "iw:client:{" + id + "}:tokens" }
 
-// oauthError is a 400 whose message names the OAuth error code (D18).
+// oauthError is a 400 whose message names the OAuth error code (docs/decisions.md, agent auth).
 func oauthError(code, msg string) *apierror.Error {
 	hint := "See the agent registration walkthrough at /auth.md."
 	return apierror.BadRequest(code+": "+msg, hint)

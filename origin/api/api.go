@@ -28,7 +28,7 @@ type API struct {
 // BaseURL is {base_url}.
 func (a *API) BaseURL() string { return a.SiteRoot + "/api/v1" }
 
-// Index answers GET / (ServiceIndex; resources per DESIGN D5).
+// Index answers GET / (ServiceIndex; resources per docs/decisions.md (service index)).
 func (a *API) Index(r *http.Request) (*respond.Response, error) {
 	b := a.BaseURL()
 	type resource struct {
@@ -61,7 +61,7 @@ func (a *API) Index(r *http.Request) (*respond.Response, error) {
 	}, store.TagIndex)
 }
 
-// Articles answers GET /articles (ArticleList, DESIGN D3).
+// Articles answers GET /articles (ArticleList, docs/decisions.md (pagination)).
 func (a *API) Articles(r *http.Request) (*respond.Response, error) {
 	q, err := ParseListQuery(r.URL.Query())
 	if err != nil {
@@ -125,7 +125,7 @@ func listTags(f store.ArticleFilter) []string {
 }
 
 // Article answers GET /articles/{slug}: 404 for an unknown slug, 410 for a
-// retracted article (DESIGN D10).
+// retracted article (docs/decisions.md, retraction and correction).
 func (a *API) Article(r *http.Request) (*respond.Response, error) {
 	slug := r.PathValue("slug")
 	rec, err := a.article(r, slug)
@@ -181,7 +181,7 @@ func (a *API) Countries(r *http.Request) (*respond.Response, error) {
 }
 
 // Country answers GET /countries/{code}. Codes are case-insensitive; a code
-// that is not two letters is a 400, an unknown one a 404 (DESIGN D7).
+// that is not two letters is a 400, an unknown one a 404 (docs/decisions.md, identifiers and links).
 func (a *API) Country(r *http.Request) (*respond.Response, error) {
 	raw := r.PathValue("code")
 	code := strings.ToLower(raw)

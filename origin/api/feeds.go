@@ -15,7 +15,7 @@ type Feed struct {
 	Type  string `json:"type"`
 }
 
-// FeedCatalog lists every feed of DESIGN D8: the master feed, one per
+// FeedCatalog lists every feed of docs/decisions.md (feeds): the master feed, one per
 // section, audience and country with at least one article, and the
 // newsletter, each as RSS 2.0 and JSON Feed 1.1, and the iCalendar feed of
 // mandate deadlines.

@@ -11,7 +11,7 @@ import (
 	"github.com/invoicewire/invoicewire/internal/store"
 )
 
-// List bounds of GET /articles (spec §4 and §8, DESIGN D3).
+// List bounds of GET /articles (spec §4 and §8, docs/decisions.md (pagination)).
 const (
 	DefaultLimit = 25
 	MaxLimit     = 100
@@ -26,7 +26,7 @@ type ListQuery struct {
 	Cursor *store.Cursor
 }
 
-// ParseListQuery validates the query of GET /articles (DESIGN D4): an unknown
+// ParseListQuery validates the query of GET /articles (docs/decisions.md, invalid query parameters): an unknown
 // section or audience, a country that is not two lowercase letters, a limit
 // outside 1..100 or an offset outside 0..10000 is a 400 whose hint names the
 // allowed values. Unknown parameters are ignored. A parameter given twice is

@@ -1,5 +1,5 @@
 // Package ask answers natural-language questions about the archive:
-// POST {site_root}/ask (endpoint 16 of the contract, DESIGN D22), in the
+// POST {site_root}/ask (endpoint 16 of the contract, docs/decisions.md (ask)), in the
 // style of the NLWeb protocol (v0.55), without a language model.
 //
 // # Retrieval
@@ -39,9 +39,9 @@
 //	go e.Run(ctx) // or let origin.Server.Follow run it
 //	ans, err := e.Ask(ctx, ask.Request{Query: "When does Belgium require B2B e-invoices?"})
 //	// ans.Summary (may be nil), ans.Results (best first), ans.Meta;
-//	// json.Marshal(ans) is the JSON answer of D22.
+//	// json.Marshal(ans) is the JSON answer of docs/decisions.md (ask).
 //
-// Ask returns *apierror.Error values for a question outside D22's limits
+// Ask returns *apierror.Error values for a question outside the ask rule's (docs/decisions.md) limits
 // (400) or when no index can be built (503), and the context's error when
 // ctx ends first. The origin creates one Engine in origin.New; share that
 // one rather than building a second index. Engine.Tool adapts it to the

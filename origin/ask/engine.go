@@ -23,7 +23,7 @@ import (
 	"github.com/invoicewire/invoicewire/internal/store"
 )
 
-// Limits of DESIGN D22.
+// Limits of docs/decisions.md (ask).
 const (
 	// MaxQueryChars bounds a question, in characters after trimming.
 	MaxQueryChars = 500
@@ -53,7 +53,7 @@ const (
 // generateNote is _meta.note of an answer to mode generate.
 const generateNote = "mode generate is answered as summarize: no generative model is used; the summary quotes the articles verbatim."
 
-// Protocol constants of the answer (NLWeb v0.55, D22).
+// Protocol constants of the answer (NLWeb v0.55, docs/decisions.md (ask)).
 const (
 	protocolVersion = "0.55"
 	siteName        = "Invoicewire"
@@ -90,7 +90,7 @@ type Request struct {
 // alphanumeric subtags (RFC 5646 §2.1), "-" or "_" separated.
 var localeTag = regexp.MustCompile(`^[A-Za-z]{2,8}([-_][A-Za-z0-9]{1,8})*$`)
 
-// normalize checks r against D22's limits and fills in defaults. Errors are
+// normalize checks r against the ask rule's (docs/decisions.md) limits and fills in defaults. Errors are
 // *apierror.Error values with status 400.
 func (r Request) normalize() (Request, error) {
 	r.Query = strings.TrimSpace(r.Query)
@@ -144,7 +144,7 @@ func (r Request) normalize() (Request, error) {
 
 func newRequestID() string { return events.NewID("req_", time.Now()) }
 
-// Meta is the _meta block of an answer and of every stream event (D22).
+// Meta is the _meta block of an answer and of every stream event (docs/decisions.md, ask).
 type Meta struct {
 	ResponseType string `json:"response_type"`
 	Version      string `json:"version"`
@@ -241,7 +241,7 @@ func (a *Answer) Items() []any {
 	return items
 }
 
-// MarshalJSON renders the JSON answer of D22:
+// MarshalJSON renders the JSON answer of docs/decisions.md (ask):
 // {"_meta":…,"query":…,"results":[…]}.
 func (a *Answer) MarshalJSON() ([]byte, error) {
 	return marshal(struct {
@@ -432,7 +432,7 @@ const maxQuickChecks = 64
 // hideRetracted checks the articles named by recent changes and hides at
 // once those that are no longer published.
 // A rebuild of a large corpus takes a while; a retraction must not wait for
-// it (D10: a retracted article disappears from every search answer).
+// it (docs/decisions.md (retraction and correction): a retracted article disappears from every search answer).
 func (e *Engine) hideRetracted(ctx context.Context) {
 	e.mu.Lock()
 	named := e.pending
@@ -609,7 +609,7 @@ func (e *Engine) Index(ctx context.Context) (*Index, error) {
 }
 
 // Ask answers a question. Errors are *apierror.Error values (400 for a
-// request outside D22's limits, 503 when the index cannot be built) or the
+// request outside the ask rule's (docs/decisions.md) limits, 503 when the index cannot be built) or the
 // context's error.
 func (e *Engine) Ask(ctx context.Context, req Request) (*Answer, error) {
 	start := time.Now()

@@ -14,7 +14,7 @@ import (
 	"github.com/invoicewire/invoicewire/origin/respond"
 )
 
-// MaxBody bounds the request body (D22: 16 KiB).
+// MaxBody bounds the request body (docs/decisions.md (ask): 16 KiB).
 const MaxBody = 16 << 10
 
 // Mount is the /ask route for the origin: POST only, through the origin's
@@ -25,7 +25,7 @@ func (e *Engine) Mount() respond.Mount {
 	return respond.Mount{Methods: []string{http.MethodPost}, Hint: "POST a JSON question to this address; see /openapi.json.", Handler: http.HandlerFunc(e.answer)}
 }
 
-// wireRequest is the JSON body of POST /ask (D22, AskRequest in
+// wireRequest is the JSON body of POST /ask (docs/decisions.md (ask), AskRequest in
 // openapi.json). Unknown fields are ignored, as NLWeb clients send more
 // (site, meta) than this service uses. The earlier queries of a
 // conversation and the mode are read where each NLWeb version puts them:
@@ -258,7 +258,7 @@ func requestID(r *http.Request) string {
 	return id
 }
 
-// writeError writes err as the JSON error of D6, unless the client is gone.
+// writeError writes err as the JSON error of docs/decisions.md (JSON errors), unless the client is gone.
 func (e *Engine) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if r.Context().Err() != nil {
 		return // nobody is listening
@@ -273,7 +273,7 @@ func (e *Engine) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	apierror.Write(w, ae)
 }
 
-// Stream events (D22). Each event is "event: NAME\ndata: JSON\n\n"; the JSON
+// Stream events (docs/decisions.md, ask). Each event is "event: NAME\ndata: JSON\n\n"; the JSON
 // is one line, so one data field carries it (WHATWG HTML §9.2.6).
 type (
 	streamStart struct {

@@ -285,7 +285,7 @@ func TestStreamFlushesEachEvent(t *testing.T) {
 }
 
 // TestBadInput sends every kind of bad request, with and without
-// Accept: text/event-stream: each gets the JSON error of D6 with the right
+// Accept: text/event-stream: each gets the JSON error of docs/decisions.md (JSON errors) with the right
 // status, and no stream begins.
 func TestBadInput(t *testing.T) {
 	_, srv := serveReal(t)
@@ -356,7 +356,7 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
-// checkError checks a D6 error answer.
+// checkError checks a docs/decisions.md (JSON errors) error answer.
 func checkError(t *testing.T, resp *http.Response, body []byte, status int) {
 	t.Helper()
 	if resp.StatusCode != status {
@@ -372,7 +372,7 @@ func checkError(t *testing.T, resp *http.Response, body []byte, status int) {
 		} `json:"error"`
 	}
 	if err := json.Unmarshal(body, &e); err != nil || e.Error.Code == "" || e.Error.Message == "" {
-		t.Errorf("not a D6 error body: %s", body)
+		t.Errorf("not a docs/decisions.md (JSON errors) error body: %s", body)
 	}
 	want := map[int]string{400: "bad_request", 405: "method_not_allowed", 413: "payload_too_large", 415: "unsupported_media_type", 503: "unavailable"}[status]
 	if e.Error.Code != want {
@@ -380,7 +380,7 @@ func checkError(t *testing.T, resp *http.Response, body []byte, status int) {
 	}
 }
 
-// TestQueryLimits checks the bounds of D22: 500 characters after trimming.
+// TestQueryLimits checks the bounds of docs/decisions.md (ask): 500 characters after trimming.
 func TestQueryLimits(t *testing.T) {
 	_, srv := serveReal(t)
 	q := strings.Repeat("é", MaxQueryChars)
@@ -532,7 +532,7 @@ func TestClientDisconnectFreesWork(t *testing.T) {
 }
 
 // TestLateFailure: a failure after the stream began is an error event, then
-// complete (D22), with status 200 already sent.
+// complete (docs/decisions.md, ask), with status 200 already sent.
 func TestLateFailure(t *testing.T) {
 	c, err := loadRealCorpus()
 	if err != nil {

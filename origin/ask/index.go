@@ -564,7 +564,7 @@ func (ix *Index) parse(text string) *query {
 type hit struct {
 	doc   uint32
 	score float64
-	// norm is the score on the 0–100 scale of D22.
+	// norm is the score on the 0–100 scale of docs/decisions.md (ask).
 	norm int
 }
 

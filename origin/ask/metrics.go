@@ -11,7 +11,7 @@ import (
 	metricsreg "github.com/invoicewire/invoicewire/internal/metrics"
 )
 
-// metrics are the engine's Prometheus series (DESIGN §7). Labels are the
+// metrics are the engine's Prometheus series (docs/architecture.md). Labels are the
 // answer's mode and status code only, never the question.
 type metrics struct {
 	requests   *prometheus.CounterVec

@@ -30,7 +30,7 @@ const (
 	summaryNewer = 0.1
 	// summaryMinCoverage is the share of the question a sentence must cover.
 	summaryMinCoverage = 0.3
-	// summaryMin and summaryMax bound the number of sentences (D22: 2–4).
+	// summaryMin and summaryMax bound the number of sentences (docs/decisions.md (ask): 2–4).
 	summaryMin = 2
 	summaryMax = 4
 	// mmrLambda trades relevance against novelty (maximal marginal

@@ -58,7 +58,7 @@ type block struct {
 
 // markdownBlocks splits a CommonMark body into paragraphs, list items,
 // headings and table rows, with inline markup removed. It handles the subset
-// the editors use (DESIGN §2 content tree); anything else reads as text.
+// the editors use (docs/architecture.md content tree); anything else reads as text.
 func markdownBlocks(body string) []block {
 	var blocks []block
 	var cur []string

@@ -21,7 +21,7 @@ import (
 
 // TestDiscoveryDocuments checks the fields each document must have and
 // requests every address of this site that any of them names: GET answers
-// 200, or 405 with JSON and Allow for POST-only endpoints (D23).
+// 200, or 405 with JSON and Allow for POST-only endpoints (docs/decisions.md, agent surfaces).
 func TestDiscoveryDocuments(t *testing.T) {
 	inst := origintest.Start(t)
 	docs := map[string]map[string]any{}

@@ -18,10 +18,10 @@ import (
 	"github.com/invoicewire/invoicewire/origin/site"
 )
 
-// Scopes are the OAuth scopes of agent tokens (D18).
+// Scopes are the OAuth scopes of agent tokens (docs/decisions.md, agent auth).
 var Scopes = []string{"webhooks:read", "webhooks:write"}
 
-// Grant types the claim endpoint accepts (D18).
+// Grant types the claim endpoint accepts (docs/decisions.md, agent auth).
 const (
 	GrantIdentityAssertion = "urn:ietf:params:oauth:grant-type:identity-assertion"
 	GrantJWTBearer         = "urn:ietf:params:oauth:grant-type:jwt-bearer"

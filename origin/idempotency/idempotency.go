@@ -47,10 +47,10 @@ const Header = "Idempotency-Key"
 // ReplayedHeader marks a replayed response.
 const ReplayedHeader = "Idempotency-Replayed"
 
-// MaxKeyLength is the longest key accepted (D19, spec §8).
+// MaxKeyLength is the longest key accepted (docs/decisions.md (Idempotency-Key), spec §8).
 const MaxKeyLength = 255
 
-// DefaultTTL is how long a response is kept (D19).
+// DefaultTTL is how long a response is kept (docs/decisions.md, Idempotency-Key).
 const DefaultTTL = 24 * time.Hour
 
 // lease bounds how long a request may hold its key in flight; a handler

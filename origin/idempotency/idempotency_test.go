@@ -31,7 +31,7 @@ func statusOf(resp *respond.Response, err error) int {
 	return resp.Status
 }
 
-// TestWrap covers D19 against a real Redis: replay with the stored answer,
+// TestWrap covers docs/decisions.md (Idempotency-Key) against a real Redis: replay with the stored answer,
 // another body → 422, a request still in flight → 409, bad keys → 400,
 // failures not stored.
 func TestWrap(t *testing.T) {
@@ -190,7 +190,7 @@ func TestRecordsSurviveARedisCrash(t *testing.T) {
 		}
 		first[k] = string(resp.Body)
 	}
-	// appendfsync everysec: wait for the fsync before the crash (DESIGN §5).
+	// appendfsync everysec: wait for the fsync before the crash (docs/architecture.md).
 	time.Sleep(1100 * time.Millisecond)
 	srv.Restart(true)
 	for _, k := range keys {

@@ -1,4 +1,4 @@
-// Package mcp is Invoicewire's Model Context Protocol server (DESIGN D23):
+// Package mcp is Invoicewire's Model Context Protocol server (docs/decisions.md, agent surfaces):
 // read-only tools over the same store as the JSON API, served at
 // {site_root}/mcp with the official Go SDK's Streamable HTTP transport.
 //
@@ -98,7 +98,7 @@ var (
 // it.
 var Tools = []Tool{toolSearchArticles, toolGetArticle, toolListCountries, toolGetCountry, toolListSpecs, toolGetSpec, toolListSources, toolAsk}
 
-// MaxBody bounds MCP request bodies, like every other body (D20: 64 KiB).
+// MaxBody bounds MCP request bodies, like every other body (docs/decisions.md (subscriptions): 64 KiB).
 const MaxBody = 64 << 10
 
 // ArticleSummary is one article in search results.

@@ -193,7 +193,7 @@ func TestAskHook(t *testing.T) {
 	}
 }
 
-// TestHTTPErrors checks the transport's refusals are D6 JSON with no-store.
+// TestHTTPErrors checks the transport's refusals are docs/decisions.md (JSON errors) JSON with no-store.
 func TestHTTPErrors(t *testing.T) {
 	inst := origintest.Start(t)
 	testCases := []struct {
@@ -233,7 +233,7 @@ func TestHTTPErrors(t *testing.T) {
 				Error struct{ Code, Message string } `json:"error"`
 			}
 			if json.Unmarshal(body, &e) != nil || e.Error.Code == "" {
-				t.Errorf("not D6 JSON: %s", body)
+				t.Errorf("not docs/decisions.md (JSON errors) JSON: %s", body)
 			}
 		})
 	}

@@ -2,10 +2,10 @@
 // served at {site_root}/openapi.json for client generators (spec §1, §9).
 //
 // The document covers every endpoint of the contract (spec §4) and every
-// extension DESIGN.md adds: the owner subscription routes (D20), the RFC 7592
-// client routes (D18), feeds (D8), article pages and their markdown twins
-// (D11), /ask (D22), /mcp and the well-known documents (D23), and the webhook
-// deliveries (D21) as 3.1 `webhooks`. Paths without their own `servers` are
+// extension docs/architecture.md adds: the owner subscription routes (docs/decisions.md, subscriptions), the RFC 7592
+// client routes (docs/decisions.md, agent auth), feeds (docs/decisions.md, feeds), article pages and their markdown twins
+// (docs/decisions.md, markdown twin), /ask (docs/decisions.md, ask), /mcp and the well-known documents (docs/decisions.md, agent surfaces), and the webhook
+// deliveries (docs/decisions.md, delivery) as 3.1 `webhooks`. Paths without their own `servers` are
 // relative to {base_url}; site surfaces carry a path-level server at
 // {site_root}.
 //
@@ -19,7 +19,7 @@ import _ "embed"
 
 // Document is openapi.json exactly as served. Whoever adds or changes an
 // endpoint changes this file and its contract test in the same change
-// (DESIGN §8).
+// (docs/architecture.md).
 //
 //go:embed openapi.json
 var Document []byte

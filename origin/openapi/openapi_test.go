@@ -66,7 +66,7 @@ func TestDocumentIsValidOpenAPI31(t *testing.T) {
 }
 
 // TestDocumentCoversContract lists every endpoint of spec §4 and every
-// extension of DESIGN.md; each must be an operation of the document.
+// extension of docs/architecture.md; each must be an operation of the document.
 func TestDocumentCoversContract(t *testing.T) {
 	m := model(t)
 	testCases := []struct {
@@ -92,35 +92,35 @@ func TestDocumentCoversContract(t *testing.T) {
 		{desc: "§4.15 revoke", method: "POST", path: "/agent-auth/revoke"},
 		{desc: "§4.16 ask", method: "POST", path: "/ask", site: true},
 		{desc: "§4.17 openapi.json", method: "GET", path: "/openapi.json", site: true},
-		{desc: "D20 list subscriptions", method: "GET", path: "/webhooks/subscriptions"},
-		{desc: "D20 read subscription", method: "GET", path: "/webhooks/subscriptions/{id}"},
-		{desc: "D20 delete subscription", method: "DELETE", path: "/webhooks/subscriptions/{id}"},
-		{desc: "D18 read client", method: "GET", path: "/agent-auth/register/{client_id}"},
-		{desc: "D18 delete client", method: "DELETE", path: "/agent-auth/register/{client_id}"},
-		{desc: "D8 master feed RSS", method: "GET", path: "/feeds/all.xml", site: true},
-		{desc: "D8 master feed JSON", method: "GET", path: "/feeds/all.json", site: true},
-		{desc: "D8 section feed RSS", method: "GET", path: "/feeds/section/{section}.xml", site: true},
-		{desc: "D8 section feed JSON", method: "GET", path: "/feeds/section/{section}.json", site: true},
-		{desc: "D8 audience feed RSS", method: "GET", path: "/feeds/audience/{audience}.xml", site: true},
-		{desc: "D8 audience feed JSON", method: "GET", path: "/feeds/audience/{audience}.json", site: true},
-		{desc: "D8 country feed RSS", method: "GET", path: "/feeds/country/{code}.xml", site: true},
-		{desc: "D8 country feed JSON", method: "GET", path: "/feeds/country/{code}.json", site: true},
-		{desc: "D8 newsletter feed RSS", method: "GET", path: "/feeds/newsletter.xml", site: true},
-		{desc: "D8 newsletter feed JSON", method: "GET", path: "/feeds/newsletter.json", site: true},
-		{desc: "D11 article page", method: "GET", path: "/{year}/{month}/{slug}/", site: true},
-		{desc: "D11 markdown twin", method: "GET", path: "/{year}/{month}/{slug}.md", site: true},
-		{desc: "D7 country page", method: "GET", path: "/countries/{code}/", site: true},
-		{desc: "D9 newsletter page", method: "GET", path: "/newsletter/{issue}/", site: true},
-		{desc: "D23 MCP", method: "POST", path: "/mcp", site: true},
-		{desc: "D23 protected resource metadata", method: "GET", path: "/.well-known/oauth-protected-resource", site: true},
-		{desc: "D23 authorization server metadata", method: "GET", path: "/.well-known/oauth-authorization-server", site: true},
-		{desc: "D23 signatures directory", method: "GET", path: "/.well-known/http-message-signatures-directory", site: true},
-		{desc: "D23 MCP server card", method: "GET", path: "/.well-known/mcp/server-card.json", site: true},
-		{desc: "D23 agent card", method: "GET", path: "/.well-known/agent-card.json", site: true},
-		{desc: "D23 llms.txt", method: "GET", path: "/llms.txt", site: true},
-		{desc: "D23 robots.txt", method: "GET", path: "/robots.txt", site: true},
-		{desc: "D23 auth.md", method: "GET", path: "/auth.md", site: true},
-		{desc: "D23 developer portal", method: "GET", path: "/developers", site: true},
+		{desc: "subscriptions: list subscriptions", method: "GET", path: "/webhooks/subscriptions"},
+		{desc: "subscriptions: read subscription", method: "GET", path: "/webhooks/subscriptions/{id}"},
+		{desc: "subscriptions: delete subscription", method: "DELETE", path: "/webhooks/subscriptions/{id}"},
+		{desc: "agent auth: read client", method: "GET", path: "/agent-auth/register/{client_id}"},
+		{desc: "agent auth: delete client", method: "DELETE", path: "/agent-auth/register/{client_id}"},
+		{desc: "feeds: master feed RSS", method: "GET", path: "/feeds/all.xml", site: true},
+		{desc: "feeds: master feed JSON", method: "GET", path: "/feeds/all.json", site: true},
+		{desc: "feeds: section feed RSS", method: "GET", path: "/feeds/section/{section}.xml", site: true},
+		{desc: "feeds: section feed JSON", method: "GET", path: "/feeds/section/{section}.json", site: true},
+		{desc: "feeds: audience feed RSS", method: "GET", path: "/feeds/audience/{audience}.xml", site: true},
+		{desc: "feeds: audience feed JSON", method: "GET", path: "/feeds/audience/{audience}.json", site: true},
+		{desc: "feeds: country feed RSS", method: "GET", path: "/feeds/country/{code}.xml", site: true},
+		{desc: "feeds: country feed JSON", method: "GET", path: "/feeds/country/{code}.json", site: true},
+		{desc: "feeds: newsletter feed RSS", method: "GET", path: "/feeds/newsletter.xml", site: true},
+		{desc: "feeds: newsletter feed JSON", method: "GET", path: "/feeds/newsletter.json", site: true},
+		{desc: "markdown twin: article page", method: "GET", path: "/{year}/{month}/{slug}/", site: true},
+		{desc: "markdown twin: markdown twin", method: "GET", path: "/{year}/{month}/{slug}.md", site: true},
+		{desc: "identifiers and links: country page", method: "GET", path: "/countries/{code}/", site: true},
+		{desc: "newsletter: newsletter page", method: "GET", path: "/newsletter/{issue}/", site: true},
+		{desc: "agent surfaces: MCP", method: "POST", path: "/mcp", site: true},
+		{desc: "agent surfaces: protected resource metadata", method: "GET", path: "/.well-known/oauth-protected-resource", site: true},
+		{desc: "agent surfaces: authorization server metadata", method: "GET", path: "/.well-known/oauth-authorization-server", site: true},
+		{desc: "agent surfaces: signatures directory", method: "GET", path: "/.well-known/http-message-signatures-directory", site: true},
+		{desc: "agent surfaces: MCP server card", method: "GET", path: "/.well-known/mcp/server-card.json", site: true},
+		{desc: "agent surfaces: agent card", method: "GET", path: "/.well-known/agent-card.json", site: true},
+		{desc: "agent surfaces: llms.txt", method: "GET", path: "/llms.txt", site: true},
+		{desc: "agent surfaces: robots.txt", method: "GET", path: "/robots.txt", site: true},
+		{desc: "agent surfaces: auth.md", method: "GET", path: "/auth.md", site: true},
+		{desc: "agent surfaces: developer portal", method: "GET", path: "/developers", site: true},
 		{desc: "§1 sitemap index", method: "GET", path: "/sitemap-index.xml", site: true},
 		{desc: "§1 news sitemap", method: "GET", path: "/news-sitemap.xml", site: true},
 	}
@@ -155,7 +155,7 @@ func TestDocumentCoversContract(t *testing.T) {
 	}
 	for _, kind := range events.Kinds {
 		if m.Webhooks.GetOrZero(kind) == nil || m.Webhooks.GetOrZero(kind).Post == nil {
-			t.Errorf("webhooks.%s (the delivery, D21) is missing", kind)
+			t.Errorf("webhooks.%s (the delivery, docs/decisions.md (delivery)) is missing", kind)
 		}
 	}
 }
@@ -188,7 +188,7 @@ func TestOperationRules(t *testing.T) {
 			for code, r := range o.op.Responses.Codes.FromOldest() {
 				codes[code] = r
 			}
-			// D6: every error is the JSON Error shape.
+			// docs/decisions.md (JSON errors): every error is the JSON Error shape.
 			for code, r := range codes {
 				if code[0] != '4' && code[0] != '5' {
 					continue
@@ -202,7 +202,7 @@ func TestOperationRules(t *testing.T) {
 					t.Errorf("%s schema is %q, want the Error schema", code, ref)
 				}
 			}
-			// Every operation can be rate limited (D15) and fail (D6).
+			// Every operation can be rate limited (docs/decisions.md, rate limit) and fail (docs/decisions.md, JSON errors).
 			for _, code := range []string{"429", "500"} {
 				if codes[code] == nil {
 					t.Errorf("no %s response", code)
@@ -218,7 +218,7 @@ func TestOperationRules(t *testing.T) {
 			if secured != (codes["401"] != nil) {
 				t.Errorf("security %v but 401 documented: %v", secured, codes["401"] != nil)
 			}
-			// D12: reads are cacheable and revalidate with If-None-Match.
+			// docs/decisions.md (cache headers): reads are cacheable and revalidate with If-None-Match.
 			if o.method == http.MethodGet && !secured {
 				if codes["304"] == nil {
 					t.Error("a public read without 304")
@@ -230,7 +230,7 @@ func TestOperationRules(t *testing.T) {
 					t.Error("a public read whose 200 does not document Cache-Control")
 				}
 			}
-			// D4/D7: a path or query parameter can be wrong; the read says how.
+			// docs/decisions.md (invalid query parameters)/docs/decisions.md (identifiers and links): a path or query parameter can be wrong; the read says how.
 			if o.method == http.MethodGet {
 				hasPath, hasQuery := false, false
 				for _, p := range o.op.Parameters {
@@ -244,7 +244,7 @@ func TestOperationRules(t *testing.T) {
 					t.Error("path parameters but no 404")
 				}
 			}
-			// D19: Idempotency-Key on every POST under /api/v1.
+			// docs/decisions.md (Idempotency-Key): Idempotency-Key on every POST under /api/v1.
 			if o.method == http.MethodPost && !o.site {
 				p := param(o.op, "Idempotency-Key")
 				if p == nil {
@@ -254,11 +254,11 @@ func TestOperationRules(t *testing.T) {
 				}
 				for _, code := range []string{"409", "422"} {
 					if codes[code] == nil {
-						t.Errorf("a POST under /api/v1 without %s (idempotency, D19)", code)
+						t.Errorf("a POST under /api/v1 without %s (idempotency, docs/decisions.md (Idempotency-Key))", code)
 					}
 				}
 			}
-			// Rate-limit headers on every documented answer (D15).
+			// Rate-limit headers on every documented answer (docs/decisions.md, rate limit).
 			for code, r := range codes {
 				for _, h := range []string{"RateLimit", "RateLimit-Policy", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"} {
 					if code != "202" && r.Headers.GetOrZero(h) == nil {
@@ -311,10 +311,10 @@ func TestEnumsMatchTheCode(t *testing.T) {
 	}{
 		{desc: "sections", schema: "Section", want: content.Sections},
 		{desc: "audiences", schema: "Audience", want: content.Audiences},
-		{desc: "D2 mandate_status", schema: "MandateStatus", want: content.MandateStatuses},
-		{desc: "D2 trust_tier", schema: "TrustTier", want: content.TrustTiers},
+		{desc: "vocabularies: mandate_status", schema: "MandateStatus", want: content.MandateStatuses},
+		{desc: "vocabularies: trust_tier", schema: "TrustTier", want: content.TrustTiers},
 		{desc: "§6 event kinds", schema: "EventKind", want: events.Kinds},
-		{desc: "D6 error codes", schema: "ErrorCode", want: codes},
+		{desc: "JSON errors: error codes", schema: "ErrorCode", want: codes},
 	}
 	for _, tc := range testCases {
 		t.Run(tc.desc, func(t *testing.T) {
@@ -329,7 +329,7 @@ func TestEnumsMatchTheCode(t *testing.T) {
 	}
 }
 
-// TestParameterBounds pins the limits of spec §8 and DESIGN D3/D7/D19.
+// TestParameterBounds pins the limits of spec §8 and docs/decisions.md (pagination)/docs/decisions.md (identifiers and links)/docs/decisions.md (Idempotency-Key).
 func TestParameterBounds(t *testing.T) {
 	m := model(t)
 	p := func(name string) *base.Schema {
@@ -362,7 +362,7 @@ func TestParameterBounds(t *testing.T) {
 		{desc: "offset minimum", got: f(p("Offset").Minimum), want: 0.0},
 		{desc: "offset maximum", got: f(p("Offset").Maximum), want: 10000.0},
 		{desc: "country filter", got: p("CountryFilter").Pattern, want: "^[a-z]{2}$"},
-		{desc: "country path code, either case (D7)", got: p("CountryCode").Pattern, want: "^[A-Za-z]{2}$"},
+		{desc: "country path code, either case (docs/decisions.md, identifiers and links)", got: p("CountryCode").Pattern, want: "^[A-Za-z]{2}$"},
 		{desc: "Idempotency-Key length", got: i(p("IdempotencyKey").MaxLength), want: int64(255)},
 	}
 	for _, tc := range testCases {

@@ -13,7 +13,7 @@ import (
 	"github.com/invoicewire/invoicewire/internal/apierror"
 )
 
-// MaxBody is the default bound on request bodies (DESIGN D20: 64 KiB).
+// MaxBody is the default bound on request bodies (docs/decisions.md (subscriptions): 64 KiB).
 const MaxBody = 64 << 10
 
 // ReadBody reads a request body of at most max bytes, answering 413
@@ -50,7 +50,7 @@ func MediaType(r *http.Request) string {
 // DecodeJSON reads a JSON object body into v: 415 unsupported_media_type when
 // the Content-Type is not application/json (or +json), 413 over max bytes,
 // 400 bad_request for malformed JSON, a value of the wrong type or trailing
-// data. Unknown fields are ignored, as unknown query parameters are (D4). The raw body is returned for fingerprints and
+// data. Unknown fields are ignored, as unknown query parameters are (docs/decisions.md, invalid query parameters). The raw body is returned for fingerprints and
 // signatures.
 func DecodeJSON(r *http.Request, max int64, v any) ([]byte, error) {
 	if mt := MediaType(r); mt != "application/json" && !(len(mt) > 5 && mt[len(mt)-5:] == "+json") {

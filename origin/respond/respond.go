@@ -1,7 +1,7 @@
 // Package respond is the small vocabulary the origin's handlers answer in: a
 // handler returns a *Response or an error, and the origin's one writer turns
-// either into bytes, caches it, and adds the shared headers (DESIGN D6, D12,
-// D14). Handlers never touch the http.ResponseWriter.
+// either into bytes, caches it, and adds the shared headers (docs/decisions.md (JSON errors), docs/decisions.md (cache headers),
+// docs/decisions.md (CORS)). Handlers never touch the http.ResponseWriter.
 package respond
 
 import (
@@ -15,7 +15,7 @@ import (
 // Handler answers one request.
 type Handler func(r *http.Request) (*Response, error)
 
-// Cache-Control values of DESIGN D12.
+// Cache-Control values of docs/decisions.md (cache headers).
 const (
 	CacheRead  = "public, max-age=300, s-maxage=3600, stale-while-revalidate=86400"
 	CacheError = "public, max-age=60"
@@ -30,7 +30,7 @@ type Response struct {
 	Body        []byte
 	// CacheControl defaults to CacheRead for 200 responses.
 	CacheControl string
-	// SurrogateKeys names the content the response depends on (D12).
+	// SurrogateKeys names the content the response depends on (docs/decisions.md, cache headers).
 	SurrogateKeys []string
 	// Vary is set when the representation depends on a request header.
 	Vary string

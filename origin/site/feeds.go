@@ -16,16 +16,16 @@ import (
 	"github.com/invoicewire/invoicewire/origin/respond"
 )
 
-// FeedItems is the number of items in every feed (D8).
+// FeedItems is the number of items in every feed (docs/decisions.md, feeds).
 const FeedItems = 50
 
-// Media types of the feeds (D8).
+// Media types of the feeds (docs/decisions.md, feeds).
 const (
 	RSSType      = "application/rss+xml; charset=utf-8"
 	JSONFeedType = "application/feed+json; charset=utf-8"
 )
 
-// Feed answers every feed address of D8. The set of feeds is exactly the
+// Feed answers every feed address of docs/decisions.md (feeds). The set of feeds is exactly the
 // catalog that GET /api/v1/feeds lists: both come from api.FeedCatalog, so
 // an address the catalog does not name (an unknown section, a country
 // without articles) is a 404 here.

@@ -20,7 +20,7 @@ import (
 // PageSize is the number of articles on one listing page.
 const PageSize = 20
 
-// maxPage bounds page numbers as the API bounds offset (D3: at most 10000).
+// maxPage bounds page numbers as the API bounds offset (docs/decisions.md (pagination): at most 10000).
 const maxPage = api.MaxOffset/PageSize + 1
 
 func notFoundPage(siteRoot string) *apierror.Error {
@@ -28,7 +28,7 @@ func notFoundPage(siteRoot string) *apierror.Error {
 }
 
 // pageNumber reads ?page= (1 when absent): a positive integer of at most
-// maxPage, given once, or a 400 that says so (as D4 does for the API).
+// maxPage, given once, or a 400 that says so (as docs/decisions.md (invalid query parameters) does for the API).
 func pageNumber(r *http.Request) (int, error) {
 	vals, ok := r.URL.Query()["page"]
 	if !ok {
@@ -190,7 +190,7 @@ func (s *Site) filtered(r *http.Request, f store.ArticleFilter, path, heading, i
 
 // CountryPage answers GET /countries/{code}/: the country's mandate status,
 // authority and summary, and its articles. Codes are case-insensitive; a
-// code that is not two letters is a 400, an unknown one a 404 (D7).
+// code that is not two letters is a 400, an unknown one a 404 (docs/decisions.md, identifiers and links).
 func (s *Site) CountryPage(r *http.Request) (*respond.Response, error) {
 	raw := r.PathValue("code")
 	code := strings.ToLower(raw)
@@ -236,7 +236,7 @@ type articleView struct {
 }
 
 // ArticlePage answers GET /<yyyy>/<mm>/<slug>/: 404 for an unknown article
-// or a wrong year or month, 410 for a retracted one (D10).
+// or a wrong year or month, 410 for a retracted one (docs/decisions.md, retraction and correction).
 func (s *Site) ArticlePage(r *http.Request) (*respond.Response, error) {
 	rec, err := s.article(r, r.PathValue("year"), r.PathValue("month"), r.PathValue("slug"))
 	if err != nil {
@@ -337,7 +337,7 @@ func (s *Site) ArticlePage(r *http.Request) (*respond.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The edge answers Accept: text/markdown here with the twin (D11).
+	// The edge answers Accept: text/markdown here with the twin (docs/decisions.md, markdown twin).
 	resp.Vary = "Accept"
 	return resp, nil
 }
@@ -379,7 +379,7 @@ type newsletterView struct {
 	Articles []teaser
 }
 
-// NewsletterPage answers GET /newsletter/<yyyy>-w<ww>/ (D9): the issue's
+// NewsletterPage answers GET /newsletter/<yyyy>-w<ww>/ (docs/decisions.md, newsletter): the issue's
 // intro and its articles, without any retracted since.
 func (s *Site) NewsletterPage(r *http.Request) (*respond.Response, error) {
 	week := r.PathValue("issue")

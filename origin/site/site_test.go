@@ -465,7 +465,7 @@ func TestPageHeaders(t *testing.T) {
 	t.Run("article page", func(t *testing.T) {
 		resp, body := get(t, inst, a.Path()+"/")
 		if v := resp.Header.Get("Vary"); v != "Accept" {
-			t.Errorf("Vary %q, want Accept (D11)", v)
+			t.Errorf("Vary %q, want Accept (docs/decisions.md, markdown twin)", v)
 		}
 		if !slices.Contains(strings.Fields(resp.Header.Get("Surrogate-Key")), store.TagArticle(a.Slug)) {
 			t.Errorf("Surrogate-Key %q lacks article:%s", resp.Header.Get("Surrogate-Key"), a.Slug)
@@ -525,7 +525,7 @@ func TestCorrectionShowsOnThePage(t *testing.T) {
 }
 
 // TestBadInput sends malformed and unknown page addresses: every answer is
-// the JSON error of D6 with the right status, never HTML, never a 500.
+// the JSON error of docs/decisions.md (JSON errors) with the right status, never HTML, never a 500.
 func TestBadInput(t *testing.T) {
 	inst := origintest.Start(t)
 	long := strings.Repeat("a", content.MaxSlugLength+1)
@@ -600,7 +600,7 @@ func TestBadInput(t *testing.T) {
 				} `json:"error"`
 			}
 			if err := json.Unmarshal(body, &e); err != nil || e.Error.Code == "" || e.Error.Message == "" {
-				t.Errorf("not the D6 error shape: %s", body)
+				t.Errorf("not the docs/decisions.md (JSON errors) error shape: %s", body)
 			}
 		})
 	}

@@ -1,5 +1,5 @@
 // Package webhooks is the origin's side of webhook subscriptions (spec §4
-// endpoint 11, DESIGN D17, D20): subscribing, and the owner routes that
+// endpoint 11, docs/decisions.md (bearer tokens), docs/decisions.md (subscriptions)): subscribing, and the owner routes that
 // list, read and delete a client's subscriptions. Deliveries are the
 // worker's job; this package only writes subscriptions and, for test=true,
 // queues synthetic events for the new subscription.
@@ -67,7 +67,7 @@ func ClientOf(r *http.Request) string {
 }
 
 // Authenticated wraps h so it runs only for a valid bearer token carrying
-// scope (DESIGN D17): none → 401; unknown, expired or revoked → 401 with
+// scope (docs/decisions.md, bearer tokens): none → 401; unknown, expired or revoked → 401 with
 // error="invalid_token"; a token without the scope → 403. The origin is
 // authoritative: it looks the token up in Redis on every request.
 func (s *Service) Authenticated(scope string, h respond.Handler) respond.Handler {
@@ -109,7 +109,7 @@ type createRequest struct {
 	Test   *bool    `json:"test"`
 }
 
-// Secret bounds (D20).
+// Secret bounds (docs/decisions.md, subscriptions).
 const (
 	minSecret = 16
 	maxSecret = 1024
@@ -200,7 +200,7 @@ func (s *Service) Create(r *http.Request) (*respond.Response, error) {
 	return resp, nil
 }
 
-// testFlag reads the query parameter test (D20): true/false or 1/0.
+// testFlag reads the query parameter test (docs/decisions.md, subscriptions): true/false or 1/0.
 func testFlag(r *http.Request) (bool, error) {
 	vs, ok := r.URL.Query()["test"]
 	if !ok {
@@ -217,7 +217,7 @@ func testFlag(r *http.Request) (bool, error) {
 	return false, apierror.BadRequest("The query parameter test must be true or false.", "Send ?test=true to receive one synthetic event per subscribed kind.")
 }
 
-// testEvents builds one synthetic event per kind (D20): ids evt_test_…,
+// testEvents builds one synthetic event per kind (docs/decisions.md, subscriptions): ids evt_test_…,
 // "test": true, and data of the kind's real shape.
 func (s *Service) testEvents(kinds []string, now time.Time) []events.Event {
 	root := s.cfg.SiteRoot
@@ -276,7 +276,7 @@ func notFound(id string) error {
 }
 
 // Get answers GET /webhooks/subscriptions/{id} (SubscriptionDetail with the
-// last 20 delivery attempts). Another client's subscription is 404 (D20).
+// last 20 delivery attempts). Another client's subscription is 404 (docs/decisions.md, subscriptions).
 func (s *Service) Get(r *http.Request) (*respond.Response, error) {
 	id := r.PathValue("id")
 	sub, err := s.subs.Get(r.Context(), ClientOf(r), id)

@@ -21,7 +21,7 @@ type client struct{ redis.UniversalClient }
 func (c client) Destruct() error { return c.Close() }
 
 // Acquire returns the shared client for url (redis://, rediss:// or
-// redis+cluster://, DESIGN §3). It does not contact Redis: the client
+// redis+cluster://, docs/architecture.md). It does not contact Redis: the client
 // connects on first use and reconnects on its own, so an edge starts and
 // serves while Redis is down. Every successful Acquire needs one Release.
 func Acquire(url string) (redis.UniversalClient, error) {

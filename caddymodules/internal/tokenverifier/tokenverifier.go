@@ -1,5 +1,5 @@
-// Package tokenverifier is the edge's shared bearer-token verifier (DESIGN
-// D17). The rate limiter asks it who the client is and bearer_auth asks it
+// Package tokenverifier is the edge's shared bearer-token verifier (docs/architecture.md
+// docs/decisions.md (bearer tokens)). The rate limiter asks it who the client is and bearer_auth asks it
 // whether a write may pass; both get the same answer from one cache.
 //
 // A token is valid when Redis holds iw:token:<sha256 hex> (package
@@ -35,7 +35,7 @@ import (
 	"github.com/invoicewire/invoicewire/internal/token"
 )
 
-// Cache lifetimes of DESIGN D17.
+// Cache lifetimes of docs/decisions.md (bearer tokens).
 const (
 	ValidTTL   = 30 * time.Second
 	InvalidTTL = 5 * time.Second

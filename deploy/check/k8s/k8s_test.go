@@ -315,7 +315,7 @@ func checkServices(t *testing.T, o *objects) {
 					t.Errorf("Ingress/%s: Service %s has no port %+v", ing.Name, b.Name, b.Port)
 				}
 				if svc.Name != "edge" {
-					t.Errorf("Ingress/%s: routes to %s; only the edge is public (DESIGN §3)", ing.Name, svc.Name)
+					t.Errorf("Ingress/%s: routes to %s; only the edge is public (docs/architecture.md)", ing.Name, svc.Name)
 				}
 			}
 		}

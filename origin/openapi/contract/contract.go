@@ -1,6 +1,6 @@
 // Package contract checks real HTTP exchanges against Invoicewire's OpenAPI
 // document (origin/openapi/openapi.json) in tests, so that a response that
-// drifts from the document fails the build (DESIGN §8).
+// drifts from the document fails the build (docs/architecture.md).
 //
 // A test builds its request with http.NewRequest (so the body can be read
 // again), sends it through the real stack, reads the whole response body and
@@ -23,7 +23,7 @@
 //   - a request the document calls invalid must not succeed;
 //   - every documented header that is present is checked against its schema,
 //     required or not (the library only checks required ones);
-//   - an error body's code matches its status (DESIGN D6);
+//   - an error body's code matches its status (docs/decisions.md, JSON errors);
 //   - a 304 has no body;
 //   - a text/event-stream answer is parsed and each event's data validated
 //     against the schema the media type's x-sse-events names, in order;
@@ -60,7 +60,7 @@ import (
 // APIBase is the path of {base_url} below {site_root} (spec §9).
 const APIBase = "/api/v1"
 
-// statusCodes maps each status of DESIGN D6 to its error code. Statuses not
+// statusCodes maps each status of docs/decisions.md (JSON errors) to its error code. Statuses not
 // listed (other 5xx) use "internal"; 502 and 504 from the edge use
 // "unavailable".
 var statusCodes = map[int]string{
@@ -298,7 +298,7 @@ func operationFor(item *v3.PathItem, method string) *v3.Operation {
 	return nil
 }
 
-// errorBodyProblems checks DESIGN D6 on any 4xx/5xx: JSON, the Error schema,
+// errorBodyProblems checks docs/decisions.md (JSON errors) on any 4xx/5xx: JSON, the Error schema,
 // and the code that goes with the status.
 func (c *Checker) errorBodyProblems(resp *http.Response, body []byte) []string {
 	var probs []string
@@ -320,7 +320,7 @@ func (c *Checker) errorBodyProblems(resp *http.Response, body []byte) []string {
 			want = "internal"
 		}
 		if want != "" && e.Error.Code != want {
-			probs = append(probs, fmt.Sprintf("error code %q does not go with status %d (want %q, DESIGN D6)", e.Error.Code, resp.StatusCode, want))
+			probs = append(probs, fmt.Sprintf("error code %q does not go with status %d (want %q, docs/decisions.md: JSON errors)", e.Error.Code, resp.StatusCode, want))
 		}
 	}
 	return probs
@@ -332,7 +332,7 @@ func (c *Checker) component(name string) *base.Schema {
 
 // undocumentedProblems judges an answer for which the document has no
 // operation: an unknown path (404), a method the path lacks (405 with Allow,
-// or 401 for a write under /api/v1 without a valid token, DESIGN D17), or a
+// or 401 for a write under /api/v1 without a valid token, docs/decisions.md (bearer tokens)), or a
 // CORS preflight (204).
 func (c *Checker) undocumentedProblems(req *http.Request, resp *http.Response, body []byte, pathKnown, underAPI bool) []string {
 	if req.Method == http.MethodOptions {
@@ -422,7 +422,7 @@ func slicesContain(s []string, v string) bool {
 
 // streamProblems parses a server-sent event stream (WHATWG HTML §9.2) and
 // validates each event's data against the operation's x-sse-events table; the
-// stream must begin with "start" and end with "complete" (DESIGN D22).
+// stream must begin with "start" and end with "complete" (docs/decisions.md, ask).
 func (c *Checker) streamProblems(opKey string, resp *http.Response, documented *v3.Response, body []byte) []string {
 	if documented.Content == nil || documented.Content.GetOrZero("text/event-stream") == nil {
 		return []string{"text/event-stream is not a documented media type of this answer"}

@@ -45,7 +45,7 @@ func fake() http.Handler {
 		io.WriteString(w, validIndex)
 	})
 	mux.HandleFunc("GET /html-error/api/v1/articles/{slug}", func(w http.ResponseWriter, r *http.Request) {
-		http.NotFound(w, r) // text/plain: D6 says never
+		http.NotFound(w, r) // text/plain: docs/decisions.md (JSON errors) says never
 	})
 	mux.HandleFunc("GET /good/api/v1/articles/{slug}", func(w http.ResponseWriter, r *http.Request) {
 		json(w, 404, "public, max-age=60", `{"error":{"code":"not_found","message":"No article with slug \"nope\".","hint":"List articles at /api/v1/articles."}}`)
