@@ -162,6 +162,10 @@ func TestSlowHeadersAndConnectionsPerAddress(t *testing.T) {
 	})
 
 	t.Run("connections per address", func(t *testing.T) {
+		// The slow-header connection above is closed by the server; the
+		// guard releases its slot when that close completes, which can
+		// trail the client's EOF by a moment.
+		time.Sleep(300 * time.Millisecond)
 		var open []net.Conn
 		for range 4 {
 			c := rawConn(t, edge)
