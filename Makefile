@@ -78,8 +78,9 @@ loadtest: build
 	@deploy/local/deps.sh run
 	@loadtest/run.sh
 
-# Redis stopped mid-load, worker killed and restarted, origin restarted
-# behind the edge; prints what clients saw (loadtest/chaos).
+# Redis SIGKILLed under read and write load, the worker SIGKILLed mid-fan-out,
+# the origin restarted behind the edge; prints what clients saw and what was
+# lost, and fails if anything acknowledged was lost (loadtest/chaos).
 chaos: build
 	@deploy/local/deps.sh run
 	$(GO) build -o $(BIN)/ ./loadtest/receiver

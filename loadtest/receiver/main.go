@@ -8,8 +8,9 @@
 // Deliveries to paths under /slow/ are answered after the -slow delay, so a
 // test can catch the worker in the middle of a fan-out.
 //
-// GET /stats answers {"deliveries": n, "unique": m, "slow": s, "ids": [...],
-// "events": [...]}: ids (with ?ids=1) are "<path> <webhook-id>"; events
+// GET /stats answers {"deliveries": n, "unique": m, "slow": s, "slow_active":
+// a, "ids": [...], "events": [...]}: slow counts the deliveries to /slow/
+// answered, slow_active those being answered now; ids (with ?ids=1) are "<path> <webhook-id>"; events
 // (with ?events=1) are "<path> <type> <data.retraction_reason>", one per
 // distinct delivery, which names a retraction uniquely when each one is
 // given its own reason.
@@ -37,6 +38,7 @@ func main() {
 		mu     sync.Mutex
 		total  int
 		slowN  int
+		active int // deliveries to /slow/ being answered now
 		seen   = map[string]int{}
 		events = map[string]bool{}
 	)
@@ -51,7 +53,13 @@ func main() {
 		}
 		json.Unmarshal(body, &env)
 		if strings.HasPrefix(r.URL.Path, "/slow/") {
+			mu.Lock()
+			active++
+			mu.Unlock()
 			time.Sleep(*slow)
+			mu.Lock()
+			active--
+			mu.Unlock()
 		}
 		// webhook-id is the event's id (docs/decisions.md, delivery): the same event delivered
 		// twice to one subscription (one path) has the same key.
@@ -68,7 +76,7 @@ func main() {
 	})
 	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
-		out := map[string]any{"deliveries": total, "unique": len(seen), "slow": slowN}
+		out := map[string]any{"deliveries": total, "unique": len(seen), "slow": slowN, "slow_active": active}
 		if r.URL.Query().Get("events") == "1" {
 			list := make([]string, 0, len(events))
 			for e := range events {
