@@ -396,10 +396,18 @@ func (c *cluster) run() bool {
 	return !c.failed
 }
 
-func (c *cluster) post(path, token string, body any) (map[string]any, error) {
-	b, _ := json.Marshal(body)
-	req, _ := http.NewRequest(http.MethodPost, "http://"+c.edge+path, bytes.NewReader(b))
-	req.Header.Set("Content-Type", "application/json")
+// send makes one request through the edge with an optional bearer token
+// and JSON body, and returns the body of a 2xx answer, or a *statusError.
+func (c *cluster) send(method, path, token string, body any) ([]byte, error) {
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, "http://"+c.edge+path, rd)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
@@ -410,7 +418,15 @@ func (c *cluster) post(path, token string, body any) (map[string]any, error) {
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode/100 != 2 {
-		return nil, &statusError{resp.StatusCode, fmt.Sprintf("POST %s: %s", path, raw)}
+		return nil, &statusError{resp.StatusCode, fmt.Sprintf("%s %s: %s", method, path, raw)}
+	}
+	return raw, nil
+}
+
+func (c *cluster) post(path, token string, body any) (map[string]any, error) {
+	raw, err := c.send(http.MethodPost, path, token, body)
+	if err != nil {
+		return nil, err
 	}
 	var out map[string]any
 	json.Unmarshal(raw, &out)

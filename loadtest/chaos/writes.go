@@ -144,16 +144,9 @@ func (e *statusError) Error() string { return fmt.Sprintf("%d %s", e.status, e.b
 
 // listSubscriptions reads a client's subscriptions through the edge.
 func (c *cluster) listSubscriptions(token string) (map[string]bool, error) {
-	req, _ := http.NewRequest(http.MethodGet, "http://"+c.edge+"/api/v1/webhooks/subscriptions", nil)
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := client.Do(req)
+	raw, err := c.send(http.MethodGet, "/api/v1/webhooks/subscriptions", token, nil)
 	if err != nil {
 		return nil, err
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != 200 {
-		return nil, &statusError{resp.StatusCode, string(raw)}
 	}
 	var l struct {
 		Items []struct {

@@ -78,20 +78,10 @@ func main() {
 		mu.Lock()
 		out := map[string]any{"deliveries": total, "unique": len(seen), "slow": slowN, "slow_active": active}
 		if r.URL.Query().Get("events") == "1" {
-			list := make([]string, 0, len(events))
-			for e := range events {
-				list = append(list, e)
-			}
-			sort.Strings(list)
-			out["events"] = list
+			out["events"] = sortedKeys(events)
 		}
 		if r.URL.Query().Get("ids") == "1" {
-			ids := make([]string, 0, len(seen))
-			for id := range seen {
-				ids = append(ids, id)
-			}
-			sort.Strings(ids)
-			out["ids"] = ids
+			out["ids"] = sortedKeys(seen)
 		}
 		mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
@@ -103,4 +93,14 @@ func main() {
 		fmt.Fprintln(os.Stderr, "receiver:", err)
 		os.Exit(1)
 	}
+}
+
+// sortedKeys lists a set's members in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
