@@ -57,7 +57,11 @@ func loadingServer(t *testing.T, keys, delayMicros int) (*redis.Client, <-chan e
 	reloaded := make(chan error, 1)
 	go func() { reloaded <- admin.Do(ctx, "DEBUG", "RELOAD").Err() }()
 
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), MaxRetries: -1})
+	// A slow answer is not LOADING: on a busy machine the loading server
+	// may take longer than go-redis's 3 s read timeout to answer between
+	// two batches of keys, and WaitLoaded (rightly) lets other errors
+	// through to the caller.
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), MaxRetries: -1, ReadTimeout: time.Minute})
 	t.Cleanup(func() { rdb.Close() })
 	deadline := time.Now().Add(10 * time.Second)
 	for {
