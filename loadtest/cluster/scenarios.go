@@ -3,6 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"strings"
 	"sort"
 	"strconv"
 	"sync"
@@ -97,17 +100,23 @@ func (r *run) propagation(ctx context.Context, slug string, n int) ([]time.Durat
 		var wg sync.WaitGroup
 		for e := range r.st.edges {
 			wg.Go(func() {
-				ip := "198.18." + strconv.Itoa(e) + "." + strconv.Itoa(1+i%250)
+				// A fresh client per request: the poll must never meet a
+				// quota.
+				rng := rand.New(rand.NewPCG(uint64(i), uint64(e)))
+				want := http.StatusOK
+				if retract {
+					want = http.StatusGone
+				}
 				for time.Since(t0) < 10*time.Second {
-					status, _, err := get(ctx, r.st.edges[e], path, ip)
-					if err == nil && (status == 200) != retract {
+					status, _, err := get(ctx, r.st.edges[e], path, randomClient(rng))
+					if err == nil && status == want {
 						mu.Lock()
 						delays = append(delays, time.Since(t0))
 						mu.Unlock()
 						return
 					}
 				}
-				fmt.Printf("cluster: edge-%d still answered the old state of %s 10 s after publish %d (retracted: %t)\n", e, slug, i, retract)
+				fmt.Printf("cluster: edge-%d still answered the old state of %s 10 s after publish %d (retracted: %t); %s\n", e, slug, i, retract, r.diagnose(ctx, e, path))
 				mu.Lock()
 				delays = append(delays, 10*time.Second)
 				mu.Unlock()
@@ -282,4 +291,23 @@ func (r *run) processKills(ctx context.Context, before, after time.Duration) kil
 		fmt.Printf("cluster: edge-%d failed: status %d %v\n", o.edge, o.status, o.err)
 	}
 	return res
+}
+
+// diagnose says what the edge and each origin answer for path, for the
+// message of a publish that did not reach an edge.
+func (r *run) diagnose(ctx context.Context, e int, path string) string {
+	var b strings.Builder
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+r.st.edges[e]+path, nil)
+	req.Header.Set("X-Forwarded-For", "198.18.255.1")
+	if resp, err := client.Do(req); err == nil {
+		resp.Body.Close()
+		fmt.Fprintf(&b, "edge: %d Cache-Status %q Age %q", resp.StatusCode, resp.Header.Get("Cache-Status"), resp.Header.Get("Age"))
+	}
+	for i, o := range r.st.origins {
+		if resp, err := client.Get("http://" + o + path); err == nil {
+			resp.Body.Close()
+			fmt.Fprintf(&b, "; origin-%d: %d", i, resp.StatusCode)
+		}
+	}
+	return b.String()
 }
