@@ -231,17 +231,20 @@ type visibility struct {
 	all      time.Duration
 }
 
+// getBody is the body of a 200 answer to GET u, else "".
+func getBody(ctx context.Context, client *http.Client, u string) string {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	code, b, err := status(client, req)
+	if err != nil || code != http.StatusOK {
+		return ""
+	}
+	return string(b)
+}
+
 // findSitemapFile returns the path of the article sitemap file that lists
 // a, by reading the index and the files in turn; "" when none does.
 func findSitemapFile(ctx context.Context, client *http.Client, base string, a *content.Article) string {
-	get := func(path string) string {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+path, nil)
-		code, b, err := status(client, req)
-		if err != nil || code != http.StatusOK {
-			return ""
-		}
-		return string(b)
-	}
+	get := func(path string) string { return getBody(ctx, client, base+path) }
 	for _, part := range strings.Split(get("/sitemap-index.xml"), "<loc>")[1:] {
 		loc, _, _ := strings.Cut(part, "</loc>")
 		if _, path, ok := strings.Cut(loc, "/sitemaps/articles-"); ok && strings.Contains(get("/sitemaps/articles-"+path), a.Path()+"/</loc>") {
@@ -256,14 +259,7 @@ func findSitemapFile(ctx context.Context, client *http.Client, base string, a *c
 // path of the sitemap file that lists a.
 func watchEdit(ctx context.Context, client *http.Client, base, sitemapFile string, a *content.Article, token string, t0 time.Time, timeout time.Duration) visibility {
 	lastmod := a.UpdatedAt.UTC().Format(time.RFC3339)
-	get := func(path string) string {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+path, nil)
-		code, b, err := status(client, req)
-		if err != nil || code != http.StatusOK {
-			return ""
-		}
-		return string(b)
-	}
+	get := func(path string) string { return getBody(ctx, client, base+path) }
 	sitemap := func() bool {
 		body := get(sitemapFile)
 		if i := strings.Index(body, a.Path()+"/</loc>"); i >= 0 {
