@@ -2,16 +2,20 @@ package ask
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/invoicewire/invoicewire/internal/content"
 	"github.com/invoicewire/invoicewire/internal/content/contenttest"
 	"github.com/invoicewire/invoicewire/internal/redistest"
 	"github.com/invoicewire/invoicewire/internal/store"
@@ -178,4 +182,112 @@ func BenchmarkRebuildFromStore(b *testing.B) {
 	}
 	b.ReportMetric(float64((cpuTime()-cpu).Milliseconds())/float64(b.N), "cpu-ms/op")
 	b.ReportMetric(float64(e.idx.Load().Len()), "articles")
+}
+
+// BenchmarkArchiveScale measures the index at archive scale (issue 15's
+// goals are for a million articles): an archive generated from the real
+// corpus (contenttest.ArchiveSource, non-ASCII text kept) of
+// ASK_SCALE_ARTICLES articles (default 100,000) is indexed once; it reports
+// the build's wall and CPU time, the heap the index keeps per article,
+// Engine.Ask latencies (text read back from the generator, as the origin
+// reads it from the store), and what one edit costs until Ask shows it,
+// with an empty delta and with a delta about to be merged.
+//
+//	ASK_SCALE_ARTICLES=100000 go test -run '^$' -bench ArchiveScale -benchtime 1x -timeout 60m ./origin/ask/
+func BenchmarkArchiveScale(b *testing.B) {
+	n := 100_000
+	if v := os.Getenv("ASK_SCALE_ARTICLES"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil {
+			b.Fatal(err)
+		}
+	}
+	base, err := content.Load(corpusDir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	src := contenttest.NewArchiveSource(base, 15)
+	// An archive slug ends in its article's number in base 36: the text is
+	// generated again from it, so the benchmark holds no text.
+	source := func(_ context.Context, slug string) (*content.Article, error) {
+		i, err := strconv.ParseInt(slug[strings.LastIndexByte(slug, '-')+1:], 36, 64)
+		if err != nil || int(i) >= n {
+			return nil, nil
+		}
+		return src.Article(int(i)), nil
+	}
+	for b.Loop() {
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		articles := make([]*content.Article, n)
+		for i := range articles {
+			articles[i] = src.Article(i)
+		}
+		start, cpu := time.Now(), cpuTime()
+		ix := buildWith(Corpus{Articles: articles, Countries: base.Countries, Specs: base.Specs}, testSiteRoot, source)
+		took, cpuTook := time.Since(start), cpuTime()-cpu
+		articles = nil
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		heap := float64(after.HeapAlloc) - float64(before.HeapAlloc)
+		b.ReportMetric(took.Seconds(), "build-s")
+		b.ReportMetric(cpuTook.Seconds(), "build-cpu-s")
+		b.ReportMetric(heap/(1<<20), "index-MiB")
+		b.ReportMetric(heap/float64(n), "index-B/article")
+		b.ReportMetric(float64(ix.heapBytes())/float64(n), "postings+docs-B/article")
+		b.ReportMetric(float64(ix.Terms()), "terms")
+
+		e := mustNew(b, Config{SiteRoot: testSiteRoot, Log: quiet})
+		e.idx.Store(ix)
+		ctx := context.Background()
+		var lat []time.Duration
+		cpu = cpuTime()
+		for i := range 400 {
+			start := time.Now()
+			if _, err := e.Ask(ctx, Request{Query: benchQuestions[i%len(benchQuestions)], RequestID: "req_bench"}); err != nil {
+				b.Fatal(err)
+			}
+			lat = append(lat, time.Since(start))
+		}
+		b.ReportMetric(float64((cpuTime()-cpu).Microseconds())/1000/400, "ask-cpu-ms")
+		reportLatencies(b, lat)
+
+		// One edit: a new headline with a word no article has, applied and
+		// swapped in as the worker does, until Ask finds it.
+		edit := func(ix *Index, k int) (*Index, time.Duration) {
+			a := src.Article(k)
+			a.Title = fmt.Sprintf("Xylofact%d mandate announced", k)
+			start := time.Now()
+			nx := ix.with([]change{{slug: a.Slug, a: a}})
+			e.idx.Store(nx)
+			editedTitle := a.Title
+			source2 := nx.source
+			nx.source = func(ctx context.Context, slug string) (*content.Article, error) {
+				if slug == a.Slug {
+					c := src.Article(k)
+					c.Title = editedTitle
+					return c, nil
+				}
+				return source2(ctx, slug)
+			}
+			ans, err := e.Ask(ctx, Request{Query: fmt.Sprintf("xylofact%d", k), RequestID: "req_bench"})
+			if err != nil || len(ans.Results) == 0 || ans.Results[0].Slug != a.Slug {
+				b.Fatalf("the edit is not answered: %v %v", ans, err)
+			}
+			return nx, time.Since(start)
+		}
+		_, first := edit(ix, 12345%n)
+		b.ReportMetric(float64(first.Microseconds())/1000, "edit-visible-ms")
+		// A delta about to be merged: maxDelta-1 articles changed.
+		var changes []change
+		for k := range maxDelta - 1 {
+			a := src.Article((k * 97) % n)
+			changes = append(changes, change{slug: a.Slug, a: a})
+		}
+		full := ix.with(changes)
+		_, last := edit(full, 54321%n)
+		b.ReportMetric(float64(last.Microseconds())/1000, "edit-visible-full-delta-ms")
+		runtime.KeepAlive(ix)
+	}
 }

@@ -23,7 +23,7 @@ import (
 // background (a merge), and changes keep applying meanwhile.
 
 // maxDelta is the delta size past which the base is rebuilt.
-const maxDelta = 4096
+const maxDelta = 2048
 
 // deltaDoc is one article of the delta as analysed: its metadata and its
 // terms with their impacts.
@@ -42,7 +42,7 @@ type change struct {
 
 // deltaSize is the number of articles in the delta plus the base's
 // tombstones: what a merge would settle.
-func (ix *Index) deltaSize() int { return len(ix.pending) + len(ix.dead) }
+func (ix *Index) deltaSize() int { return len(ix.pending) + len(ix.dead) - ix.builtDead }
 
 // with returns a snapshot of ix with changes applied. ix is left as it is:
 // answers under way keep reading it.

@@ -126,7 +126,7 @@ func (e *Engine) Run(ctx context.Context) {
 
 // applyNamed applies the articles named by recent changes to the current
 // index. Before the first build there is nothing to apply to: the build
-// reads them.
+// applies them when it is swapped in.
 func (e *Engine) applyNamed(ctx context.Context) error {
 	e.mu.Lock()
 	named := e.pending
@@ -141,17 +141,19 @@ func (e *Engine) applyNamed(ctx context.Context) error {
 	}
 	e.swapMu.Lock()
 	defer e.swapMu.Unlock()
+	// Recorded even before the first index exists: the build under way
+	// may have read these articles before their change.
+	e.mu.Lock()
+	for slug, seq := range named {
+		e.applied[slug] = max(e.applied[slug], seq)
+	}
+	e.mu.Unlock()
 	cur := e.idx.Load()
 	if cur == nil {
 		return nil
 	}
 	nx := cur.with(changes)
 	e.idx.Store(nx)
-	e.mu.Lock()
-	for slug, seq := range named {
-		e.applied[slug] = max(e.applied[slug], seq)
-	}
-	e.mu.Unlock()
 	if nx.deltaSize() > maxDelta {
 		e.signal() // merge: rebuild the base
 	}
@@ -187,6 +189,45 @@ func (e *Engine) readArticle(ctx context.Context, slug string) (*content.Article
 	return &rec.Article, nil
 }
 
+// buildFromStore builds an index from the store, reading the articles a
+// page at a time (an archive's text is never in memory whole) and their text
+// for answers from the store again. Pages are read by offset: an article
+// published or retracted meanwhile may be missed or read twice (the index
+// keeps one copy), and the change that moved it is applied once the build
+// is swapped in.
+func (e *Engine) buildFromStore(ctx context.Context) (*Index, error) {
+	st := e.cfg.Store
+	first, err := st.Articles(ctx, store.ArticleFilter{}, 0, 1, nil)
+	if err != nil {
+		return nil, fmt.Errorf("ask: reading articles: %w", err)
+	}
+	var c Corpus
+	if c.Countries, err = st.Countries(ctx); err != nil {
+		return nil, fmt.Errorf("ask: reading countries: %w", err)
+	}
+	if c.Specs, err = st.Specs(ctx); err != nil {
+		return nil, fmt.Errorf("ask: reading specs: %w", err)
+	}
+	if c.Synonyms, err = st.Synonyms(ctx); err != nil {
+		return nil, fmt.Errorf("ask: reading synonyms: %w", err)
+	}
+	read := func(ctx context.Context, lo, hi int) ([]*content.Article, error) {
+		if hi <= lo {
+			return nil, nil
+		}
+		p, err := st.Articles(ctx, store.ArticleFilter{}, lo, hi-lo, nil)
+		if err != nil {
+			return nil, fmt.Errorf("ask: reading articles: %w", err)
+		}
+		out := make([]*content.Article, len(p.Articles))
+		for i, rec := range p.Articles {
+			out[i] = &rec.Article
+		}
+		return out, nil
+	}
+	return buildPaged(ctx, c, first.Total, read, e.cfg.SiteRoot, e.readArticle)
+}
+
 // Use replaces the index with one built from c, for tests and offline tools
 // that have a corpus in hand rather than a store. A running Run replaces it
 // again at the next rebuild.
@@ -213,13 +254,11 @@ func (e *Engine) rebuild(ctx context.Context) (*Index, error) {
 	defer e.buildMu.Unlock()
 	seq := e.seq.Load()
 	start := time.Now()
-	c, err := LoadCorpus(ctx, e.cfg.Store)
+	ix, err := e.buildFromStore(ctx)
 	if err != nil {
 		e.metrics.built(nil, 0, err)
 		return nil, err
 	}
-	ix := buildWith(c, e.cfg.SiteRoot, e.readArticle)
-	c = Corpus{} // the articles' text is not kept
 	ix.seq = seq
 
 	// Changes applied since this build read the store are applied again:

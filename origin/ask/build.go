@@ -1,0 +1,339 @@
+package ask
+
+import (
+	"context"
+	"math"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/invoicewire/invoicewire/internal/content"
+)
+
+// Building runs in two phases. Analysis (splitting, normalising, stemming)
+// is most of the work and needs no shared state, so the articles are cut
+// into one contiguous share per CPU and each share is analysed on its own,
+// into term ids of a vocabulary local to the share, and its postings are
+// written at once, compressed. The merge then maps the local vocabularies
+// onto one, in share order, and concatenates each term's lists. Term ids
+// therefore do not depend on timing, and scores never depend on term ids.
+// Only the postings stay in memory: an article's analysed text is dropped
+// as soon as its postings are written.
+
+// share analyses a contiguous run of articles.
+type share struct {
+	st       *stemmer
+	entities *entityMatcher
+	surface  map[string]int32 // normalised word → local term id or -1
+	ids      map[string]int32 // term → local id
+	terms    []string         // local id → term
+	lists    []postingList    // local id → postings
+	counts   [][numFields]uint16
+	touched  []int32
+	// fields are the current article's terms by field, as local ids.
+	fields [numFields][]int32
+	// seq and raw collect a sentence's words for entity matching.
+	seq, raw []string
+	// lo and hi delimit the share's articles.
+	lo, hi int
+}
+
+func newShare(entities *entityMatcher, guess int) *share {
+	return &share{st: newStemmer(), entities: entities, surface: make(map[string]int32, guess), ids: make(map[string]int32, guess)}
+}
+
+func (sh *share) id(t string) int32 {
+	id, ok := sh.ids[t]
+	if !ok {
+		id = int32(len(sh.terms))
+		sh.ids[t] = id
+		sh.terms = append(sh.terms, t)
+		sh.counts = append(sh.counts, [numFields]uint16{})
+	}
+	return id
+}
+
+// text appends the local term ids of text to dst. With words, it also
+// gives the countries and specs a sentence names an id: quoting counts
+// them as terms of the sentence (doctext.go), and a question that names
+// one must find it in the vocabulary.
+func (sh *share) text(dst []int32, text string, words bool) []int32 {
+	sh.seq, sh.raw = sh.seq[:0], sh.raw[:0]
+	named := false
+	scanWords(text, func(w word) {
+		id, ok := sh.surface[w.norm]
+		if !ok {
+			id = -1
+			if t := termOf(w, sh.st.stem); t != "" {
+				id = sh.id(t)
+			}
+			sh.surface[w.norm] = id
+		}
+		if id >= 0 {
+			dst = append(dst, id)
+		}
+		if words && !w.joined {
+			sh.seq, sh.raw = append(sh.seq, w.norm), append(sh.raw, w.raw)
+			if _, alias := sh.entities.byFirst[w.norm]; alias || (len(w.raw) <= 3 && sh.entities.codes[w.raw] != "") {
+				named = true
+			}
+		}
+	})
+	if named {
+		for _, t := range sh.entities.match(sh.seq, sh.raw) {
+			sh.id(t)
+		}
+	}
+	return dst
+}
+
+// analyse fills sh.fields with the terms of a's fields.
+func (sh *share) analyse(a *content.Article) {
+	for f := range sh.fields {
+		sh.fields[f] = sh.fields[f][:0]
+	}
+	sh.fields[fieldTitle] = sh.text(sh.fields[fieldTitle], a.Title, false)
+	sh.fields[fieldTags] = sh.text(sh.fields[fieldTags], strings.Join(a.Tags, " "), false)
+	sh.fields[fieldTags] = sh.text(sh.fields[fieldTags], a.Kicker, false)
+	ent := sh.fields[fieldEntities]
+	for _, cc := range a.Countries {
+		ent = append(ent, sh.id(countryTerm(strings.ToLower(cc))))
+	}
+	for _, sp := range a.Specs {
+		ent = append(ent, sh.id(specTerm(sp)))
+	}
+	sh.fields[fieldEntities] = sh.text(ent, sectionWords[a.Section], false)
+	for _, s := range articleSentences(a.Dek, a.Body) {
+		f := fieldBody
+		if s.kind == kindDek {
+			f = fieldDek
+		}
+		sh.fields[f] = sh.text(sh.fields[f], s.text, true)
+	}
+}
+
+// count counts sh.fields into sh.counts, listing the terms in sh.touched,
+// and returns the field lengths.
+func (sh *share) count() (lens [numFields]uint32) {
+	sh.touched = sh.touched[:0]
+	for f, ids := range sh.fields {
+		for _, id := range ids {
+			c := &sh.counts[id]
+			if *c == ([numFields]uint16{}) {
+				sh.touched = append(sh.touched, id)
+			}
+			if c[f] < math.MaxUint16 {
+				c[f]++
+			}
+		}
+		lens[f] = uint32(len(ids))
+	}
+	return lens
+}
+
+// impacts calls fn with the impact of every term of the article just
+// counted, whose field lengths are lens, and clears the counts. A term
+// found only in fields of weight zero adds nothing and gets no posting.
+func (sh *share) impacts(lens [numFields]uint32, avg *[numFields]float64, fn func(id int32, imp uint8)) {
+	var norm [numFields]float64
+	for f := range numFields {
+		norm[f] = 1 - fieldB[f] + fieldB[f]*float64(lens[f])/avg[f]
+	}
+	for _, t := range sh.touched {
+		w := 0.0
+		for f, tf := range sh.counts[t] {
+			w += fieldWeight[f] * float64(tf) / norm[f]
+		}
+		if w > 0 {
+			fn(t, impactOf(w))
+		}
+		sh.counts[t] = [numFields]uint16{}
+	}
+}
+
+// sampleSize bounds the articles whose field lengths give the averages
+// BM25F normalises by: a fixed sample estimates them closely, and lets
+// every posting be written in the same pass as its article is analysed.
+// A corpus this small or smaller is measured whole.
+const sampleSize = 4096
+
+// averages returns the average field lengths of sample.
+func averages(sample []*content.Article, entities *entityMatcher) [numFields]float64 {
+	avg := [numFields]float64{1, 1, 1, 1, 1}
+	if len(sample) == 0 {
+		return avg
+	}
+	avg = [numFields]float64{}
+	sh := newShare(entities, 1024)
+	for _, a := range sample {
+		sh.analyse(a)
+		for f := range numFields {
+			avg[f] += float64(len(sh.fields[f]))
+		}
+	}
+	for f := range numFields {
+		avg[f] /= float64(len(sample))
+		if avg[f] == 0 {
+			avg[f] = 1
+		}
+	}
+	return avg
+}
+
+// articleSource reads an article by slug; it returns nil, nil when the
+// article is no longer published.
+type articleSource func(ctx context.Context, slug string) (*content.Article, error)
+
+// corpusSource serves the articles of a corpus held in memory.
+func corpusSource(articles []*content.Article) articleSource {
+	bySlug := make(map[string]*content.Article, len(articles))
+	for _, a := range articles {
+		if _, dup := bySlug[a.Slug]; !dup {
+			bySlug[a.Slug] = a
+		}
+	}
+	return func(_ context.Context, slug string) (*content.Article, error) { return bySlug[slug], nil }
+}
+
+// articleRange reads the articles at positions lo to hi of a listing; it
+// may return fewer (the listing changed meanwhile).
+type articleRange func(ctx context.Context, lo, hi int) ([]*content.Article, error)
+
+// buildIndex indexes c, reading texts for answers from c itself. siteRoot
+// makes the articles' absolute URLs.
+func buildIndex(c Corpus, siteRoot string) *Index {
+	return buildWith(c, siteRoot, corpusSource(c.Articles))
+}
+
+// buildWith indexes c; answers read the articles' text from source.
+func buildWith(c Corpus, siteRoot string, source articleSource) *Index {
+	read := func(_ context.Context, lo, hi int) ([]*content.Article, error) { return c.Articles[lo:hi], nil }
+	ix, _ := buildPaged(context.Background(), c, len(c.Articles), read, siteRoot, source)
+	return ix
+}
+
+// buildPaged indexes the n articles read gives (c's articles are not
+// read; its registries are), one page at a time per share, so an archive
+// is never held in memory whole: only the postings stay.
+func buildPaged(ctx context.Context, c Corpus, n int, read articleRange, siteRoot string, source articleSource) (*Index, error) {
+	ix := &Index{
+		entities: newEntityMatcher(c.Countries, c.Specs),
+		synonyms: newSynonymTable(c.Synonyms),
+		langs:    map[string]int{},
+		source:   source,
+		siteRoot: siteRoot,
+		dead:     map[uint32]struct{}{},
+		pending:  map[string]*deltaDoc{},
+		delta:    &segment{bySlug: map[string]uint32{}, byTerm: map[int32]*postingList{}},
+		added:    &vocabulary{terms: map[string]int32{}, surface: map[string]int32{}},
+	}
+	base := &segment{docs: make([]docMeta, n), bySlug: make(map[string]uint32, n)}
+	ix.base = base
+	// The sample: evenly spaced runs of articles.
+	var sample []*content.Article
+	const runs = 8
+	for k := range runs {
+		lo := k * n / runs
+		page, err := read(ctx, lo, min(n, lo+sampleSize/runs, (k+1)*n/runs))
+		if err != nil {
+			return nil, err
+		}
+		sample = append(sample, page...)
+	}
+	ix.avg = averages(sample, ix.entities)
+	sample = nil
+
+	// Analysis, one share per CPU, each reading its own run of pages.
+	const page = 500
+	shares := make([]*share, max(1, min(runtime.GOMAXPROCS(0), n/256)))
+	errs := make([]error, len(shares))
+	newest := make([]int64, len(shares))
+	var wg sync.WaitGroup
+	for k := range shares {
+		// Sized for an archive's vocabulary, so the maps rarely grow.
+		sh := newShare(ix.entities, 1024+min(8*n/len(shares), 1<<16))
+		sh.lo, sh.hi = k*n/len(shares), (k+1)*n/len(shares)
+		shares[k] = sh
+		wg.Go(func() {
+			for lo := sh.lo; lo < sh.hi; lo += page {
+				articles, err := read(ctx, lo, min(lo+page, sh.hi))
+				if err != nil {
+					errs[k] = err
+					return
+				}
+				for j, a := range articles[:min(len(articles), sh.hi-lo)] {
+					i := lo + j
+					base.docs[i] = docMeta{slug: a.Slug, lang: primaryLanguage(a.Locale), published: a.PublishedAt.UnixNano()}
+					newest[k] = max(newest[k], base.docs[i].published)
+					sh.analyse(a)
+					sh.impacts(sh.count(), &ix.avg, func(id int32, imp uint8) {
+						if int(id) >= len(sh.lists) {
+							sh.lists = append(sh.lists, make([]postingList, int(id)+1-len(sh.lists))...)
+						}
+						sh.lists[id].add(uint32(i), imp)
+					})
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	ix.newest = slices.Max(newest)
+
+	// Merge, in share order: one vocabulary, global term ids everywhere.
+	words, terms := 0, 0
+	for _, sh := range shares {
+		words += len(sh.surface)
+		terms += len(sh.terms)
+	}
+	v := &vocabulary{surface: make(map[string]int32, words), terms: make(map[string]int32, terms)}
+	for _, sh := range shares {
+		global := make([]int32, len(sh.terms))
+		for lid, t := range sh.terms {
+			id, ok := v.terms[t]
+			if !ok {
+				id = int32(len(v.names))
+				v.terms[t] = id
+				v.names = append(v.names, t)
+				base.lists = append(base.lists, postingList{})
+			}
+			global[lid] = id
+			if lid < len(sh.lists) {
+				base.lists[id].appendList(&sh.lists[lid])
+				sh.lists[lid] = postingList{}
+			}
+		}
+		for w, id := range sh.surface {
+			if _, ok := v.surface[w]; !ok {
+				if id >= 0 {
+					id = global[id]
+				}
+				v.surface[w] = id
+			}
+		}
+	}
+	for i := range base.lists {
+		base.lists[i].trim()
+	}
+	ix.vocab = v
+	ix.added.from = int32(len(v.names))
+	// An article read twice (the listing moved between pages) counts once,
+	// and a position no article was read at (the listing shrank) holds
+	// none: both are tombstones from the start.
+	for i := range base.docs {
+		d := &base.docs[i]
+		if _, dup := base.bySlug[d.slug]; dup || d.slug == "" {
+			ix.dead[uint32(i)] = struct{}{}
+			continue
+		}
+		base.bySlug[d.slug] = uint32(i)
+		ix.langs[d.lang]++
+	}
+	ix.builtDead = len(ix.dead)
+	return ix, nil
+}
