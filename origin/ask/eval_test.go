@@ -103,7 +103,6 @@ func TestEvalParaphrasedIsParaphrased(t *testing.T) {
 		if len(q.Answers) == 0 {
 			t.Errorf("%s: no answer string", q.ID)
 		}
-		stated := make([]bool, len(q.Answers))
 		for slug, g := range q.Relevant {
 			a := bySlug[slug]
 			if a == nil || g < 2 {
@@ -115,6 +114,26 @@ func TestEvalParaphrasedIsParaphrased(t *testing.T) {
 					delete(asked, term)
 				}
 			}
+		}
+	}
+	checkAnswers(t, evalParaphrased, set, c)
+}
+
+// checkAnswers reports answer strings that no article graded 2 for the
+// question states (in its dek or body, ignoring case and emphasis).
+func checkAnswers(t *testing.T, path string, set *evalSet, c Corpus) {
+	t.Helper()
+	bySlug := map[string]*content.Article{}
+	for _, a := range c.Articles {
+		bySlug[a.Slug] = a
+	}
+	for _, q := range set.Questions {
+		stated := make([]bool, len(q.Answers))
+		for slug, g := range q.Relevant {
+			a := bySlug[slug]
+			if a == nil || g < 2 {
+				continue
+			}
 			text := strings.ToLower(strings.Join(strings.Fields(strings.ReplaceAll(a.Dek+" "+a.Body, "**", "")), " "))
 			for i, ans := range q.Answers {
 				if strings.Contains(text, strings.ToLower(ans)) {
@@ -124,7 +143,7 @@ func TestEvalParaphrasedIsParaphrased(t *testing.T) {
 		}
 		for i, ok := range stated {
 			if !ok {
-				t.Errorf("%s: no answering article states %q", q.ID, q.Answers[i])
+				t.Errorf("%s: %s: no answering article states %q", path, q.ID, q.Answers[i])
 			}
 		}
 	}
@@ -282,7 +301,7 @@ func summaryText(s *Summary) string {
 // worse fails `make test` (the run is deterministic: same corpus, same
 // questions, same code).
 var evalFloors = map[string]evalScores{
-	evalFirst:       {NDCG5: 0.97, MRR: 0.98, Recall10: 0.98},
+	evalFirst:       {NDCG5: 0.97, MRR: 0.98, Recall10: 0.98, AnswerFirst: 0.62, AnswerAny: 0.88},
 	evalParaphrased: {NDCG5: 0.89, MRR: 0.93, Recall10: 0.95, AnswerFirst: 0.60, AnswerAny: 0.71},
 }
 
@@ -297,6 +316,7 @@ func TestEval(t *testing.T) {
 	for _, path := range []string{evalFirst, evalParaphrased} {
 		set := loadEval(t, path)
 		checkJudgments(t, path, set, c)
+		checkAnswers(t, path, set, c)
 		if len(set.Questions) < 40 {
 			t.Errorf("%s has %d questions; at least 40 are needed", path, len(set.Questions))
 		}
