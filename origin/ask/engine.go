@@ -671,6 +671,7 @@ func (e *Engine) begin(ctx context.Context, ix *Index, req Request, start time.T
 		p.fallback, p.lang = "en", "en"
 	}
 	p.text, p.asked, p.followUp = ix.contextualize(req.Query, req.Prev)
+	p.asked.text = p.text
 	return p
 }
 
