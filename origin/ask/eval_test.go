@@ -229,13 +229,21 @@ func statesAnswer(text string, answers []string) bool {
 }
 
 // runEval answers every question of set with e and scores the rankings and
-// the summaries.
-func runEval(t testing.TB, e *Engine, set *evalSet, verbose bool) evalScores {
+// the summaries. Every summary sentence must be verbatim in the article it
+// cites (texts are the articles' plain texts by URL).
+func runEval(t testing.TB, e *Engine, set *evalSet, texts map[string]string, verbose bool) evalScores {
 	var sum evalScores
 	for _, q := range set.Questions {
 		ans, err := e.Ask(context.Background(), Request{Query: q.Query})
 		if err != nil {
 			t.Fatalf("%s: %v", q.ID, err)
+		}
+		if s := ans.Summary; s != nil {
+			for _, quote := range s.Sentences {
+				if !strings.Contains(texts[quote.URL], quote.Text) {
+					t.Errorf("%s: the summary sentence %q is not verbatim in %s", q.ID, quote.Text, quote.URL)
+				}
+			}
 		}
 		var ranked []string
 		for _, r := range ans.Results {
@@ -313,6 +321,15 @@ func TestEval(t *testing.T) {
 	c := realCorpus(t)
 	e := mustNew(t, Config{SiteRoot: "http://localhost:8080"})
 	e.Use(c)
+	ix, err := e.Index(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := map[string]string{}
+	for _, a := range c.Articles {
+		d := &ix.docs[ix.bySlug[a.Slug]]
+		texts[d.url] = plainText(a.Dek + "\n\n" + a.Body)
+	}
 	for _, path := range []string{evalFirst, evalParaphrased} {
 		set := loadEval(t, path)
 		checkJudgments(t, path, set, c)
@@ -320,7 +337,7 @@ func TestEval(t *testing.T) {
 		if len(set.Questions) < 40 {
 			t.Errorf("%s has %d questions; at least 40 are needed", path, len(set.Questions))
 		}
-		s := runEval(t, e, set, os.Getenv("IW_EVAL_VERBOSE") != "")
+		s := runEval(t, e, set, texts, os.Getenv("IW_EVAL_VERBOSE") != "")
 		answers := "answer n/a (no answer strings)"
 		if s.Answered > 0 {
 			answers = fmt.Sprintf("answer in 1st sentence %.3f  anywhere %.3f (%d questions)", s.AnswerFirst, s.AnswerAny, s.Answered)
@@ -342,4 +359,16 @@ func TestEval(t *testing.T) {
 			}
 		}
 	}
+}
+
+// plainText is an article's markdown as a reader sees it: emphasis and link
+// targets dropped, whitespace collapsed. A quoted sentence must be found in
+// it as is.
+func plainText(markdown string) string {
+	var b strings.Builder
+	for _, line := range strings.Split(markdown, "\n") {
+		b.WriteString(stripInline(line))
+		b.WriteByte(' ')
+	}
+	return strings.Join(strings.Fields(b.String()), " ")
 }
