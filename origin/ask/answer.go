@@ -100,10 +100,10 @@ const (
 	// it ("below RM1m" for "below what turnover").
 	boundBoost = 1.3
 	// obligationBoost rewards a date or amount next to a word of
-	// obligation when the question asks what must be done;
-	// obligationBytes is how near.
-	obligationBoost = 1.15
-	obligationBytes = 50
+	// obligation when the question asks what must be done, the most
+	// when adjacent, nothing from obligationBytes away.
+	obligationBoost = 1.3
+	obligationBytes = 40
 	// negationFactor discounts a span its clause denies, and
 	// contradictionFactor a sentence about the other side of the
 	// question's threshold.
@@ -242,12 +242,14 @@ func (ix *Index) answerSpan(q *query, asked question, text string, sc scanned, m
 			v *= boundBoost
 		}
 		if asked.obliged && (asked.kind == askWhen || asked.kind == askAmount) {
+			// The nearer the word of obligation, the more: "its
+			// mandatory date of 7 September" states when the obligation
+			// starts, a date further along the sentence may not.
+			near := 0.0
 			for _, at := range sc.obliges {
-				if sp.distance(at) <= obligationBytes {
-					v *= obligationBoost
-					break
-				}
+				near = max(near, 1-float64(sp.distance(at))/obligationBytes)
 			}
+			v *= 1 + (obligationBoost-1)*near
 		}
 		if v > score {
 			score, best, ok = v, sp, true

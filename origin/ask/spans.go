@@ -179,7 +179,7 @@ func dateFit(s string) float64 {
 	case strings.Contains(s, ","):
 		return 1 // January 1, 2026
 	case strings.Contains(s, " ") && !strings.HasPrefix(s, "end") && !strings.HasPrefix(s, "the"):
-		return 0.9 // April 2029
+		return 0.85 // April 2029
 	case len(s) > 7:
 		return 0.85 // mid-2028, end of 2027
 	}
@@ -212,6 +212,13 @@ func nameSpans(text string) []span {
 				// Zealand" keeps its first word.)
 				start = strings.Index(text[:m[1]], words[1])
 				words = words[1:]
+			}
+		}
+		if len(words) == 1 {
+			// "PINT-based", "French-specific": an adjective made from
+			// a name, not a name.
+			if i := strings.LastIndexAny(words[0], "-/"); i > 0 && strings.ToLower(words[0][i:]) == words[0][i:] && !strings.ContainsAny(words[0][i:], "0123456789") {
+				continue
 			}
 		}
 		dates := true

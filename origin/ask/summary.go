@@ -37,6 +37,10 @@ const (
 	// relevance, Carbonell and Goldstein 1998): sentences that repeat one
 	// already chosen are passed over.
 	mmrLambda = 0.7
+	// answerMix adds to a sentence's worth for the summary how well it
+	// states an answer: the runner-up answers follow the lead, so a reader
+	// whose answer is not the lead's finds it next.
+	answerMix = 2.0
 	// yesNoBoost prefers, among the sentences that restate a yes-no
 	// question, one that says yes or no.
 	yesNoBoost = 1.1
@@ -115,7 +119,7 @@ func (ix *Index) summarize(q *query, asked question, hits []hit) *Summary {
 			if sim > 0.6 {
 				continue // a near repeat of a sentence already chosen
 			}
-			if v := mmrLambda*c.score - (1-mmrLambda)*sim; best < 0 || v > bestVal {
+			if v := mmrLambda*(c.score+answerMix*c.lead) - (1-mmrLambda)*sim; best < 0 || v > bestVal {
 				best, bestVal = i, v
 			}
 		}
