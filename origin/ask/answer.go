@@ -1,7 +1,6 @@
 package ask
 
 import (
-	"cmp"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -42,20 +41,18 @@ func (q *query) coverageOf(matched []int, total float64) float64 {
 // terms that article d is about: filed under and named in its headline. An
 // article filed under many countries (a round-up) is about none of them in
 // particular, and its sentences answer for none of them unless they say so.
-func (ix *Index) filedUnder(q *query, d uint32) []int {
+func (ix *Index) filedUnder(q *query, h hit) []int {
 	if !q.entities {
 		return nil
 	}
-	named := ix.entities.find(ix.docs[d].title)
+	named := ix.entities.find(h.text.title)
 	var out []int
 	var filed []string
 	for p, t := range q.terms {
 		if t.id < 0 || !slices.Contains(named, t.text) {
 			continue
 		}
-		ps := ix.postings[t.id]
-		// Postings are in document order (finish appends them so).
-		if _, ok := slices.BinarySearchFunc(ps, d, func(p posting, d uint32) int { return cmp.Compare(p.doc, d) }); ok {
+		if ix.contains(t.id, h.doc) {
 			out = append(out, p)
 			filed = append(filed, t.text)
 		}
@@ -136,7 +133,7 @@ func (ix *Index) scan(q *query, text string, dst scanned) scanned {
 		if obligationWords[w] {
 			dst.obliges = append(dst.obliges, i)
 		}
-		if id, found := ix.surface[w]; found && id >= 0 {
+		if id, found := ix.surfaceID(w); found && id >= 0 {
 			if p, asked := q.pos[id]; asked {
 				dst.words = append(dst.words, sentenceWord{q.standsFor(p), i})
 			}
@@ -275,7 +272,7 @@ func (ix *Index) restates(q *query, asked question, s string) bool {
 		if w.joined {
 			return
 		}
-		id, ok := ix.surface[w.norm]
+		id, ok := ix.surfaceID(w.norm)
 		if !ok || id < 0 {
 			return
 		}
@@ -298,7 +295,7 @@ func (ix *Index) restates(q *query, asked question, s string) bool {
 		}
 	})
 	for _, f := range ix.entities.matches(seq, raw) {
-		id, ok := ix.terms[f.term]
+		id, ok := ix.termID(f.term)
 		if !ok {
 			continue
 		}
@@ -315,10 +312,10 @@ func (ix *Index) restates(q *query, asked question, s string) bool {
 func (ix *Index) salience(s string) float64 {
 	best := 0.0
 	scanWords(s, func(w word) {
-		if id, ok := ix.surface[w.norm]; ok && id >= 0 {
-			best = max(best, ix.idf[id])
+		if id, ok := ix.surfaceID(w.norm); ok && id >= 0 {
+			best = max(best, ix.idfOf(id))
 		} else if !ok {
-			best = ix.maxIDF
+			best = ix.maxIDF()
 		}
 	})
 	return 0.4 + 0.6*min(1, best/salientIDF)

@@ -80,7 +80,7 @@ type prepared struct {
 func (e *Engine) begin(ctx context.Context, ix *Index, req Request, start time.Time) *prepared {
 	actx, cancel := context.WithDeadline(ctx, start.Add(e.cfg.Timeout))
 	p := &prepared{ctx: actx, cancel: cancel, ix: ix, req: req, lang: primaryLanguage(req.Locale)}
-	if !ix.langs[p.lang] && p.lang != "en" {
+	if !ix.hasLanguage(p.lang) && p.lang != "en" {
 		p.fallback, p.lang = "en", "en"
 	}
 	p.text, p.asked, p.followUp = ix.contextualize(req.Query, req.Prev)
@@ -93,16 +93,12 @@ func (e *Engine) begin(ctx context.Context, ix *Index, req Request, start time.T
 func (e *Engine) rank(ctx context.Context, p *prepared) error {
 	p.q = p.ix.parse(p.text)
 	p.ix.expand(p.q)
-	hidden := e.hiddenDocs(p.ix)
-	accept := func(d uint32) bool {
-		if p.ix.docs[d].lang != p.lang {
-			return false
-		}
-		_, h := hidden[d]
-		return !h
-	}
+	accept := func(d uint32) bool { return p.ix.meta(d).lang == p.lang }
 	hits, err := p.ix.search(p.ctx, p.q, accept, p.req.MaxResults)
 	if err != nil {
+		return e.late(ctx, err)
+	}
+	if hits, err = p.ix.load(p.ctx, hits); err != nil {
 		return e.late(ctx, err)
 	}
 	for i, h := range hits {
@@ -119,7 +115,7 @@ func (e *Engine) rank(ctx context.Context, p *prepared) error {
 // result renders the i-th article.
 func (p *prepared) result(i int) Result {
 	h := p.hits[i]
-	d := &p.ix.docs[h.doc]
+	d := h.text
 	return Result{
 		Type:          "NewsArticle",
 		URL:           d.url,

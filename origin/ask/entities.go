@@ -270,7 +270,7 @@ func (ix *Index) aliasWords(q *query, text string) map[int][]int {
 	}
 	var joins []joined
 	scanWords(text, func(w word) {
-		id, ok := ix.surface[w.norm]
+		id, ok := ix.surfaceID(w.norm)
 		if !ok {
 			id = -1
 		}
@@ -296,7 +296,7 @@ func (ix *Index) aliasWords(q *query, text string) map[int][]int {
 		}
 	}
 	for _, f := range ix.entities.matches(seq, raw) {
-		id, ok := ix.terms[f.term]
+		id, ok := ix.termID(f.term)
 		if !ok {
 			continue
 		}

@@ -54,8 +54,8 @@ const (
 type candidate struct {
 	text string
 	url  string
-	// doc and sent locate the sentence in the index.
-	doc  uint32
+	// doc and sent locate the sentence in its article's text.
+	doc  *doc
 	sent int
 	// score is the sentence's worth as a summary sentence: its coverage,
 	// a little less for later results and later sentences.
@@ -164,9 +164,9 @@ func (ix *Index) candidates(q *query, asked question, hits []hit, known float64)
 	// grows with the time between the reports, up to summaryNewer after
 	// half a year; reports a few days apart are the same news.
 	docs := hits[:min(summaryDocs, len(hits))]
-	oldest := ix.docs[docs[0].doc].published
+	oldest := docs[0].text.published
 	for _, h := range docs {
-		if p := ix.docs[h.doc].published; p.Before(oldest) {
+		if p := h.text.published; p.Before(oldest) {
 			oldest = p
 		}
 	}
@@ -181,11 +181,11 @@ func (ix *Index) candidates(q *query, asked question, hits []hit, known float64)
 		if float64(h.norm) < summaryDocShare*float64(hits[0].norm) {
 			break
 		}
-		d := &ix.docs[h.doc]
+		d := h.text
 		// The countries and specs the article is filed under count for
 		// every sentence of it: "The obligation starts on 1 January 2026"
 		// answers a question about Belgium in an article about Belgium.
-		filed := ix.filedUnder(q, h.doc)
+		filed := ix.filedUnder(q, h)
 		// Earlier results and earlier sentences are preferred a little:
 		// the best article leads, and articles put their news first.
 		prior := 1 - 0.1*float64(rank)
@@ -238,7 +238,7 @@ func (ix *Index) candidates(q *query, asked question, hits []hit, known float64)
 			if cov < summaryMinCoverage {
 				continue
 			}
-			c := candidate{text: s.text, url: d.url, doc: h.doc, sent: i, score: cov * prior / (1 + 0.02*float64(i)), cov: cov, terms: sentenceIDs(d, i)}
+			c := candidate{text: s.text, url: d.url, doc: d, sent: i, score: cov * prior / (1 + 0.02*float64(i)), cov: cov, terms: sentenceIDs(d, i)}
 			if !spanKind(asked.kind) || asked.kind == askYesNo {
 				// What, why and how ask for no span, and the answer to a
 				// yes-no question restates it: the sentence that covers
@@ -270,7 +270,7 @@ func (ix *Index) candidates(q *query, asked question, hits []hit, known float64)
 // neighbour returns the quotable sentence next to c in its article (the
 // one after, else the one before) that is not already picked.
 func (ix *Index) neighbour(c candidate, picked []candidate) (candidate, bool) {
-	d := &ix.docs[c.doc]
+	d := c.doc
 	for _, i := range []int{c.sent + 1, c.sent - 1} {
 		if i < 0 || i >= d.sentenceCount() {
 			continue
