@@ -1,146 +1,15 @@
 package ask
 
 import (
-	"regexp"
 	"slices"
 	"strings"
 	"unicode/utf8"
 )
 
-// Question-aware answers: a reader who asks "when" wants a date, one who asks
-// "how much" an amount, one who asks "which authority" a name. The question
-// is classified by its opening words, and the summary leads with the article
-// sentence that carries a span of that type close to the question's words.
-// Nothing is generated: the span is found in a sentence quoted verbatim.
-
-// question is what the summary needs to know of the question beyond its
-// terms: the kind of answer it asks for and its text, lowercased.
-type question struct {
-	kind  questionKind
-	lower string
-}
-
-func newQuestion(text string) question {
-	return question{kind: classify(text), lower: strings.ToLower(text)}
-}
-
-// questionKind is what a question asks for.
-type questionKind uint8
-
-const (
-	askWhat   questionKind = iota // what is, and anything unclassified
-	askWhen                       // when, which date, until when, what year
-	askAmount                     // how much, how many, what share, which threshold
-	askName                       // who, which body, which format, what is it called
-	askYesNo                      // is, does, can, will…
-	askReason                     // why, how
-)
-
-func (k questionKind) String() string {
-	return [...]string{"what", "when", "amount", "name", "yes-no", "reason"}[k]
-}
-
-// Openings of questions, tried in order: the first that matches the start
-// of a question (after a leading preposition such as "from" or "by") decides.
-var questionOpenings = []struct {
-	re   *regexp.Regexp
-	kind questionKind
-}{
-	{regexp.MustCompile(`^(when|what date|which date|what day|what year|which year|what month|how soon|how long until|what deadline|which deadline)\b`), askWhen},
-	{regexp.MustCompile(`^(what|which)(\s+\S+){0,3}\s+(version|edition|release|port|percentage|share|rate)\b|^(what|which) (is|are|was|were) the (fine|fines|penalty|penalties|sanction|sanctions|threshold|rate|share|percentage|amount|limit|number|turnover|revenue|version)\b`), askAmount},
-	{regexp.MustCompile(`^(how (much|many|big|large|high|low|long|often)|what (share|percentage|proportion|rate|test rate|fine|penalt\w*|sanctions?|amount|threshold|turnover|revenue|value|level|number|size|vat revenue|annual turnover|yearly revenue|transaction value)|which (threshold|amount|rate|share|port|percentage))\b`), askAmount},
-	{regexp.MustCompile(`^(who|whom|whose|which|what is the name|what are the names|what('s| is) .* called|what .* called)\b`), askName},
-	{regexp.MustCompile(`^(is|are|was|were|does|do|did|can|could|will|would|has|have|had|should|must|may|might|shall)\b`), askYesNo},
-	{regexp.MustCompile(`^(why|how)\b`), askReason},
-}
-
-// leadIn matches the prepositions a question may open with ("From what
-// date…", "By when…", "Until when…", "Since when…", "On what date…").
-var leadIn = regexp.MustCompile(`^(from|by|until|till|since|on|in|at|after|before|for|above|below|under|over|as of|starting)\s+`)
-
-// classify returns what question asks for.
-func classify(question string) questionKind {
-	q := strings.ToLower(strings.TrimSpace(question))
-	q = strings.TrimLeft(q, `"'¿¡ `)
-	q = strings.TrimPrefix(q, "and ")
-	rest := q
-	// "above what revenue" asks for an amount, "until when" for a date:
-	// the word after the preposition decides, and the preposition hints.
-	if m := leadIn.FindString(q); m != "" {
-		rest = q[len(m):]
-		prep := strings.TrimSpace(m)
-		if strings.HasPrefix(rest, "what ") || strings.HasPrefix(rest, "which ") || strings.HasPrefix(rest, "when") {
-			switch prep {
-			case "above", "below", "under", "over":
-				return askAmount
-			case "until", "till", "since", "by", "from", "as of", "starting", "before", "after", "on":
-				if strings.HasPrefix(rest, "when") || dateNoun.MatchString(rest) {
-					return askWhen
-				}
-			}
-		}
-	}
-	for _, o := range questionOpenings {
-		if o.re.MatchString(rest) {
-			if o.kind == askName && dateNoun.MatchString(rest) {
-				return askWhen // "which year", "what date" caught by the name rule
-			}
-			return o.kind
-		}
-	}
-	// "Until when…" with no preposition rule, "…, and when?" at the end.
-	if strings.Contains(q, " when ") || strings.HasSuffix(strings.TrimRight(q, "?"), " when") {
-		return askWhen
-	}
-	return askWhat
-}
-
-// dateNoun matches a "what/which" followed by a word that names a time.
-var dateNoun = regexp.MustCompile(`^(what|which)\s+(date|day|year|month|deadline|time)\b`)
-
-// Answer spans by type. They are found in sentence text, so they see the
-// words as written ("1 January 2026", "€800,000", "PLN 200m", "95%").
-var (
-	month      = `(?:January|February|March|April|May|June|July|August|September|October|November|December)`
-	dateSpan   = regexp.MustCompile(`\b(?:\d{1,2} ` + month + `(?: \d{4})?|` + month + ` \d{4}|(?:mid|early|late|end of|the end of)[- ]\d{4}|(?:19|20)\d{2}(?:/\d{2})?)\b`)
-	amountSpan = regexp.MustCompile(`(?:[€$£]|\bS\$|\b(?:PLN|RM|SAR|AED|EUR|USD|GBP|NOK|SEK|DKK|CHF)\s?)\d+(?:[.,]\d+)*(?:\s?(?:m|bn|k|million|billion)\b)?|\b\d+(?:[.,]\d+)*\s?(?:%|per ?cent\b)|\bRM\d+m\b|\b\d+(?:[.,]\d+)*\s+(?:characters|days|business days|months|years|weeks|codes|providers|platforms|taxpayers|businesses|companies|invoices|e-invoices|tiers|members|intermediaries|entities)\b|\b\d{1,3}(?:,\d{3})+\b|\b\d+\.\d+(?:\.\d+)*\b|\bport \d+\b`)
-	// nameSpan finds proper names: runs of capitalised words or acronyms
-	// that are not the sentence's first word, and mixed-case brand names.
-	nameSpan = regexp.MustCompile(`\b(?:[A-Z][A-Za-z0-9]*(?:[-/][A-Za-z0-9]+)*(?:\s+(?:of|for|and|de|du|la)?\s*[A-Z][A-Za-z0-9]*(?:[-/][A-Za-z0-9]+)*)*|[a-z]+[A-Z][A-Za-z]+)\b`)
-	// yesNoSpan finds the words that settle a yes-no question.
-	yesNoSpan = regexp.MustCompile(`(?i)\b(?:no|not|never|none|nothing|only|yes|nearly identical|identical|optional|voluntary|mandatory|compulsory|required|exempt|unclear|not yet)\b`)
-)
-
-// spanKind reports whether questions of kind k are answered by a span.
-func spanKind(k questionKind) bool {
-	return k == askWhen || k == askAmount || k == askName || k == askYesNo
-}
-
-// answerSpans returns the byte spans of sentence text that could answer a
-// question of kind k; nil for kinds without a span type (what, why, how).
-func answerSpans(k questionKind, text string) [][]int {
-	switch k {
-	case askWhen:
-		return dateSpan.FindAllStringIndex(text, -1)
-	case askAmount:
-		return amountSpan.FindAllStringIndex(text, -1)
-	case askName:
-		spans := nameSpan.FindAllStringIndex(text, -1)
-		// The sentence's first word is capitalised anyway: it names
-		// something only if the word after it is capitalised too, or it is
-		// an acronym.
-		if len(spans) > 0 && spans[0][0] == 0 {
-			first := text[spans[0][0]:spans[0][1]]
-			if !strings.ContainsAny(first, " ") && strings.ToUpper(first) != first {
-				spans = spans[1:]
-			}
-		}
-		return spans
-	case askYesNo:
-		return yesNoSpan.FindAllStringIndex(text, -1)
-	}
-	return nil
-}
+// Choosing the answer: among the sentences of the best articles, the one
+// whose span of the asked type (spans.go) the question's words surround most
+// closely, next to the noun the question asks about and on the side of any
+// bound it names, states the answer.
 
 // knownIDF is the idf the question's known terms add up to: words no article
 // contains cannot be covered by any sentence, so coverage is a share of the
@@ -204,21 +73,55 @@ func (ix *Index) filedUnder(q *query, h hit) []int {
 	return out
 }
 
-// answerSpan finds the answer span of the asked kind in text that the
-// question's words surround most closely, and scores it: the share of the
-// question's known idf that the sentence covers (matched, as positions of
-// q.terms), each word weighted by its closeness to the span (1 when
-// adjacent, half at about ten words) and words covered without a place in
-// the text (the article's countries) at half, times how precise the span is.
-// ok is false when text has no span of the asked kind.
-func (ix *Index) answerSpan(q *query, asked question, text string, matched []int, known float64) (span [2]int, score float64, ok bool) {
-	spans := answerSpans(asked.kind, text)
-	if len(spans) == 0 || known == 0 {
-		return span, 0, false
-	}
-	// Where the words of text that are question terms sit.
-	type placed struct{ pos, at int }
-	var words []placed
+// Weights of the answer score.
+const (
+	// farWordWeight is the least weight a question word of the sentence
+	// (or of the article's filing) adds, however far from the span.
+	farWordWeight = 0.5
+	// contextWeight is the weight of a question word that only the
+	// sentence before says, when this one refers back to it ("It becomes
+	// mandatory on…"), in whether the sentence is about the question;
+	// contextLeadWeight its weight in whether it states the answer.
+	contextWeight     = 0.75
+	contextLeadWeight = 0.4
+	// proximityBytes is the distance at which a question word counts
+	// half (about ten words).
+	proximityBytes = 60
+	// focusBoost is the most that the noun the question asks about,
+	// right next to the span, raises its score ("the second is a new tax
+	// regime code, RF20"); focusBytes is the distance at which it counts
+	// half.
+	focusBoost = 0.6
+	focusBytes = 15
+	// boundBoost rewards a span introduced the way the question bounds
+	// it ("below RM1m" for "below what turnover").
+	boundBoost = 1.3
+	// obligationBoost rewards a date or amount next to a word of
+	// obligation when the question asks what must be done, the most
+	// when adjacent, nothing from obligationBytes away.
+	obligationBoost = 1.3
+	obligationBytes = 40
+	// negationFactor discounts a span its clause denies, and
+	// contradictionFactor a sentence about the other side of the
+	// question's threshold.
+	negationFactor      = 0.6
+	contradictionFactor = 0.35
+)
+
+// sentenceWord is a question word in a sentence: the position of the
+// question's term it counts as, and its byte offset.
+type sentenceWord struct{ pos, at int }
+
+// scanned is what answerSpan needs of a sentence's words beyond the spans:
+// where the question's words are, and where words of obligation are.
+type scanned struct {
+	words   []sentenceWord
+	obliges []int
+}
+
+// scan finds the question's words and the words of obligation in text.
+func (ix *Index) scan(q *query, text string, dst scanned) scanned {
+	dst.words, dst.obliges = dst.words[:0], dst.obliges[:0]
 	for i := 0; i < len(text); {
 		r, size := utf8.DecodeRuneInString(text[i:])
 		if !isWordRune(r) {
@@ -226,63 +129,273 @@ func (ix *Index) answerSpan(q *query, asked question, text string, matched []int
 			continue
 		}
 		end := wordEnd(text, i)
-		if id, found := ix.surfaceID(normalize(text[i:end])); found && id >= 0 {
+		w := normalize(text[i:end])
+		if obligationWords[w] {
+			dst.obliges = append(dst.obliges, i)
+		}
+		if id, found := ix.surfaceID(w); found && id >= 0 {
 			if p, asked := q.pos[id]; asked {
-				words = append(words, placed{q.standsFor(p), i})
+				dst.words = append(dst.words, sentenceWord{q.standsFor(p), i})
 			}
 		}
 		i = end
 	}
+	return dst
+}
+
+// obligationWords say that something must be done.
+var obligationWords = map[string]bool{
+	"must": true, "mandatory": true, "compulsory": true, "required": true, "obliged": true, "obligation": true,
+	"deadline": true, "due": true, "requires": true, "obligatory": true,
+}
+
+// boundWords are the words that introduce a value from each side.
+var boundWords = [...][]string{
+	boundAbove: {"above", "over", "more than", "exceeding", "exceeds", "exceeded", "at least"},
+	boundBelow: {"below", "under", "less than", "up to", "not exceeding"},
+	boundStart: {"from", "since", "starting", "starting on", "as of", "from the", "with effect from"},
+	boundEnd:   {"by", "until", "till", "before", "no later than", "to", "deadline of", "ends on"},
+}
+
+// bounded reports whether the words just before a span introduce it from
+// side b.
+func bounded(text string, start int, b boundKind) bool {
+	if b == boundNone {
+		return false
+	}
+	before := strings.ToLower(strings.TrimRight(text[:start], " "))
+	for _, w := range boundWords[b] {
+		if strings.HasSuffix(before, w) && (len(before) == len(w) || before[len(before)-len(w)-1] == ' ') {
+			return true
+		}
+	}
+	return false
+}
+
+// distance is the number of bytes between offset at and the span.
+func (sp span) distance(at int) int {
+	switch {
+	case at < sp.start:
+		return sp.start - at
+	case at >= sp.end:
+		return at - sp.end
+	}
+	return 0
+}
+
+// answerSpan finds the answer span in text that best answers the question,
+// and scores it: the share of the question's known idf that the sentence
+// covers (matched and context, as positions of q.terms), each word of
+// matched weighted by its closeness to the span (1 when adjacent, half at
+// about ten words, never under farWordWeight, which words covered without
+// a place in the text, the article's countries, get) and each of context at
+// contextWeight; times how well the span's type fits the question, and
+// raised when the question's focus (positions of q.terms) is next to it,
+// when the words before it bound it as the question does, and when a word
+// of obligation is near a question about an obligation. ok is false when
+// text has no span of the asked kind.
+func (ix *Index) answerSpan(q *query, asked question, text string, sc scanned, matched, context, focus []int, known float64) (best span, score float64, ok bool) {
+	spans := answerSpans(asked, text)
+	if len(spans) == 0 || known == 0 {
+		return best, 0, false
+	}
+	base := 0.0
+	for _, p := range context {
+		base += q.terms[p].idf * contextLeadWeight
+	}
+	against := 1.0
+	if contradicts(asked, text) {
+		against = contradictionFactor
+	}
 	for _, sp := range spans {
-		// A span the question spells out ("…with revenue of AED 50m…")
-		// restates it; it does not answer it.
-		if strings.Contains(asked.lower, strings.ToLower(text[sp[0]:sp[1]])) {
+		if ix.restates(q, asked, text[sp.start:sp.end]) {
 			continue
 		}
-		sum := 0.0
+		if sp.name {
+			sp.fit *= ix.salience(text[sp.start:sp.end])
+		}
+		sum := base
 		for _, p := range matched {
-			w := 0.5
-			for _, pw := range words {
-				if pw.pos != p {
-					continue
+			w := farWordWeight
+			for _, sw := range sc.words {
+				if sw.pos == p {
+					w = max(w, 1/(1+float64(sp.distance(sw.at))/proximityBytes))
 				}
-				dist := 0
-				switch {
-				case pw.at < sp[0]:
-					dist = sp[0] - pw.at
-				case pw.at >= sp[1]:
-					dist = pw.at - sp[1]
-				}
-				w = max(w, 1/(1+float64(dist)/60))
 			}
 			sum += q.terms[p].idf * w
 		}
-		v := specificity(asked.kind, text[sp[0]:sp[1]]) * sum / known
+		v := against * sp.fit * sum / known
+		if negated(text, sp.start) {
+			v *= negationFactor
+		}
+		near := 0.0
+		for _, sw := range sc.words {
+			if containsInt(focus, sw.pos) {
+				near = max(near, 1/(1+float64(sp.distance(sw.at))/focusBytes))
+			}
+		}
+		v *= 1 + focusBoost*near
+		if bounded(text, sp.start, asked.bound) {
+			v *= boundBoost
+		}
+		if asked.obliged && (asked.kind == askWhen || asked.kind == askAmount) {
+			// The nearer the word of obligation, the more: "its
+			// mandatory date of 7 September" states when the obligation
+			// starts, a date further along the sentence may not.
+			near := 0.0
+			for _, at := range sc.obliges {
+				near = max(near, 1-float64(sp.distance(at))/obligationBytes)
+			}
+			v *= 1 + (obligationBoost-1)*near
+		}
 		if v > score {
-			score, span, ok = v, [2]int{sp[0], sp[1]}, true
+			score, best, ok = v, sp, true
 		}
 	}
-	return span, score, ok
+	return best, score, ok
 }
 
-// specificity rates how precisely a span answers: 1 for a full date (day,
-// month, year) or an amount with a currency or unit, less for a month and
-// year, a bare year or a bare number.
-func specificity(k questionKind, span string) float64 {
-	switch k {
-	case askWhen:
-		switch strings.Count(span, " ") {
-		case 2:
-			return 1
-		case 1:
-			return 0.6
-		}
-		return 0.45
-	case askAmount:
-		if strings.IndexFunc(span, func(r rune) bool { return r < '0' || r > '9' && r != ',' && r != '.' }) >= 0 {
-			return 1
-		}
-		return 0.7
+// restates reports whether a span only repeats the question: its words
+// are in the question ("…with revenue of AED 50m…" answers no "when"), or,
+// for a name, every word of it is a term of the question or it names a
+// country or specification the question names ("KSeF" for a question about
+// Poland's clearance platform).
+func (ix *Index) restates(q *query, asked question, s string) bool {
+	if containsWords(asked.lower, strings.ToLower(s)) {
+		return true
 	}
-	return 1
+	if asked.kind != askName && !asked.group {
+		return false
+	}
+	all, known := true, 0
+	scanWords(s, func(w word) {
+		if w.joined {
+			return
+		}
+		id, ok := ix.surfaceID(w.norm)
+		if !ok || id < 0 {
+			return
+		}
+		known++
+		if _, asked := q.pos[id]; !asked {
+			all = false
+		}
+	})
+	if all && known > 0 {
+		return true
+	}
+	// A name that is, or is qualified by, a country or specification the
+	// question names ("New Zealand", "French-specific" for a question
+	// about France) restates it; a name that is one of its other names
+	// as a whole (a national platform such as "Chorus Pro") answers.
+	var seq, raw []string
+	scanWords(s, func(w word) {
+		if !w.joined {
+			seq, raw = append(seq, w.norm), append(raw, w.raw)
+		}
+	})
+	for _, f := range ix.entities.matches(seq, raw) {
+		id, ok := ix.termID(f.term)
+		if !ok {
+			continue
+		}
+		if _, asked := q.pos[id]; asked && (f.start > 0 || f.end < len(seq) || strings.EqualFold(ix.entities.names[f.term], s)) {
+			return true
+		}
+	}
+	return false
+}
+
+// salience rates a name span by its rarest word: "MikroeRačun" or
+// "Chorus Pro" names something in particular; "Peppol" or "B2B", which
+// most articles say, hardly answers "which".
+func (ix *Index) salience(s string) float64 {
+	best := 0.0
+	scanWords(s, func(w word) {
+		if id, ok := ix.surfaceID(w.norm); ok && id >= 0 {
+			best = max(best, ix.idfOf(id))
+		} else if !ok {
+			best = ix.maxIDF()
+		}
+	})
+	return 0.4 + 0.6*min(1, best/salientIDF)
+}
+
+// salientIDF is the idf from which a name counts as fully particular.
+const salientIDF = 3
+
+// negated reports whether the clause before a span denies it: "does not
+// start on 1 January 2026", "instead of 1 January 2026".
+func negated(text string, start int) bool {
+	before := strings.ToLower(text[max(0, start-negationBytes):start])
+	if i := strings.LastIndexAny(before, ",;:("); i >= 0 {
+		before = before[i+1:]
+	}
+	for _, w := range []string{" not ", "n't ", "instead of ", "rather than ", "no longer ", "never "} {
+		if strings.Contains(" "+before, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// negationBytes is how far before a span a denial is looked for.
+const negationBytes = 40
+
+// contradicts reports whether text states one of the question's bounded
+// amounts on the other side ("AED 50m or more" for a question about firms
+// "under AED 50m"): it is about the other group.
+func contradicts(asked question, text string) bool {
+	if len(asked.amounts) == 0 {
+		return false
+	}
+	lower := strings.ToLower(text)
+	other, same := false, false
+	for _, a := range asked.amounts {
+		for i := 0; ; {
+			j := strings.Index(lower[i:], a.text)
+			if j < 0 {
+				break
+			}
+			at := i + j
+			switch side := sideOf(lower, at, at+len(a.text)); {
+			case side == a.side:
+				same = true
+			case side != boundNone:
+				other = true
+			}
+			i = at + len(a.text)
+		}
+	}
+	return other && !same
+}
+
+// focusPositions returns the positions of q.terms that the question's
+// focus terms are, with the synonyms that stand for them.
+func (q *query) focusPositions(focus []string) []int {
+	var out []int
+	for p, t := range q.terms {
+		if slices.Contains(focus, t.text) && !containsInt(out, q.standsFor(p)) {
+			out = append(out, q.standsFor(p))
+		}
+	}
+	return out
+}
+
+// containsWords reports whether s occurs in text as whole words: "no" is
+// not in "not".
+func containsWords(text, s string) bool {
+	for i := 0; ; {
+		j := strings.Index(text[i:], s)
+		if j < 0 {
+			return false
+		}
+		start, end := i+j, i+j+len(s)
+		before, _ := utf8.DecodeLastRuneInString(text[:start])
+		after, _ := utf8.DecodeRuneInString(text[end:])
+		if (start == 0 || !isWordRune(before)) && (end == len(text) || !isWordRune(after)) {
+			return true
+		}
+		i = start + 1
+	}
 }

@@ -64,8 +64,8 @@ func TestAnswerSpans(t *testing.T) {
 	for _, tc := range testCases {
 		t.Run(tc.desc, func(t *testing.T) {
 			var got []string
-			for _, sp := range answerSpans(tc.kind, tc.sentence) {
-				got = append(got, tc.sentence[sp[0]:sp[1]])
+			for _, sp := range answerSpans(question{kind: tc.kind}, tc.sentence) {
+				got = append(got, tc.sentence[sp.start:sp.end])
 			}
 			if strings.Join(got, "|") != strings.Join(tc.want, "|") {
 				t.Errorf("spans %q, want %q", got, tc.want)

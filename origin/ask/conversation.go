@@ -50,7 +50,7 @@ func (ix *Index) contextualize(query string, prev []string) (string, question, b
 			continue
 		}
 		if asked.kind == askWhat && !interrogative.MatchString(strings.TrimPrefix(lower, "and ")) {
-			asked.kind = classify(prev[i])
+			asked.inherit(newQuestion(prev[i]))
 		}
 		return query + " (" + strings.Join(names, ", ") + ")", asked, true
 	}

@@ -193,10 +193,25 @@ func (m *entityMatcher) find(text string) []string {
 // not also the PINT base spec, while "Australia and New Zealand" (the
 // parenthesis of PINT A-NZ's name) still names both countries as well.
 func (m *entityMatcher) match(seq, raw []string) []string {
-	type found struct {
-		start, end int
-		term       string
+	var terms []string
+	for _, f := range m.matches(seq, raw) {
+		if !slices.Contains(terms, f.term) {
+			terms = append(terms, f.term)
+		}
 	}
+	return terms
+}
+
+// found is an alias found in a question: the words seq[start:end] name
+// term.
+type found struct {
+	start, end int
+	term       string
+}
+
+// matches returns the aliases found in a question's words (see match), with
+// where they are.
+func (m *entityMatcher) matches(seq, raw []string) []found {
 	var all []found
 	for i := range seq {
 		for _, p := range m.byFirst[seq[i]] {
@@ -220,7 +235,7 @@ func (m *entityMatcher) match(seq, raw []string) []string {
 			all = append(all, found{i, i + 1, term})
 		}
 	}
-	var terms []string
+	var out []found
 	for _, f := range all {
 		kind, _, _ := strings.Cut(f.term, ":")
 		inside := false
@@ -231,9 +246,72 @@ func (m *entityMatcher) match(seq, raw []string) []string {
 				break
 			}
 		}
-		if !inside && !slices.Contains(terms, f.term) {
-			terms = append(terms, f.term)
+		if !inside {
+			out = append(out, f)
 		}
 	}
-	return terms
+	return out
+}
+
+// aliasWords returns, for each country or specification the question names
+// (as the position of its synthetic term in q.terms), the positions of the
+// question's words that named it: a sentence that names ZUGFeRD covers
+// "German-French hybrid format" in a question that says so, as one that
+// names Belgium covers "Belgian".
+func (ix *Index) aliasWords(q *query, text string) map[int][]int {
+	if !q.entities {
+		return nil
+	}
+	var seq, raw []string
+	var ids []int32      // the term id of each word of seq, or -1
+	type joined struct { // a compound's joined form and its parts
+		id         int32
+		start, end int
+	}
+	var joins []joined
+	scanWords(text, func(w word) {
+		id, ok := ix.surfaceID(w.norm)
+		if !ok {
+			id = -1
+		}
+		if w.joined {
+			// The parts are the last words, which spell it.
+			start, rest := len(seq), w.norm
+			for start > 0 && strings.HasSuffix(rest, seq[start-1]) && rest != "" {
+				rest = strings.TrimSuffix(rest, seq[start-1])
+				start--
+			}
+			joins = append(joins, joined{id, start, len(seq)})
+			return
+		}
+		seq, raw, ids = append(seq, w.norm), append(raw, w.raw), append(ids, id)
+	})
+	out := map[int][]int{}
+	add := func(e int, id int32) {
+		if id < 0 {
+			return
+		}
+		if p, ok := q.pos[id]; ok && q.standsFor(p) != e && !containsInt(out[e], q.standsFor(p)) {
+			out[e] = append(out[e], q.standsFor(p))
+		}
+	}
+	for _, f := range ix.entities.matches(seq, raw) {
+		id, ok := ix.termID(f.term)
+		if !ok {
+			continue
+		}
+		e, ok := q.pos[id]
+		if !ok {
+			continue
+		}
+		for i := f.start; i < f.end; i++ {
+			add(e, ids[i])
+		}
+		for _, j := range joins {
+			if f.start <= j.start && j.end <= f.end {
+				add(e, j.id)
+			}
+		}
+	}
+	return out
 }

@@ -356,8 +356,8 @@ func (e *Engine) stream(w http.ResponseWriter, r *http.Request, p *prepared, sta
 		sent++
 	}
 	for i := range p.hits {
-		if e.beforeResult != nil {
-			e.beforeResult(p.ctx, sent)
+		if e.resultHook != nil {
+			e.resultHook(p.ctx, sent)
 		}
 		if err := p.ctx.Err(); err != nil {
 			fail(e.late(ctx, err))

@@ -55,9 +55,9 @@ func serveReal(t *testing.T) (*Engine, *httptest.Server) {
 	return e, srv
 }
 
-func mustNew(t testing.TB, cfg Config) *Engine {
+func mustNew(t testing.TB, cfg Config, opts ...Option) *Engine {
 	t.Helper()
-	e, err := New(cfg)
+	e, err := New(cfg, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,10 +238,8 @@ func TestStreamFlushesEachEvent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := mustNew(t, Config{SiteRoot: testSiteRoot})
-	e.Use(c)
 	received := make(chan int, 64)
-	e.beforeResult = func(ctx context.Context, index int) {
+	e := mustNew(t, Config{SiteRoot: testSiteRoot}, withResultHook(func(ctx context.Context, index int) {
 		if index == 0 {
 			return // nothing sent yet but start
 		}
@@ -254,7 +252,8 @@ func TestStreamFlushesEachEvent(t *testing.T) {
 			t.Errorf("the client never received the event before result %d: the stream is buffered", index)
 		case <-ctx.Done():
 		}
-	}
+	}))
+	e.Use(c)
 	srv := httptest.NewServer(e)
 	defer srv.Close()
 	resp := post(t, srv, "application/json", `{"query":"Peppol certificate migration G3","prefer":{"streaming":true,"max_results":5}}`, nil)
@@ -478,12 +477,10 @@ func TestClientDisconnectFreesWork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := mustNew(t, Config{SiteRoot: testSiteRoot})
-	e.Use(c)
 	reached := make(chan struct{})
 	released := make(chan error, 1)
 	var calls sync.Map
-	e.beforeResult = func(ctx context.Context, index int) {
+	e := mustNew(t, Config{SiteRoot: testSiteRoot}, withResultHook(func(ctx context.Context, index int) {
 		calls.Store(index, true)
 		if index != 2 {
 			return
@@ -495,7 +492,8 @@ func TestClientDisconnectFreesWork(t *testing.T) {
 		case <-time.After(30 * time.Second):
 			released <- errors.New("the request's context was never cancelled")
 		}
-	}
+	}))
+	e.Use(c)
 	srv := httptest.NewServer(e)
 	defer srv.Close()
 
@@ -637,4 +635,10 @@ func TestMetrics(t *testing.T) {
 	if n, err := testutil.GatherAndCount(reg, "invoicewire_ask_request_duration_seconds"); err != nil || n != 2 {
 		t.Errorf("duration series: %d, %v", n, err)
 	}
+}
+
+// withResultHook has fn run before each result event of a stream, with the
+// answer's context and the event's index.
+func withResultHook(fn func(ctx context.Context, index int)) Option {
+	return func(e *Engine) { e.resultHook = fn }
 }

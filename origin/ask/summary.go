@@ -1,0 +1,302 @@
+package ask
+
+import (
+	"regexp"
+	"strings"
+)
+
+// Summaries: 2–4 sentences quoted from the best results, the one that
+// states the answer first (docs/decisions.md, ask). The lead is the sentence
+// whose answer span scores best (answer.go); the others are chosen for how
+// much of the question they cover, passing over near repeats.
+
+// Summary selection parameters.
+const (
+	// summaryMinScore is the normalised score above which the best results
+	// are quoted whatever the question asks. Between summaryFloorScore and
+	// it, a summary needs a sentence that states an answer of the asked
+	// kind and covers summaryWeakCoverage of the question's known words;
+	// below the floor the results are a guess, and quoting them as an
+	// answer would mislead.
+	summaryMinScore     = 40
+	summaryFloorScore   = 10
+	summaryWeakCoverage = 0.3
+	// summaryDocs is how many of the best results sentences are drawn from,
+	// and summaryDocShare how close to the best result one must score.
+	summaryDocs     = 3
+	summaryDocShare = 0.6
+	// summaryNewer is the most a later report is preferred over an earlier
+	// one.
+	summaryNewer = 0.1
+	// summaryMinCoverage is the share of the question a sentence must cover.
+	summaryMinCoverage = 0.3
+	// summaryMin and summaryMax bound the number of sentences (docs/decisions.md (ask): 2–4).
+	summaryMin = 2
+	summaryMax = 4
+	// mmrLambda trades relevance against novelty (maximal marginal
+	// relevance, Carbonell and Goldstein 1998): sentences that repeat one
+	// already chosen are passed over.
+	mmrLambda = 0.7
+	// answerMix adds to a sentence's worth for the summary how well it
+	// states an answer: the runner-up answers follow the lead, so a reader
+	// whose answer is not the lead's finds it next.
+	answerMix = 2.0
+	// yesNoBoost prefers, among the sentences that restate a yes-no
+	// question, one that says yes or no.
+	yesNoBoost = 1.1
+	// Quoted sentences are of readable length.
+	quoteMinBytes = 40
+	quoteMaxBytes = 400
+	quoteMinWords = 6
+)
+
+// candidate is a sentence that may go into a summary.
+type candidate struct {
+	text string
+	url  string
+	// doc and sent locate the sentence in its article's text.
+	doc  *doc
+	sent int
+	// score is the sentence's worth as a summary sentence: its coverage,
+	// a little less for later results and later sentences.
+	score float64
+	// cov is the share of the question the sentence covers.
+	cov   float64
+	terms []int32
+	// lead is how well the sentence states an answer of the asked type
+	// (answerSpan's score, weighed by its article's rank and age); 0 when
+	// it carries no such span. For a question that asks for no span, it is
+	// how well the sentence covers the question and its focus.
+	lead float64
+	// span is the answer span, as byte offsets into text, when spanned.
+	span    span
+	spanned bool
+}
+
+// refersBack matches a sentence that opens by referring to the one before
+// ("It becomes mandatory…", "Despite the similar name, it is…"): the
+// question words of that one are its context.
+var refersBack = regexp.MustCompile(`^(?:[^,;:]{0,60},\s+)?(?:[Ii]t|[Tt]his|[Tt]hese|[Tt]hose|[Tt]hey|[Ii]ts|[Tt]heir|[Bb]oth|[Ss]uch)\b`)
+
+// summarize picks 2–4 sentences from the best results that together answer
+// the question, the one that states an answer of the asked kind first, or
+// returns nil when the results are not strong enough or too few sentences
+// qualify.
+func (ix *Index) summarize(q *query, asked question, hits []hit) *Summary {
+	if len(hits) == 0 || hits[0].norm < summaryFloorScore {
+		return nil
+	}
+	known := q.knownIDF()
+	if known == 0 {
+		return nil
+	}
+	cands := ix.candidates(q, asked, hits, known)
+	var picked []candidate
+	// The lead: the sentence that best states an answer of the asked kind.
+	lead := -1
+	for i, c := range cands {
+		if c.lead > 0 && (lead < 0 || c.lead > cands[lead].lead) {
+			lead = i
+		}
+	}
+	if lead >= 0 {
+		picked = append(picked, cands[lead])
+		cands = append(cands[:lead], cands[lead+1:]...)
+	}
+	// A question the articles match only weakly gets a summary only when
+	// one sentence states an answer of the kind asked and covers most of
+	// the question: otherwise the quotes would be a guess.
+	if hits[0].norm < summaryMinScore && (len(picked) == 0 || picked[0].cov < summaryWeakCoverage) {
+		return nil
+	}
+	for len(picked) < summaryMax {
+		best, bestVal := -1, 0.0
+		for i, c := range cands {
+			sim := 0.0
+			for _, p := range picked {
+				sim = max(sim, jaccard(c.terms, p.terms))
+			}
+			if sim > 0.6 {
+				continue // a near repeat of a sentence already chosen
+			}
+			if v := mmrLambda*(c.score+answerMix*c.lead) - (1-mmrLambda)*sim; best < 0 || v > bestVal {
+				best, bestVal = i, v
+			}
+		}
+		if best < 0 || bestVal <= 0 {
+			break
+		}
+		picked = append(picked, cands[best])
+		cands = append(cands[:best], cands[best+1:]...)
+	}
+	if len(picked) < summaryMin && len(picked) > 0 {
+		// The answer stands alone: the sentence next to it in its article
+		// is its context.
+		if c, ok := ix.neighbour(picked[0], picked); ok {
+			picked = append(picked, c)
+		}
+	}
+	if len(picked) < summaryMin {
+		return nil
+	}
+	s := &Summary{Type: "SearchSummary", Citations: []string{}, Sentences: make([]Quote, 0, len(picked))}
+	texts := make([]string, 0, len(picked))
+	for _, p := range picked {
+		texts = append(texts, p.text)
+		s.Sentences = append(s.Sentences, Quote{Text: p.text, URL: p.url})
+		if !containsString(s.Citations, p.url) {
+			s.Citations = append(s.Citations, p.url)
+		}
+	}
+	s.Text = strings.Join(texts, " ")
+	if p := picked[0]; p.spanned {
+		s.Answer = &AnswerSpan{Text: p.text[p.span.start:p.span.end], Sentence: p.text, URL: p.url, Kind: asked.kind.String()}
+	}
+	return s
+}
+
+// candidates returns the sentences of the best results that cover enough
+// of the question to be quoted, each scored as a summary sentence and as
+// the answer.
+func (ix *Index) candidates(q *query, asked question, hits []hit, known float64) []candidate {
+	// Newer articles are preferred a little: where a fact changed (a date
+	// moved, a threshold rose) the later report states it. The preference
+	// grows with the time between the reports, up to summaryNewer after
+	// half a year; reports a few days apart are the same news.
+	docs := hits[:min(summaryDocs, len(hits))]
+	oldest := docs[0].text.published
+	for _, h := range docs {
+		if p := h.text.published; p.Before(oldest) {
+			oldest = p
+		}
+	}
+	focus := q.focusPositions(asked.focus)
+	aliases := ix.aliasWords(q, asked.text)
+	var (
+		cands                    []candidate
+		matched, before, context []int
+		sc                       scanned
+	)
+	for rank, h := range docs {
+		if float64(h.norm) < summaryDocShare*float64(hits[0].norm) {
+			break
+		}
+		d := h.text
+		// The countries and specs the article is filed under count for
+		// every sentence of it: "The obligation starts on 1 January 2026"
+		// answers a question about Belgium in an article about Belgium.
+		filed := ix.filedUnder(q, h)
+		// Earlier results and earlier sentences are preferred a little:
+		// the best article leads, and articles put their news first.
+		prior := 1 - 0.1*float64(rank)
+		// The lead is chosen on what a sentence says, not where it sits:
+		// a little for how well its article matches, a little for being the
+		// newest report.
+		leadPrior := 0.8 + 0.2*float64(h.norm)/float64(hits[0].norm)
+		newer := 1 + summaryNewer*min(1, d.published.Sub(oldest).Hours()/(182*24))
+		prior *= newer
+		leadPrior *= newer
+		// The headline says what the article's news is: an answer span it
+		// repeats is the article's own answer.
+		headline := d.title
+		before = before[:0]
+		for i := range d.sentenceCount() {
+			s := d.sentence(i)
+			if !s.quotable() {
+				before = before[:0] // a heading starts a new passage
+				continue
+			}
+			matched = q.sentenceTerms(d, i, matched)
+			for _, p := range filed {
+				if !containsInt(matched, p) {
+					matched = append(matched, p)
+				}
+			}
+			for _, p := range matched {
+				for _, w := range aliases[p] {
+					if !containsInt(matched, w) {
+						matched = append(matched, w)
+					}
+				}
+			}
+			context = context[:0]
+			if refersBack.MatchString(s.text) {
+				for _, p := range before {
+					if !containsInt(matched, p) {
+						context = append(context, p)
+					}
+				}
+			}
+			before = append(before[:0], matched...)
+			if !readable(s.text, s.kind == kindItem) {
+				continue
+			}
+			own, inherited := q.coverageOf(matched, known), q.coverageOf(context, known)
+			// The words of the sentence before make this one about the
+			// question; they are not what it says.
+			cov := own + contextWeight*inherited
+			if cov < summaryMinCoverage {
+				continue
+			}
+			c := candidate{text: s.text, url: d.url, doc: d, sent: i, score: cov * prior / (1 + 0.02*float64(i)), cov: cov, terms: sentenceIDs(d, i)}
+			if !spanKind(asked.kind) || asked.kind == askYesNo {
+				// What, why and how ask for no span, and the answer to a
+				// yes-no question restates it: the sentence that covers
+				// the question, and the noun it asks about, best leads; a
+				// yes-no answer that says yes or no a little more.
+				c.lead = (own + contextLeadWeight*inherited + q.coverageOf(intersect(matched, focus), known)) * prior / (1 + 0.02*float64(i))
+				if asked.kind == askYesNo {
+					if spans := answerSpans(asked, s.text); len(spans) > 0 {
+						c.span, c.spanned = spans[0], true
+						c.lead *= yesNoBoost
+					}
+				}
+			} else {
+				sc = ix.scan(q, s.text, sc)
+				if span, v, ok := ix.answerSpan(q, asked, s.text, sc, matched, context, focus, known); ok {
+					c.span, c.spanned = span, true
+					c.lead = v * leadPrior / (1 + 0.01*float64(i))
+					if s.kind != kindDek && strings.Contains(headline, s.text[span.start:span.end]) {
+						c.lead *= 1.2
+					}
+				}
+			}
+			cands = append(cands, c)
+		}
+	}
+	return cands
+}
+
+// neighbour returns the quotable sentence next to c in its article (the
+// one after, else the one before) that is not already picked.
+func (ix *Index) neighbour(c candidate, picked []candidate) (candidate, bool) {
+	d := c.doc
+	for _, i := range []int{c.sent + 1, c.sent - 1} {
+		if i < 0 || i >= d.sentenceCount() {
+			continue
+		}
+		s := d.sentence(i)
+		if !s.quotable() || !readable(s.text, s.kind == kindItem) {
+			continue
+		}
+		dup := false
+		for _, p := range picked {
+			dup = dup || p.text == s.text
+		}
+		if !dup {
+			return candidate{text: s.text, url: d.url, doc: c.doc, sent: i, terms: sentenceIDs(d, i)}, true
+		}
+	}
+	return candidate{}, false
+}
+
+// intersect returns the elements of a that are in b.
+func intersect(a, b []int) []int {
+	var out []int
+	for _, x := range a {
+		if containsInt(b, x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
