@@ -70,6 +70,8 @@ bench-webhooks:
 # visibility, one table per size (loadtest/scale; loadtest/out/scale.md).
 bench-scale: build
 	@deploy/local/deps.sh run
+	IW_CURSOR_WALK_ARTICLES=100000 $(GO) test -count=1 -timeout 30m -run TestCursorWalkUnderChurn ./internal/store \
+		&& echo "cursor walk through 100,000 articles under churn: PASS" || (echo "cursor walk through 100,000 articles under churn: FAIL"; exit 1)
 	$(GO) run ./loadtest/scale
 
 # k6 against the make run stack (loadtest/run.sh): read mix, spike, rate

@@ -11,6 +11,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -63,12 +64,15 @@ type Config struct {
 
 // Server is the origin's HTTP handler.
 type Server struct {
-	cfg     Config
-	store   *store.Store
-	cache   *tagcache.Cache[string, *entry]
-	router  router
-	metrics *metrics
-	log     *slog.Logger
+	// follower applies the content invalidations to cache; nil until
+	// Follow starts.
+	follower atomic.Pointer[invalidation.Follower]
+	cfg      Config
+	store    *store.Store
+	cache    *tagcache.Cache[string, *entry]
+	router   router
+	metrics  *metrics
+	log      *slog.Logger
 	// ask answers POST /ask from its own index, kept current by Follow.
 	ask *ask.Engine
 }
@@ -166,7 +170,9 @@ func New(cfg Config, st *store.Store) (*Server, error) {
 // live.
 func (s *Server) Follow(ctx context.Context, ready chan<- struct{}) {
 	go s.ask.Run(ctx)
-	invalidation.Follow(ctx, s.store.Client(), invalidation.Purgers{s.cache, s.ask}, s.store.Version, s.log, ready)
+	f := invalidation.NewFollower(invalidation.Purgers{s.cache, s.ask}, s.store.Version, s.log)
+	s.follower.Store(f)
+	f.Run(ctx, s.store.Client(), ready)
 }
 
 // Close releases the cache.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/invoicewire/invoicewire/internal/apierror"
 	"github.com/invoicewire/invoicewire/internal/httpheader"
+	"github.com/invoicewire/invoicewire/internal/invalidation"
 	"github.com/invoicewire/invoicewire/internal/token"
 	"github.com/invoicewire/invoicewire/origin/respond"
 )
@@ -159,6 +160,9 @@ func cacheKey(r *http.Request) string {
 // ServeHTTP answers every request of the origin.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
+	// Read before the cache: whatever this request answers reflects every
+	// purge up to this version (invalidation.VersionHeader).
+	seen := s.seenVersion()
 	get := r.Method == http.MethodGet || r.Method == http.MethodHead
 	// A request carrying a token neither reads nor fills the shared cache:
 	// owner routes answer per client, and docs/decisions.md (cache headers) keeps anything carrying a
@@ -167,7 +171,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	cached := get && !authorized
 	if cached {
 		if e, ok := s.cache.Get(cacheKey(r)); ok && (e.expires.IsZero() || s.cfg.Now().Before(e.expires)) {
-			s.write(w, r, e, start)
+			s.writeSeen(w, r, e, start, seen)
 			return
 		}
 	}
@@ -222,6 +226,23 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if cached && cacheable(e.status) && !e.uncached && e.header["Cache-Control"][0] != respond.NoStore {
 		s.cache.Set(cacheKey(r), e, e.tags, int64(len(e.body))+512, gen)
+	}
+	s.writeSeen(w, r, e, start, seen)
+}
+
+// seenVersion is the content version the cache is in step with, or -1.
+func (s *Server) seenVersion() int64 {
+	if f := s.follower.Load(); f != nil {
+		return f.Seen()
+	}
+	return -1
+}
+
+// writeSeen is write, with the content version the response reflects when
+// it is known, for the edge's cache (invalidation.VersionHeader).
+func (s *Server) writeSeen(w http.ResponseWriter, r *http.Request, e *entry, start time.Time, seen int64) {
+	if seen >= 0 {
+		w.Header()[invalidation.VersionHeader] = []string{strconv.FormatInt(seen, 10)}
 	}
 	s.write(w, r, e, start)
 }

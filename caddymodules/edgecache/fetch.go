@@ -52,15 +52,17 @@ func (h *Handler) fetch(w http.ResponseWriter, r *http.Request, next caddyhttp.H
 
 // fetchOrigin is fetch without the coalescing.
 func (h *Handler) fetchOrigin(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, key, primary string, stale *entry, fwd forward, reqCC cacheControl) error {
-	gen := h.shared.generation()
+	gen, seen := h.shared.generation(), h.shared.seen()
 	fr := h.forwardRequest(r, r.Context(), stale)
 	reqTime := h.now()
 	rec := &recorder{
-		client:    w,
-		header:    make(http.Header),
-		maxBody:   h.MaxEntryBytes,
-		buffer:    stale != nil, // keep the stale entry's chance to stand in
-		storable:  func(status int, hdr http.Header) bool { return h.storable(status, hdr, reqCC) },
+		client:  w,
+		header:  make(http.Header),
+		maxBody: h.MaxEntryBytes,
+		buffer:  stale != nil, // keep the stale entry's chance to stand in
+		storable: func(status int, hdr http.Header) bool {
+			return originCurrent(hdr, seen) && h.storable(status, hdr, reqCC)
+		},
 		statusFor: func(stored bool) []string { return []string{h.cacheStatus(forwarded{fwd: fwd, stored: stored})} },
 	}
 	err := next.ServeHTTP(rec, fr)

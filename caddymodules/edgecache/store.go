@@ -25,6 +25,8 @@ type shared struct {
 
 	redisURL string
 	rdb      redis.UniversalClient
+	// follower applies the content invalidations; nil without Redis.
+	follower *invalidation.Follower
 	// cancel stops the invalidation follower; done is closed once it has
 	// stopped.
 	cancel context.CancelFunc
@@ -54,9 +56,10 @@ func newShared(maxBytes int64, redisURL string, log *slog.Logger) (*shared, erro
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
+	s.follower = invalidation.NewFollower(s, store.New(s.rdb).Version, log)
 	go func() {
 		defer close(s.done)
-		invalidation.Follow(ctx, s.rdb, s, store.New(s.rdb).Version, log, nil)
+		s.follower.Run(ctx, s.rdb, nil)
 	}()
 	return s, nil
 }

@@ -38,6 +38,9 @@ type Follower struct {
 	log     *slog.Logger
 	// seen is the last content version seen, -1 before the first.
 	seen atomic.Int64
+	// purging is the highest version whose purge has begun: it moves
+	// before the purge, seen after it (see Purging).
+	purging atomic.Int64
 }
 
 // NewFollower returns a Follower that keeps p in step with the content
@@ -45,6 +48,7 @@ type Follower struct {
 func NewFollower(p Purger, version VersionFunc, log *slog.Logger) *Follower {
 	f := &Follower{purger: p, version: version, log: log}
 	f.seen.Store(-1)
+	f.purging.Store(-1)
 	return f
 }
 
@@ -55,6 +59,27 @@ func NewFollower(p Purger, version VersionFunc, log *slog.Logger) *Follower {
 func Follow(ctx context.Context, rdb redis.UniversalClient, p Purger, version VersionFunc, log *slog.Logger, ready chan<- struct{}) {
 	Subscribe(ctx, rdb, Channel, NewFollower(p, version, log), log, ready)
 }
+
+// Run is Follow with f: it subscribes to Channel on rdb until ctx ends,
+// for callers that read f.Seen as well.
+func (f *Follower) Run(ctx context.Context, rdb redis.UniversalClient, ready chan<- struct{}) {
+	Subscribe(ctx, rdb, Channel, f, f.log, ready)
+}
+
+// VersionHeader is the response field in which the origin says the content
+// version its response reflects: every purge up to that version had been
+// applied to its cache when the request began. An edge whose own
+// follower has seen a later version must not store the response: the
+// origin may have answered from an entry the edge has already purged, as
+// the two learn of a change in either order (docs/decisions.md, "Purges
+// across edges and origins"). It never leaves the edge.
+const VersionHeader = "Invoicewire-Content-Version"
+
+// Purging is the highest content version whose purge has begun, or -1:
+// what a cache compares an answer against, since an entry may be gone from
+// it before Seen reaches that version. Seen, which moves only once the
+// purge is done, is what a cache may promise its answers reflect.
+func (f *Follower) Purging() int64 { return f.purging.Load() }
 
 // Seen is the last content version the Follower saw, or -1.
 func (f *Follower) Seen() int64 { return f.seen.Load() }
@@ -73,11 +98,13 @@ func (f *Follower) Resync(ctx context.Context) {
 		// the cluster answers reads).
 		f.log.Warn("invalidation: reading the content version after subscribing failed; clearing", "err", err)
 		f.seen.Store(-1)
+		f.purging.Store(-1)
 		f.purger.Clear()
 		return
 	}
 	// The version read is authoritative, even below the one seen (content
 	// restored from an older backup): store it as it is.
+	f.purging.Store(v)
 	if old := f.seen.Swap(v); old != v {
 		if old >= 0 {
 			f.log.Info("invalidation: content changed while unsubscribed; clearing", "from", old, "to", v)
@@ -93,6 +120,10 @@ func (f *Follower) Receive(_ context.Context, payload string) {
 		f.log.Warn("invalidation: unreadable message; clearing", "err", err)
 		f.purger.Clear()
 		return
+	}
+	if m.Version > f.purging.Load() {
+		// One goroutine receives: no other writer to race.
+		f.purging.Store(m.Version)
 	}
 	f.purger.Purge(m.Keys)
 	old := f.seen.Load()

@@ -2,6 +2,7 @@ package invalidation_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -221,5 +222,40 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// observingPurger records, at each purge, the versions the follower
+// reports.
+type observingPurger struct {
+	f                *invalidation.Follower
+	purging, seenNow []int64
+}
+
+func (o *observingPurger) Purge([]string) {
+	o.purging = append(o.purging, o.f.Purging())
+	o.seenNow = append(o.seenNow, o.f.Seen())
+}
+func (o *observingPurger) Clear() {}
+
+// Purging moves before a purge and Seen after it: a cache comparing an
+// answer with Purging never takes one its purge has just dropped for
+// current, and an origin promising Seen never promises a purge not done.
+func TestPurgingLeadsSeen(t *testing.T) {
+	o := &observingPurger{}
+	o.f = invalidation.NewFollower(o, func(context.Context) (int64, error) { return 4, nil }, slog.New(slog.DiscardHandler))
+	o.f.Resync(context.Background())
+	for _, v := range []int64{5, 6} {
+		b, _ := json.Marshal(invalidation.Message{Version: v, Keys: []string{"article:x"}})
+		o.f.Receive(context.Background(), string(b))
+	}
+	if want := []int64{5, 6}; !slices.Equal(o.purging, want) {
+		t.Errorf("Purging during the purges = %v; want %v", o.purging, want)
+	}
+	if want := []int64{4, 5}; !slices.Equal(o.seenNow, want) {
+		t.Errorf("Seen during the purges = %v; want %v", o.seenNow, want)
+	}
+	if o.f.Seen() != 6 || o.f.Purging() != 6 {
+		t.Errorf("after: Seen %d, Purging %d; want 6, 6", o.f.Seen(), o.f.Purging())
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"sync"
 
 	"github.com/invoicewire/invoicewire/internal/content"
-	"github.com/invoicewire/invoicewire/internal/invalidation"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -123,12 +122,7 @@ func (s *Store) applyAll(ctx context.Context, changes []*Change) ([]int64, []err
 	pipe := s.rdb.Pipeline()
 	sent := make([]int, 0, len(changes))
 	for i, c := range changes {
-		body, tagJSON, err := c.encode()
-		if err != nil {
-			errs[i] = err
-			continue
-		}
-		applyScript.EvalSha(ctx, pipe, c.keys, body, invalidation.Channel, tagJSON, c.sitemapCap())
+		applyScript.EvalSha(ctx, pipe, c.keys, c.args()...)
 		sent = append(sent, i)
 	}
 	cmds, _ := pipe.Exec(ctx)

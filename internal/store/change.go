@@ -7,7 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -39,18 +39,17 @@ func (c *Change) sitemapCap() int {
 	return SitemapURLs
 }
 
+// changeOp is one write: its name, its key's position in KEYS (0 for the
+// sitemap operations, whose keys the script finds) and two operands.
 type changeOp struct {
-	Op     string `json:"o"`
-	Key    int    `json:"k"`
-	Value  string `json:"v,omitempty"`
-	Field  string `json:"f,omitempty"`
-	Score  string `json:"s,omitempty"`
-	Member string `json:"m,omitempty"`
+	Op   string
+	Key  int
+	A, B any
 }
 
 type changeExpect struct {
-	Key    int    `json:"k"`
-	Digest string `json:"d"`
+	Key    int
+	Digest string
 }
 
 // NewChange starts an empty change.
@@ -74,17 +73,19 @@ func (c *Change) key(k string) int {
 }
 
 func (c *Change) set(key string, value []byte) {
-	c.ops = append(c.ops, changeOp{Op: "set", Key: c.key(key), Value: string(value)})
+	c.ops = append(c.ops, changeOp{Op: "set", Key: c.key(key), A: value, B: ""})
 }
-func (c *Change) del(key string) { c.ops = append(c.ops, changeOp{Op: "del", Key: c.key(key)}) }
+func (c *Change) del(key string) {
+	c.ops = append(c.ops, changeOp{Op: "del", Key: c.key(key), A: "", B: ""})
+}
 func (c *Change) hset(key, field string, value []byte) {
-	c.ops = append(c.ops, changeOp{Op: "hset", Key: c.key(key), Field: field, Value: string(value)})
+	c.ops = append(c.ops, changeOp{Op: "hset", Key: c.key(key), A: field, B: value})
 }
 func (c *Change) zadd(key string, score int64, member string) {
-	c.ops = append(c.ops, changeOp{Op: "zadd", Key: c.key(key), Score: strconv.FormatInt(score, 10), Member: member})
+	c.ops = append(c.ops, changeOp{Op: "zadd", Key: c.key(key), A: score, B: member})
 }
 func (c *Change) zrem(key, member string) {
-	c.ops = append(c.ops, changeOp{Op: "zrem", Key: c.key(key), Member: member})
+	c.ops = append(c.ops, changeOp{Op: "zrem", Key: c.key(key), A: member, B: ""})
 }
 
 // expectValue makes the change apply only while key still holds current (nil
@@ -113,57 +114,60 @@ func (c *Change) Empty() bool { return len(c.ops) == 0 }
 // caller re-reads and tries again.
 var ErrConflict = errors.New("store: content changed concurrently")
 
-// applyScript runs a Change. ARGV[1] is the JSON change, ARGV[2] the
-// invalidation channel, ARGV[3] the surrogate keys as a JSON array (passed
-// pre-encoded because cjson encodes an empty table as {} rather than []),
-// ARGV[4] the capacity of a sitemap file; the script adds the keys of the
-// sitemap files it changed.
+// applyScript runs a Change. ARGV[1] is the invalidation channel, ARGV[2]
+// the surrogate keys as a JSON array (passed pre-encoded because cjson
+// encodes an empty table as {} rather than []), ARGV[3] the capacity of a
+// sitemap file, ARGV[4] the number of expectations, then each as (key
+// index, digest), then "1" and the event's id, type, created_at and data or
+// "0", then the operations, four arguments each: name, key index and two
+// operands. The arguments are flat rather than one JSON document: neither
+// side then encodes or decodes the article twice (docs/decisions.md,
+// archive scale). The script adds the keys of the sitemap files it changed.
 // It returns the new content version, or -1 when an expectation failed.
 var applyScript = redis.NewScript(`
-local smcap = tonumber(ARGV[4])
+local smcap = tonumber(ARGV[3])
 local smtags = {}
 ` + sitemapLua + `
-local spec = cjson.decode(ARGV[1])
-for _, e in ipairs(spec.expect) do
-  local cur = redis.call('GET', KEYS[e.k])
+local i = 5
+for _ = 1, tonumber(ARGV[4]) do
+  local cur = redis.call('GET', KEYS[tonumber(ARGV[i])])
   local d = ''
   if cur then d = redis.sha1hex(cur) end
-  if d ~= e.d then return -1 end
+  if d ~= ARGV[i+1] then return -1 end
+  i = i + 2
 end
-for _, op in ipairs(spec.ops) do
-  local k = KEYS[op.k]
-  if op.o == 'set' then redis.call('SET', k, op.v)
-  elseif op.o == 'del' then redis.call('DEL', k)
-  elseif op.o == 'hset' then redis.call('HSET', k, op.f, op.v)
-  elseif op.o == 'zadd' then redis.call('ZADD', k, op.s, op.m)
-  elseif op.o == 'zrem' then redis.call('ZREM', k, op.m)
-  elseif op.o == 'smadd' then smadd(op.m, op.v)
-  elseif op.o == 'smdel' then smdel(op.m)
-  else return redis.error_reply('unknown op ' .. tostring(op.o)) end
+local event = ARGV[i] == '1'
+local ev = i + 1
+if event then i = i + 5 else i = i + 1 end
+for j = i, #ARGV, 4 do
+  local o, k, a, b = ARGV[j], KEYS[tonumber(ARGV[j+1])], ARGV[j+2], ARGV[j+3]
+  if o == 'set' then redis.call('SET', k, a)
+  elseif o == 'zadd' then redis.call('ZADD', k, a, b)
+  elseif o == 'zrem' then redis.call('ZREM', k, a)
+  elseif o == 'smadd' then smadd(a, b)
+  elseif o == 'smdel' then smdel(a)
+  elseif o == 'hset' then redis.call('HSET', k, a, b)
+  elseif o == 'del' then redis.call('DEL', k)
+  else return redis.error_reply('unknown op ' .. tostring(o)) end
 end
 local v = redis.call('INCR', KEYS[1])
-if spec.event then
-  local e = spec.event
-  redis.call('XADD', KEYS[2], '*', 'id', e.id, 'type', e.type, 'created_at', e.created_at, 'data', e.data)
+if event then
+  redis.call('XADD', KEYS[2], '*', 'id', ARGV[ev], 'type', ARGV[ev+1], 'created_at', ARGV[ev+2], 'data', ARGV[ev+3])
 end
-local tags = ARGV[3]
+local tags = ARGV[2]
 if #smtags > 0 then
   local sep = ','
   if tags == '[]' then sep = '' end
   tags = string.sub(tags, 1, -2) .. sep .. '"' .. table.concat(smtags, '","') .. '"]'
 end
-redis.call('PUBLISH', ARGV[2], '{"version":' .. v .. ',"keys":' .. tags .. '}')
+redis.call('PUBLISH', ARGV[1], '{"version":' .. v .. ',"keys":' .. tags .. '}')
 return v
 `)
 
 // Apply writes c atomically and returns the new content version. It returns
 // ErrConflict, and writes nothing, when a value the change expected has moved.
 func (s *Store) Apply(ctx context.Context, c *Change) (int64, error) {
-	body, tagJSON, err := c.encode()
-	if err != nil {
-		return 0, err
-	}
-	v, err := applyScript.Run(ctx, s.rdb, c.keys, body, invalidation.Channel, tagJSON, c.sitemapCap()).Int64()
+	v, err := applyScript.Run(ctx, s.rdb, c.keys, c.args()...).Int64()
 	if err != nil {
 		return 0, fmt.Errorf("store: applying change: %w", err)
 	}
@@ -173,31 +177,26 @@ func (s *Store) Apply(ctx context.Context, c *Change) (int64, error) {
 	return v, nil
 }
 
-// encode renders c as the arguments of applyScript: the change itself and
-// its surrogate keys, both JSON.
-func (c *Change) encode() (body, tagJSON []byte, err error) {
-	spec := struct {
-		Ops    []changeOp     `json:"ops"`
-		Expect []changeExpect `json:"expect"`
-		Event  map[string]any `json:"event,omitempty"`
-	}{Ops: c.ops, Expect: c.expect}
-	if spec.Ops == nil {
-		spec.Ops = []changeOp{}
-	}
-	if spec.Expect == nil {
-		spec.Expect = []changeExpect{}
-	}
-	if c.event != nil {
-		spec.Event = c.event.Fields()
-	}
-	body, err = json.Marshal(spec)
-	if err != nil {
-		return nil, nil, fmt.Errorf("store: encoding change: %w", err)
-	}
+// args renders c as the arguments of applyScript.
+func (c *Change) args() []any {
 	tags := c.tags
 	if tags == nil {
 		tags = []string{}
 	}
-	tagJSON, _ = json.Marshal(tags)
-	return body, tagJSON, nil
+	tagJSON, _ := json.Marshal(tags) // strings always encode
+	out := make([]any, 0, 6+2*len(c.expect)+4*len(c.ops))
+	out = append(out, invalidation.Channel, tagJSON, c.sitemapCap(), len(c.expect))
+	for _, e := range c.expect {
+		out = append(out, e.Key, e.Digest)
+	}
+	if c.event != nil {
+		e := c.event
+		out = append(out, "1", e.ID, e.Type, e.CreatedAt.Format(time.RFC3339Nano), []byte(e.Data))
+	} else {
+		out = append(out, "0")
+	}
+	for _, op := range c.ops {
+		out = append(out, op.Op, op.Key, op.A, op.B)
+	}
+	return out
 }

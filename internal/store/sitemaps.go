@@ -57,11 +57,11 @@ func sitemapEntry(a *content.Article) string {
 }
 
 func (c *Change) sitemapAdd(a *content.Article) {
-	c.ops = append(c.ops, changeOp{Op: "smadd", Member: a.Slug, Value: sitemapEntry(a)})
+	c.ops = append(c.ops, changeOp{Op: "smadd", Key: 0, A: a.Slug, B: sitemapEntry(a)})
 }
 
 func (c *Change) sitemapDel(slug string) {
-	c.ops = append(c.ops, changeOp{Op: "smdel", Member: slug})
+	c.ops = append(c.ops, changeOp{Op: "smdel", Key: 0, A: slug, B: ""})
 }
 
 // sitemapLua is the part of the change script that keeps the sitemap files.

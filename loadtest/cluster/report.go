@@ -52,8 +52,8 @@ func (r *report) table() (string, bool) {
 	if f.errors > 0 {
 		window = fmt.Sprintf("%s to %s after the kill", ms(f.firstErr), ms(f.lastErr))
 	}
-	row("Redis master "+f.killed+" killed: reads failed", fmt.Sprintf("%d of %d; window %s", f.errors, f.reads, window),
-		"edges keep answering", f.reads > 0 && float64(f.errors) <= 0.01*float64(f.reads))
+	row("Redis master "+f.killed+" killed: reads answered 5xx", fmt.Sprintf("%d of %d (by status %v; %d unanswered); window %s", f.errors, f.reads, f.statuses, f.unanswered, window),
+		"every request answered; 5xx only while the slots move (< 10 s)", f.reads > 0 && f.unanswered == 0 && f.lastErr < 10*time.Second)
 	row("… writes", fmt.Sprintf("%d acknowledged, %d attempts retried, longest stall %s", f.writes, f.writeRetries, ms(f.writeStall)),
 		"writes resume", f.writes > 0)
 	row("… acknowledged changes lost", fmt.Sprintf("%d of %d articles", len(f.lostContent), 10), "none", len(f.lostContent) == 0)

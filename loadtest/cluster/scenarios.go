@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
-	"strings"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -134,6 +134,8 @@ func (r *run) propagation(ctx context.Context, slug string, n int) ([]time.Durat
 type failoverResult struct {
 	killed         string
 	reads, errors  int
+	unanswered     int // transport failures: no HTTP answer at all
+	statuses       map[int]int
 	firstErr       time.Duration // after the kill
 	lastErr        time.Duration
 	writes         int // acknowledged state changes
@@ -233,6 +235,14 @@ func (r *run) failover(ctx context.Context, slugs []string, probe string, before
 
 	bad, n := reads.failures(nil)
 	res.reads, res.errors = n, len(bad)
+	res.statuses = map[int]int{}
+	for _, o := range bad {
+		if o.err != nil {
+			res.unanswered++
+		} else {
+			res.statuses[o.status]++
+		}
+	}
 	if len(bad) > 0 {
 		res.firstErr, res.lastErr = bad[0].at.Sub(kill), bad[len(bad)-1].at.Sub(kill)
 	}

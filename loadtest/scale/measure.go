@@ -231,31 +231,39 @@ type visibility struct {
 	all      time.Duration
 }
 
-// watchEdit polls, through base (the edge), every surface that must show
-// the edited article a until all do or timeout passes.
-func watchEdit(ctx context.Context, client *http.Client, base, siteRoot string, a *content.Article, token string, t0 time.Time, timeout time.Duration) visibility {
-	lastmod := a.UpdatedAt.UTC().Format(time.RFC3339)
-	get := func(path string) string {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+path, nil)
-		code, b, err := status(client, req)
-		if err != nil || code != http.StatusOK {
-			return ""
-		}
-		return string(b)
+// getBody is the body of a 200 answer to GET u, else "".
+func getBody(ctx context.Context, client *http.Client, u string) string {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	code, b, err := status(client, req)
+	if err != nil || code != http.StatusOK {
+		return ""
 	}
+	return string(b)
+}
+
+// findSitemapFile returns the path of the article sitemap file that lists
+// a, by reading the index and the files in turn; "" when none does.
+func findSitemapFile(ctx context.Context, client *http.Client, base string, a *content.Article) string {
+	get := func(path string) string { return getBody(ctx, client, base+path) }
+	for _, part := range strings.Split(get("/sitemap-index.xml"), "<loc>")[1:] {
+		loc, _, _ := strings.Cut(part, "</loc>")
+		if _, path, ok := strings.Cut(loc, "/sitemaps/articles-"); ok && strings.Contains(get("/sitemaps/articles-"+path), a.Path()+"/</loc>") {
+			return "/sitemaps/articles-" + path
+		}
+	}
+	return ""
+}
+
+// watchEdit polls, through base (the edge), every surface that must show
+// the edited article a until all do or timeout passes; sitemapFile is the
+// path of the sitemap file that lists a.
+func watchEdit(ctx context.Context, client *http.Client, base, sitemapFile string, a *content.Article, token string, t0 time.Time, timeout time.Duration) visibility {
+	lastmod := a.UpdatedAt.UTC().Format(time.RFC3339)
+	get := func(path string) string { return getBody(ctx, client, base+path) }
 	sitemap := func() bool {
-		// The article's sitemap file, whichever it is, lists it with
-		// its new lastmod.
-		idx := get("/sitemap-index.xml")
-		for _, part := range strings.Split(idx, "<loc>")[1:] {
-			loc, _, _ := strings.Cut(part, "</loc>")
-			if !strings.Contains(loc, "/sitemaps/articles-") {
-				continue
-			}
-			body := get(strings.TrimPrefix(loc, siteRoot))
-			if i := strings.Index(body, a.Path()+"/</loc>"); i >= 0 {
-				return strings.Contains(body[i:min(len(body), i+200)], lastmod)
-			}
+		body := get(sitemapFile)
+		if i := strings.Index(body, a.Path()+"/</loc>"); i >= 0 {
+			return strings.Contains(body[i:min(len(body), i+200)], lastmod)
 		}
 		return false
 	}
