@@ -103,8 +103,8 @@ func FuzzClaim(f *testing.F) {
 }
 
 // FuzzParseIssuers feeds IW_IDJAG_ISSUERS values given inline: a JSON array
-// of issuers with public keys is accepted, anything else is an error, and
-// nothing panics.
+// of issuers with public keys or a jwks_uri is accepted, anything else is an
+// error, and nothing panics.
 func FuzzParseIssuers(f *testing.F) {
 	f.Add(`[{"issuer":"https://idp.example","jwks":{"keys":[{"kty":"OKP","crv":"Ed25519","x":"11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"}]}}]`)
 	f.Add(`[{"issuer":"https://idp.example","jwks":{"keys":[{"kty":"OKP","crv":"Ed25519","x":"11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo","d":"nWGxne_9WmC6hEr0kuwsxERJxWl7MmkZcDusAxyuf2A"}]}}]`)
@@ -121,7 +121,9 @@ func FuzzParseIssuers(f *testing.F) {
 			return
 		}
 		for _, is := range iss {
-			if is.Issuer == "" || len(is.JWKS.Keys) == 0 {
+			// Keys inline or where to fetch them (jwks_uri, which the
+			// README documents beside the inline form).
+			if is.Issuer == "" || (len(is.JWKS.Keys) == 0 && is.JWKSURI == "") {
 				t.Fatalf("accepted an issuer without a name or keys: %+v", is)
 			}
 			for _, k := range is.JWKS.Keys {
