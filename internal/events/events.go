@@ -1,4 +1,4 @@
-// Package events defines the content events Invoicewire publishes (spec §6)
+// Package events defines the content events Invoicewire publishes (the contract)
 // and the envelope they travel in, from the events stream in Redis to the
 // worker and on to subscribers (docs/decisions.md, delivery).
 package events

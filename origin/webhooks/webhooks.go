@@ -1,4 +1,4 @@
-// Package webhooks is the origin's side of webhook subscriptions (spec §4
+// Package webhooks is the origin's side of webhook subscriptions (the contract
 // endpoint 11, docs/decisions.md (bearer tokens), docs/decisions.md (subscriptions)): subscribing, and the owner routes that
 // list, read and delete a client's subscriptions. Deliveries are the
 // worker's job; this package only writes subscriptions and, for test=true,
