@@ -35,18 +35,15 @@ test:
 	# deploy/ (Kubernetes, systemd, Prometheus, Grafana) is its own module.
 	cd deploy/check && $(GO) vet ./... && $(GO) test $(RACE) -count=1 $(GOFLAGS_TEST) ./...
 
-# Every fuzz target (func Fuzz* in any package) for FUZZTIME each. make test
-# runs only their seeds. A crasher fails this target; go test has then
-# written it to the package's testdata/fuzz/<target>/, where it stays as a
-# seed once committed (with the fix).
+# Every fuzz target (func Fuzz* in any package) for FUZZTIME each
+# (deploy/local/fuzz.sh). make test runs only their seeds. A crasher fails
+# this target, which prints where go test wrote it (the package's
+# testdata/fuzz/<target>/); committed with the fix it stays a seed.
+# FUZZ_SAVE=N also copies up to N new-coverage inputs per target into the
+# committed corpus.
 fuzz:
 	@deploy/local/deps.sh test
-	@set -e; for pkg in $$($(GO) list ./...); do \
-		for fn in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
-			echo "fuzz: $$pkg $$fn for $(FUZZTIME)"; \
-			$(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) $$pkg; \
-		done; \
-	done
+	FUZZTIME=$(FUZZTIME) GO=$(GO) deploy/local/fuzz.sh
 
 # Only the Redis Cluster pass of make test.
 test-cluster:
@@ -81,8 +78,9 @@ loadtest: build
 	@deploy/local/deps.sh run
 	@loadtest/run.sh
 
-# Redis stopped mid-load, worker killed and restarted, origin restarted
-# behind the edge; prints what clients saw (loadtest/chaos).
+# Redis SIGKILLed under read and write load, the worker SIGKILLed mid-fan-out,
+# the origin restarted behind the edge; prints what clients saw and what was
+# lost, and fails if anything acknowledged was lost (loadtest/chaos).
 chaos: build
 	@deploy/local/deps.sh run
 	$(GO) build -o $(BIN)/ ./loadtest/receiver

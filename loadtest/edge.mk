@@ -7,9 +7,16 @@
 #                     fresh clients a minute over 30,000 URLs with Zipf
 #                     popularity, beside one URL in the same run
 #                     (loadtest/traffic; loadtest/out/traffic.md)
+#   make bench-cluster  three edges, two origins, two workers on a Redis
+#                     Cluster of three masters with a replica each: one
+#                     client's quota over the edges, publish-to-edge delay,
+#                     kill -9 of a Redis master, of an edge and an origin
+#                     (loadtest/cluster; loadtest/out/cluster.md)
+#   make bench-cluster-check  the same checks, shorter: pass/fail in
+#                     about two minutes
 # They are run by a person, never by `make test`.
 
-.PHONY: bench-edge cachetests bench-traffic
+.PHONY: bench-edge cachetests bench-traffic bench-cluster bench-cluster-check
 
 bench-edge:
 	@loadtest/edge/deps.sh
@@ -29,3 +36,14 @@ bench-traffic: build
 	@deploy/local/deps.sh run
 	$(GO) build -o $(BIN)/ ./loadtest/traffic
 	taskset -c $${BENCH_LOAD_CPU:-1} $(BIN)/traffic
+
+# Exits 1 when a goal is missed.
+bench-cluster: build
+	@deploy/local/deps.sh run
+	$(GO) build -o $(BIN)/ ./loadtest/receiver ./loadtest/cluster
+	$(BIN)/cluster
+
+bench-cluster-check: build
+	@deploy/local/deps.sh run
+	$(GO) build -o $(BIN)/ ./loadtest/receiver ./loadtest/cluster
+	CLUSTER_QUICK=1 $(BIN)/cluster

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/invoicewire/invoicewire/internal/content"
 	"github.com/invoicewire/invoicewire/internal/content/contenttest"
@@ -177,6 +178,58 @@ func TestContractConditionalReads(t *testing.T) {
 			exchange(t, c, inst, "GET", path, http.Header{"If-None-Match": {`"other", ` + etag}}, "", 304)
 			exchange(t, c, inst, "GET", path, http.Header{"If-None-Match": {`"stale"`}}, "", 200)
 		})
+	}
+}
+
+// TestContractIfModifiedSince checks Last-Modified and If-Modified-Since on
+// the answers that show one article (RFC 9110 §8.8.2, §13.1.3): the date is
+// the article's updated_at, else published_at; a date no earlier is a
+// conforming 304 without a body, an earlier or invalid one the full 200,
+// If-None-Match wins when both are sent, and answers about several articles
+// carry no Last-Modified, so If-Modified-Since never makes them 304.
+func TestContractIfModifiedSince(t *testing.T) {
+	inst := origintest.Start(t)
+	c := contract.New(t)
+	a := contenttest.Article(0)
+	lastMod := a.LastModified().UTC().Truncate(time.Second)
+	for _, path := range []string{"/api/v1/articles/" + a.Slug, a.Path() + "/", a.Path() + ".md"} {
+		t.Run(path, func(t *testing.T) {
+			resp, body := exchange(t, c, inst, "GET", path, nil, "", 200)
+			if got := resp.Header.Get("Last-Modified"); got != lastMod.Format(http.TimeFormat) {
+				t.Fatalf("Last-Modified %q; want %q", got, lastMod.Format(http.TimeFormat))
+			}
+			etag := resp.Header.Get("ETag")
+			testCases := []struct {
+				desc   string
+				header http.Header
+				status int
+			}{
+				{desc: "the same date", header: http.Header{"If-Modified-Since": {lastMod.Format(http.TimeFormat)}}, status: 304},
+				{desc: "a later date", header: http.Header{"If-Modified-Since": {lastMod.Add(time.Hour).Format(http.TimeFormat)}}, status: 304},
+				{desc: "an obsolete date format", header: http.Header{"If-Modified-Since": {lastMod.Format(time.RFC850)}}, status: 304},
+				{desc: "an earlier date", header: http.Header{"If-Modified-Since": {lastMod.Add(-time.Second).Format(http.TimeFormat)}}, status: 200},
+				{desc: "an invalid date", header: http.Header{"If-Modified-Since": {"yesterday"}}, status: 200},
+				{desc: "a stale If-None-Match wins over a matching date", header: http.Header{"If-None-Match": {`"stale"`}, "If-Modified-Since": {lastMod.Format(http.TimeFormat)}}, status: 200},
+				{desc: "a matching If-None-Match wins over an earlier date", header: http.Header{"If-None-Match": {etag}, "If-Modified-Since": {lastMod.Add(-time.Hour).Format(http.TimeFormat)}}, status: 304},
+			}
+			for _, tc := range testCases {
+				t.Run(tc.desc, func(t *testing.T) {
+					resp, got := exchange(t, c, inst, "GET", path, tc.header, "", tc.status)
+					if tc.status == 304 && resp.Header.Get("Last-Modified") != lastMod.Format(http.TimeFormat) {
+						t.Errorf("304 Last-Modified %q", resp.Header.Get("Last-Modified"))
+					}
+					if tc.status == 200 && string(got) != string(body) {
+						t.Errorf("the 200 differs from the first answer")
+					}
+				})
+			}
+		})
+	}
+	for _, path := range []string{"/api/v1/articles?limit=2", "/api/v1/countries", "/api/v1/"} {
+		resp, _ := exchange(t, c, inst, "GET", path, http.Header{"If-Modified-Since": {"Mon, 01 Jan 2035 00:00:00 GMT"}}, "", 200)
+		if lm := resp.Header.Get("Last-Modified"); lm != "" {
+			t.Errorf("%s carries Last-Modified %q", path, lm)
+		}
 	}
 }
 

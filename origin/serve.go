@@ -23,10 +23,11 @@ import (
 type entry struct {
 	status    int
 	header    http.Header // for the full response
-	header304 http.Header // for If-None-Match hits (RFC 9110 §15.4.5)
+	header304 http.Header // for If-None-Match and If-Modified-Since hits (RFC 9110 §15.4.5)
 	body      []byte
 	expires   time.Time // zero: valid until a purge
 	etag      string
+	lastMod   time.Time // zero: no Last-Modified, If-Modified-Since never matches
 	tags      []string
 	uncached  bool
 	requests  prometheus.Counter
@@ -66,6 +67,10 @@ func (s *Server) newEntry(rte string, resp *respond.Response) *entry {
 	if resp.Status == http.StatusOK {
 		e.etag = httpheader.ETag(resp.Body)
 		h["ETag"] = []string{e.etag}
+		if !resp.LastModified.IsZero() {
+			e.lastMod = resp.LastModified.UTC().Truncate(time.Second)
+			h["Last-Modified"] = []string{e.lastMod.Format(http.TimeFormat)}
+		}
 		e.header304 = http.Header{}
 		for k, v := range h {
 			if k != "Content-Length" && k != "Content-Type" {
@@ -230,10 +235,26 @@ func isUnavailable(err error) bool {
 	return errors.As(err, &timeout) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, os.ErrDeadlineExceeded)
 }
 
+// notModified evaluates the request's preconditions against e (RFC 9110
+// §13.2.2): If-None-Match when present, else If-Modified-Since on a GET or
+// HEAD.
+func (e *entry) notModified(r *http.Request) bool {
+	if e.etag == "" {
+		return false
+	}
+	if inm := r.Header["If-None-Match"]; inm != nil {
+		return httpheader.MatchesETag(inm, e.etag)
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return false
+	}
+	return httpheader.NotModifiedSince(r.Header["If-Modified-Since"], e.lastMod)
+}
+
 func (s *Server) write(w http.ResponseWriter, r *http.Request, e *entry, start time.Time) {
 	h := w.Header()
 	respond.EchoRequestID(h, r)
-	if e.etag != "" && httpheader.MatchesETag(r.Header["If-None-Match"], e.etag) {
+	if e.notModified(r) {
 		for k, v := range e.header304 {
 			h[k] = v
 		}

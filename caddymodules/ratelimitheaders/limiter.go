@@ -106,23 +106,42 @@ type decision struct {
 // edge grants its limiter.
 const DefaultMaxClients = 1_000_000
 
-// Clock is the time source of the limiters created after it is set. Only
-// tests replace it (before they provision the handler), so that where in a
-// window a test runs is theirs to choose rather than the wall clock's.
-var Clock = time.Now
+// limiterConfig is what a limiter is made of.
+type limiterConfig struct {
+	window time.Duration
+	// interval is how often counts are synced with rdb; 0 never.
+	interval time.Duration
+	// prefix prefixes the shared counters' Redis keys.
+	prefix string
+	// maxClients caps the clients tracked at once; DefaultMaxClients when
+	// 0 or less.
+	maxClients int
+	// rdb holds the shared counts; nil counts locally only.
+	rdb redis.UniversalClient
+	log *zap.Logger
+	// now is the time source, time.Now when nil. Tests choose where in a
+	// window they run rather than leave it to the wall clock.
+	now func() time.Time
+}
 
-func newLimiter(window, interval time.Duration, prefix string, maxClients int, rdb redis.UniversalClient, log *zap.Logger) *limiter {
-	if maxClients <= 0 {
-		maxClients = DefaultMaxClients
+func newLimiter(cfg limiterConfig) *limiter {
+	if cfg.maxClients <= 0 {
+		cfg.maxClients = DefaultMaxClients
+	}
+	if cfg.now == nil {
+		cfg.now = time.Now
+	}
+	if cfg.log == nil {
+		cfg.log = zap.NewNop()
 	}
 	l := &limiter{
-		window:   window,
-		interval: interval,
-		prefix:   prefix,
-		perShard: max(maxClients/shards, 1),
-		rdb:      rdb,
-		log:      log,
-		now:      Clock,
+		window:   cfg.window,
+		interval: cfg.interval,
+		prefix:   cfg.prefix,
+		perShard: max(cfg.maxClients/shards, 1),
+		rdb:      cfg.rdb,
+		log:      cfg.log,
+		now:      cfg.now,
 		stopped:  make(chan struct{}),
 	}
 	l.start = l.now()
@@ -131,7 +150,7 @@ func newLimiter(window, interval time.Duration, prefix string, maxClients int, r
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	l.cancel = cancel
-	if rdb != nil && interval > 0 {
+	if cfg.rdb != nil && cfg.interval > 0 {
 		go l.run(ctx)
 	} else {
 		close(l.stopped)

@@ -23,24 +23,22 @@ func (c *testClock) now() time.Time      { return time.Unix(0, c.ns.Load()) }
 func (c *testClock) set(at time.Time)    { c.ns.Store(at.UnixNano()) }
 func (c *testClock) add(d time.Duration) { c.ns.Add(int64(d)) }
 
-// useClock makes the limiters created during t read a clock standing at at,
-// so that no test depends on where in a window the wall clock is.
-func useClock(t *testing.T, at time.Time) *testClock {
-	t.Helper()
+// clockAt is a test clock standing at at.
+func clockAt(at time.Time) *testClock {
 	c := &testClock{}
 	c.set(at)
-	prev := Clock
-	Clock = c.now
-	t.Cleanup(func() { Clock = prev })
 	return c
 }
 
-// newEdge is one edge's limiter against rdbURL, as a separate edge process
-// would have it (not shared through the usage pool).
+// newEdge is one edge's limiter against srv, as a separate edge process
+// would have it (not shared through the usage pool), its clock 10 s into a
+// window.
 func newEdge(t *testing.T, srv redistest.Backend, window, interval time.Duration) *limiter {
 	t.Helper()
-	useClock(t, windowStart.Add(10*time.Second))
-	l := newLimiter(window, interval, "iw:ratelimit:test", 0, srv.Client(), zap.NewNop())
+	l := newLimiter(limiterConfig{
+		window: window, interval: interval, prefix: "iw:ratelimit:test",
+		rdb: srv.Client(), log: zap.NewNop(), now: clockAt(windowStart.Add(10 * time.Second)).now,
+	})
 	t.Cleanup(func() { l.Destruct() })
 	return l
 }

@@ -174,42 +174,7 @@ func (Handler) CaddyModule() caddy.ModuleInfo {
 // survive config reloads.
 func (h *Handler) Provision(ctx caddy.Context) error {
 	h.logger = ctx.Logger()
-	if h.Policy == "" {
-		h.Policy = "default"
-	}
-	if h.Quota == 0 {
-		h.Quota = 1000
-	}
-	if h.Window == 0 {
-		h.Window = caddy.Duration(time.Minute)
-	}
-	if h.CountersRedis == "" {
-		h.CountersRedis = h.Redis
-	}
-	if h.MaxClients == 0 {
-		h.MaxClients = DefaultMaxClients
-	}
-	if h.SyncInterval == 0 {
-		h.SyncInterval = caddy.Duration(100 * time.Millisecond)
-	}
-	if h.KeyPrefix == "" {
-		h.KeyPrefix = "iw:ratelimit"
-	}
-	if h.AgentPolicy == "" {
-		h.AgentPolicy = "agent"
-	}
-	if h.AgentQuota == 0 {
-		h.AgentQuota = 5000
-	}
-	if h.RegisterPath == "" {
-		h.RegisterPath = "/api/v1/agent-auth/register"
-	}
-	if h.RegisterQuota == 0 {
-		h.RegisterQuota = 20
-	}
-	if h.RegisterWindow == 0 {
-		h.RegisterWindow = caddy.Duration(time.Hour)
-	}
+	h.setDefaults()
 	if err := metrics.Register(ctx.GetMetricsRegistry(), decisions, syncs, responses); err != nil {
 		return err
 	}
@@ -246,25 +211,77 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	return nil
 }
 
+// setDefaults fills in the fields left empty.
+func (h *Handler) setDefaults() {
+	if h.Policy == "" {
+		h.Policy = "default"
+	}
+	if h.Quota == 0 {
+		h.Quota = 1000
+	}
+	if h.Window == 0 {
+		h.Window = caddy.Duration(time.Minute)
+	}
+	if h.CountersRedis == "" {
+		h.CountersRedis = h.Redis
+	}
+	if h.MaxClients == 0 {
+		h.MaxClients = DefaultMaxClients
+	}
+	if h.SyncInterval == 0 {
+		h.SyncInterval = caddy.Duration(100 * time.Millisecond)
+	}
+	if h.KeyPrefix == "" {
+		h.KeyPrefix = "iw:ratelimit"
+	}
+	if h.AgentPolicy == "" {
+		h.AgentPolicy = "agent"
+	}
+	if h.AgentQuota == 0 {
+		h.AgentQuota = 5000
+	}
+	if h.RegisterPath == "" {
+		h.RegisterPath = "/api/v1/agent-auth/register"
+	}
+	if h.RegisterQuota == 0 {
+		h.RegisterQuota = 20
+	}
+	if h.RegisterWindow == 0 {
+		h.RegisterWindow = caddy.Duration(time.Hour)
+	}
+}
+
 // acquireLimiter takes the shared limiter of a policy and window from the
 // usage pool, creating it on first use.
 func (h *Handler) acquireLimiter(policy string, window time.Duration) (*limiter, string, error) {
-	key := fmt.Sprintf("%s|%s|%s|%s|%s|%d", policy, window, time.Duration(h.SyncInterval), h.CountersRedis, h.KeyPrefix, h.MaxClients)
+	key := h.limiterKey(policy, window)
 	v, _, err := limiters.LoadOrNew(key, func() (caddy.Destructor, error) {
-		if h.CountersRedis == "" {
-			return &pooledLimiter{limiter: newLimiter(window, 0, h.KeyPrefix, h.MaxClients, nil, h.logger)}, nil
-		}
-		rdb, err := redisconn.Acquire(h.CountersRedis)
-		if err != nil {
-			return nil, err
-		}
-		lim := newLimiter(window, time.Duration(h.SyncInterval), h.KeyPrefix, h.MaxClients, rdb, h.logger)
-		return &pooledLimiter{limiter: lim, redisURL: h.CountersRedis}, nil
+		return h.newPooledLimiter(window, time.Now)
 	})
 	if err != nil {
 		return nil, "", fmt.Errorf("setting up the %s limiter: %w", policy, err)
 	}
 	return v.(*pooledLimiter).limiter, key, nil
+}
+
+// limiterKey names the pooled limiter of a policy and window: handlers
+// configured alike share one, across config reloads.
+func (h *Handler) limiterKey(policy string, window time.Duration) string {
+	return fmt.Sprintf("%s|%s|%s|%s|%s|%d", policy, window, time.Duration(h.SyncInterval), h.CountersRedis, h.KeyPrefix, h.MaxClients)
+}
+
+// newPooledLimiter makes h's limiter over window, reading now.
+func (h *Handler) newPooledLimiter(window time.Duration, now func() time.Time) (*pooledLimiter, error) {
+	cfg := limiterConfig{window: window, prefix: h.KeyPrefix, maxClients: h.MaxClients, log: h.logger, now: now}
+	if h.CountersRedis == "" {
+		return &pooledLimiter{limiter: newLimiter(cfg)}, nil
+	}
+	rdb, err := redisconn.Acquire(h.CountersRedis)
+	if err != nil {
+		return nil, err
+	}
+	cfg.rdb, cfg.interval = rdb, time.Duration(h.SyncInterval)
+	return &pooledLimiter{limiter: newLimiter(cfg), redisURL: h.CountersRedis}, nil
 }
 
 // pooledLimiter releases the limiter's Redis client with it.

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/caddyserver/caddy/v2"
 	"github.com/dunglas/httpsfv"
 
 	"github.com/invoicewire/invoicewire/caddymodules/internal/edgetest"
@@ -55,8 +56,13 @@ func checkFields(t *testing.T, h http.Header, quota int64) (remaining, reset int
 func TestHeadersAnd429(t *testing.T) {
 	// 45 s into a window: the budget of 3 lasts the whole table, wherever
 	// the wall clock is in its minute.
-	clock := useClock(t, windowStart.Add(15*time.Second))
 	srv := redistest.New(t)
+	clock := clockAt(windowStart.Add(15 * time.Second))
+	pc, err := PoolLimitersWithClock(Handler{Quota: 3, Window: caddy.Duration(time.Minute), Redis: srv.URL()}, clock.now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pc.Release)
 	b, _ := json.Marshal(token.Record{ClientID: "cli_a", ExpiresAt: time.Now().Add(time.Hour)})
 	srv.Client().Set(context.Background(), token.Key("tok-a"), b, time.Hour)
 	edge := edgetest.Start(t, fmt.Sprintf(`
@@ -70,6 +76,9 @@ func TestHeadersAnd429(t *testing.T) {
 	handle_errors {
 		json_errors
 	}`, srv.URL()))
+	if !pc.Used() {
+		t.Fatal("the handler did not take the limiters with the test's clock")
+	}
 
 	testCases := []struct {
 		desc      string

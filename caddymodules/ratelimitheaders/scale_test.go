@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"go.uber.org/zap"
 
 	"github.com/invoicewire/invoicewire/internal/redistest"
 )
@@ -55,7 +54,7 @@ func TestMemoryPerClient(t *testing.T) {
 	for _, tc := range testCases {
 		t.Run(tc.desc, func(t *testing.T) {
 			before := heapInUse()
-			l := newLimiter(time.Hour, 0, "t", tc.maxClients, nil, zap.NewNop())
+			l := newLimiter(limiterConfig{window: time.Hour, prefix: "t", maxClients: tc.maxClients})
 			ctx := context.Background()
 			for i := range n {
 				if d := l.take(ctx, clientKey(i), 1000); !d.allowed {
@@ -82,7 +81,7 @@ func TestMemoryPerClient(t *testing.T) {
 // comes back: its count survives in the sketch.
 func TestEvictedClientKeepsItsCount(t *testing.T) {
 	const quota = 50
-	l := newLimiter(time.Hour, 0, "t", shards*4, nil, zap.NewNop())
+	l := newLimiter(limiterConfig{window: time.Hour, prefix: "t", maxClients: shards * 4})
 	ctx := context.Background()
 	for range quota {
 		l.take(ctx, "ip:203.0.113.9", quota)

@@ -15,7 +15,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -229,23 +228,9 @@ func TestContentLengthWithChunkedClosesTheConnection(t *testing.T) {
 // ports (plain HTTP, no certificates), answers with Strict-Transport-Security.
 func TestProductionEdgeSetsHSTS(t *testing.T) {
 	inst := origintest.Start(t)
-	admin, port := freePort(t), freePort(t)
-	t.Setenv("IW_REDIS_URL", inst.Redis.URL())
-	t.Setenv("IW_PUBLIC_URL", inst.SiteRoot)
-	t.Setenv("IW_ORIGIN_ADDRS", strings.TrimPrefix(inst.SiteRoot, "http://"))
-	t.Setenv("IW_TRUSTED_PROXIES", "")
-	raw, err := os.ReadFile("../../caddyfile/Caddyfile.production")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := strings.Replace(string(raw), "admin 127.0.0.1:2019", fmt.Sprintf("admin localhost:%d\n\tskip_install_trust", admin), 1)
-	cfg = strings.Replace(cfg, "{$IW_SITE_HOST:invoicewire.example} {", fmt.Sprintf("http://127.0.0.1:%d {", port), 1)
-	if cfg == string(raw) {
-		t.Fatal("the production Caddyfile's admin or site line moved; update this test")
-	}
-	loadCaddy(t, cfg, admin)
+	edge := startProductionEdge(t, inst)
 	for _, path := range []string{"/api/v1/", "/api/v1/no-such-thing"} {
-		resp, _ := do(t, "GET", fmt.Sprintf("http://127.0.0.1:%d%s", port, path))
+		resp, _ := do(t, "GET", edge+path)
 		if hsts := resp.Header.Get("Strict-Transport-Security"); !strings.HasPrefix(hsts, "max-age=31536000") {
 			t.Errorf("GET %s (%d): Strict-Transport-Security %q", path, resp.StatusCode, hsts)
 		}

@@ -11,10 +11,12 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddytest"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -64,15 +66,28 @@ func startEdgeOn(t *testing.T, upstream, redisURL, siteRoot string, quota, admin
 	// The rate limiter's clock stands still 10 s into a window, so a test's
 	// budget never renews halfway through because the wall clock crossed a
 	// minute.
-	prev := ratelimitheaders.Clock
 	at := time.Unix(1_800_000_010, 0)
-	ratelimitheaders.Clock = func() time.Time { return at }
-	t.Cleanup(func() { ratelimitheaders.Clock = prev })
+	// The limiters caddyfile/Caddyfile configures from the variables above.
+	window := time.Minute
+	if v, err := strconv.Atoi(os.Getenv("IW_RATELIMIT_WINDOW")); err == nil {
+		window = time.Duration(v) * time.Second
+	}
+	pc, err := ratelimitheaders.PoolLimitersWithClock(ratelimitheaders.Handler{
+		Quota: int64(quota), Window: caddy.Duration(window), Redis: redisURL,
+		CountersRedis: os.Getenv("IW_RATELIMIT_REDIS_URL"), MaxClients: 1_000_000,
+	}, func() time.Time { return at })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pc.Release)
 	cfg, err := os.ReadFile("../../caddyfile/Caddyfile")
 	if err != nil {
 		t.Fatal(err)
 	}
 	loadCaddy(t, string(cfg), admin)
+	if !pc.Used() {
+		t.Fatal("the edge did not take the rate limiters with the test's clock: the Caddyfile's limiter differs from the one pooled")
+	}
 	return fmt.Sprintf("http://127.0.0.1:%d", port)
 }
 

@@ -1,13 +1,15 @@
 // Package httpheader holds the header values every Invoicewire response
 // shares, written once for the origin's writer and the edge's error
 // responder: the CORS lists, the strong ETag of a body and the
-// If-None-Match comparison.
+// If-None-Match and If-Modified-Since comparisons.
 package httpheader
 
 import (
 	"crypto/sha256"
 	"encoding/base64"
+	"net/http"
 	"strings"
+	"time"
 )
 
 // CORS values. Every route is public and no answer depends on cookies, so
@@ -54,4 +56,22 @@ func MatchesETag(values []string, etag string) bool {
 		}
 	}
 	return false
+}
+
+// NotModifiedSince applies If-Modified-Since (its header values) to a
+// representation last modified at lastMod (RFC 9110 §13.1.3): true when the
+// field holds one valid HTTP-date no earlier than lastMod, compared in whole
+// seconds as Last-Modified carries them. A zero lastMod, no field, several
+// values or an invalid date never match: the caller answers in full. The
+// caller applies it only to GET and HEAD, and only when the request carries
+// no If-None-Match, which takes precedence (RFC 9110 §13.2.2).
+func NotModifiedSince(values []string, lastMod time.Time) bool {
+	if lastMod.IsZero() || len(values) != 1 {
+		return false
+	}
+	since, err := http.ParseTime(values[0])
+	if err != nil {
+		return false
+	}
+	return !lastMod.Truncate(time.Second).After(since)
 }

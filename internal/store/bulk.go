@@ -127,7 +127,7 @@ func (s *Store) applyAll(ctx context.Context, changes []*Change) ([]int64, []err
 			errs[i] = err
 			continue
 		}
-		applyScript.EvalSha(ctx, pipe, c.keys, body, invalidation.Channel, tagJSON)
+		applyScript.EvalSha(ctx, pipe, c.keys, body, invalidation.Channel, tagJSON, c.sitemapCap())
 		sent = append(sent, i)
 	}
 	cmds, _ := pipe.Exec(ctx)

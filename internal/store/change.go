@@ -28,6 +28,15 @@ type Change struct {
 	expect []changeExpect
 	event  *events.Event
 	tags   []string
+	// sitemapURLs is the capacity of a sitemap file; 0 means SitemapURLs.
+	sitemapURLs int
+}
+
+func (c *Change) sitemapCap() int {
+	if c.sitemapURLs > 0 {
+		return c.sitemapURLs
+	}
+	return SitemapURLs
 }
 
 type changeOp struct {
@@ -106,9 +115,14 @@ var ErrConflict = errors.New("store: content changed concurrently")
 
 // applyScript runs a Change. ARGV[1] is the JSON change, ARGV[2] the
 // invalidation channel, ARGV[3] the surrogate keys as a JSON array (passed
-// pre-encoded because cjson encodes an empty table as {} rather than []).
+// pre-encoded because cjson encodes an empty table as {} rather than []),
+// ARGV[4] the capacity of a sitemap file; the script adds the keys of the
+// sitemap files it changed.
 // It returns the new content version, or -1 when an expectation failed.
 var applyScript = redis.NewScript(`
+local smcap = tonumber(ARGV[4])
+local smtags = {}
+` + sitemapLua + `
 local spec = cjson.decode(ARGV[1])
 for _, e in ipairs(spec.expect) do
   local cur = redis.call('GET', KEYS[e.k])
@@ -123,6 +137,8 @@ for _, op in ipairs(spec.ops) do
   elseif op.o == 'hset' then redis.call('HSET', k, op.f, op.v)
   elseif op.o == 'zadd' then redis.call('ZADD', k, op.s, op.m)
   elseif op.o == 'zrem' then redis.call('ZREM', k, op.m)
+  elseif op.o == 'smadd' then smadd(op.m, op.v)
+  elseif op.o == 'smdel' then smdel(op.m)
   else return redis.error_reply('unknown op ' .. tostring(op.o)) end
 end
 local v = redis.call('INCR', KEYS[1])
@@ -130,7 +146,13 @@ if spec.event then
   local e = spec.event
   redis.call('XADD', KEYS[2], '*', 'id', e.id, 'type', e.type, 'created_at', e.created_at, 'data', e.data)
 end
-redis.call('PUBLISH', ARGV[2], '{"version":' .. v .. ',"keys":' .. ARGV[3] .. '}')
+local tags = ARGV[3]
+if #smtags > 0 then
+  local sep = ','
+  if tags == '[]' then sep = '' end
+  tags = string.sub(tags, 1, -2) .. sep .. '"' .. table.concat(smtags, '","') .. '"]'
+end
+redis.call('PUBLISH', ARGV[2], '{"version":' .. v .. ',"keys":' .. tags .. '}')
 return v
 `)
 
@@ -141,7 +163,7 @@ func (s *Store) Apply(ctx context.Context, c *Change) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	v, err := applyScript.Run(ctx, s.rdb, c.keys, body, invalidation.Channel, tagJSON).Int64()
+	v, err := applyScript.Run(ctx, s.rdb, c.keys, body, invalidation.Channel, tagJSON, c.sitemapCap()).Int64()
 	if err != nil {
 		return 0, fmt.Errorf("store: applying change: %w", err)
 	}

@@ -22,18 +22,33 @@ type Publisher struct {
 	SiteRoot string
 	// Now is the clock; tests set it.
 	Now func() time.Time
+	// SitemapURLs is the capacity of an article sitemap file; 0 means
+	// SitemapURLs. Tests lower it to see files split.
+	SitemapURLs int
+}
+
+// newChange starts a change that keeps p's sitemap capacity.
+func (p *Publisher) newChange() *Change {
+	c := NewChange()
+	c.sitemapURLs = p.SitemapURLs
+	return c
 }
 
 // Surrogate keys (docs/decisions.md, cache headers) that content changes purge.
 const (
-	TagList       = "list"
-	TagFeeds      = "feeds"
-	TagSitemaps   = "sitemaps"
-	TagSite       = "site"
-	TagCountries  = "countries"
-	TagSpecs      = "specs"
-	TagSources    = "sources"
-	TagNewsletter = "newsletter"
+	TagList  = "list"
+	TagFeeds = "feeds"
+	// TagSitemaps marks the sitemap index and the pages sitemap; each
+	// article sitemap file has its own key (TagSitemapFile).
+	TagSitemaps = "sitemaps"
+	// TagNewsSitemap marks the news sitemap, which any article change may
+	// move.
+	TagNewsSitemap = "news-sitemap"
+	TagSite        = "site"
+	TagCountries   = "countries"
+	TagSpecs       = "specs"
+	TagSources     = "sources"
+	TagNewsletter  = "newsletter"
 	// TagSynonyms is purged when the editors' synonym groups change; /ask
 	// rebuilds its index on it.
 	TagSynonyms = "synonyms"
@@ -53,7 +68,7 @@ func TagNewsletterWeek(w string) string { return "newsletter:" + w }
 
 // articleTags are the surrogate keys an article's change touches.
 func articleTags(a *content.Article) []string {
-	tags := []string{TagArticle(a.Slug), TagList, TagSection(a.Section), TagFeeds, TagSitemaps, TagSite}
+	tags := []string{TagArticle(a.Slug), TagList, TagSection(a.Section), TagFeeds, TagNewsSitemap, TagSite}
 	for _, au := range a.Audience {
 		tags = append(tags, TagAudience(au))
 	}
@@ -66,6 +81,7 @@ func articleTags(a *content.Article) []string {
 func index(c *Change, a *content.Article) {
 	sc := score(a.PublishedAt)
 	c.zadd(keyIndexAll, sc, a.Slug)
+	c.sitemapAdd(a)
 	c.zadd(keyIndex("section", a.Section), sc, a.Slug)
 	for _, au := range a.Audience {
 		c.zadd(keyIndex("audience", au), sc, a.Slug)
@@ -77,6 +93,7 @@ func index(c *Change, a *content.Article) {
 
 func unindex(c *Change, a *content.Article) {
 	c.zrem(keyIndexAll, a.Slug)
+	c.sitemapDel(a.Slug)
 	c.zrem(keyIndex("section", a.Section), a.Slug)
 	for _, au := range a.Audience {
 		c.zrem(keyIndex("audience", au), a.Slug)
@@ -149,7 +166,7 @@ func (p *Publisher) articleChange(a *content.Article, cur *ArticleRecord, raw, p
 	if cur != nil && bytes.Equal(doc, raw) {
 		return nil, "", nil
 	}
-	c := NewChange()
+	c := p.newChange()
 	c.expectValue(keyArticle(a.Slug), raw)
 	c.set(keyArticle(a.Slug), doc)
 	c.Invalidate(articleTags(a)...)
@@ -214,7 +231,7 @@ func (p *Publisher) setState(ctx context.Context, slug, state string, at *time.T
 		if err != nil {
 			return Outcome{}, fmt.Errorf("store: encoding article %q: %w", slug, err)
 		}
-		c := NewChange()
+		c := p.newChange()
 		c.expectValue(keyArticle(slug), raw)
 		c.set(keyArticle(slug), doc)
 		if next.Retracted() {
@@ -348,6 +365,9 @@ func (p *Publisher) SyncCorpus(ctx context.Context, c *content.Corpus, report fu
 	}
 	o, err := p.SyncSynonyms(ctx, c.Synonyms)
 	if err := step("synonyms", synonymsField, o, err); err != nil {
+		return err
+	}
+	if err := p.backfillSitemaps(ctx); err != nil {
 		return err
 	}
 	// c.Articles is newest first (content.Load's order).

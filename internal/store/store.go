@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -68,6 +69,11 @@ func Open(rawURL string) (*Store, error) {
 	return New(rdb), nil
 }
 
+// clusterStateReload bounds how stale a cluster client's slot map may be:
+// one CLUSTER SLOTS a second per process is cheap, and a failover is
+// followed within that second.
+const clusterStateReload = time.Second
+
 // NewClient builds a go-redis UniversalClient for rawURL (see Open).
 func NewClient(rawURL string) (redis.UniversalClient, error) {
 	if rest, ok := strings.CutPrefix(rawURL, "redis+cluster://"); ok {
@@ -77,7 +83,13 @@ func NewClient(rawURL string) (redis.UniversalClient, error) {
 			return nil, fmt.Errorf("store: IW_REDIS_URL %q names no cluster nodes", redactURL(rawURL))
 		}
 		addrs := strings.Split(hostPart, ",")
-		opts := &redis.ClusterOptions{Addrs: addrs}
+		// go-redis re-reads the slot map on a MOVED or ASK redirect, and
+		// otherwise only when it is older than ClusterStateReloadInterval
+		// (60 s by default). A master killed outright answers nothing, so
+		// without a short interval every command for its slots would keep
+		// dialling the dead node for up to a minute after its replica took
+		// over (docs/decisions.md, "Redis Cluster failover").
+		opts := &redis.ClusterOptions{Addrs: addrs, ClusterStateReloadInterval: clusterStateReload}
 		if query != "" {
 			q, err := url.ParseQuery(query)
 			if err != nil {

@@ -36,6 +36,7 @@ import (
 	"time"
 
 	"github.com/invoicewire/invoicewire/internal/content"
+	"github.com/invoicewire/invoicewire/internal/events"
 	"github.com/invoicewire/invoicewire/internal/store"
 	"github.com/invoicewire/invoicewire/origin/ask"
 	"github.com/redis/go-redis/v9"
@@ -174,10 +175,31 @@ func measure(ctx context.Context, base *content.Corpus, n int, out string) (*tab
 	if err != nil {
 		return nil, err
 	}
-	ratio := float64(used) / float64(jsonBytes)
-	t.add("redis", "used_memory", fmt.Sprintf("%d MiB", used/mib), "", "")
+	t.add("redis", "used_memory, events not yet delivered", fmt.Sprintf("%d MiB", used/mib), "", "")
 	t.add("redis", "stored article JSON", fmt.Sprintf("%d MiB", jsonBytes/mib), "", "")
-	t.add("redis", "used_memory ÷ stored JSON", fmt.Sprintf("%.2f", ratio), "≤ 1.5", met(ratio <= 1.5))
+	t.add("redis", "used_memory ÷ stored JSON, events not yet delivered", fmt.Sprintf("%.2f", float64(used)/float64(jsonBytes)), "", "")
+	for _, k := range []struct{ what, key string }{
+		{"events stream (until the worker delivers them)", events.Stream},
+		{"index of all articles (sorted set)", "iw:{content}:idx:all"},
+		{"sync digests (hash)", "iw:{content}:synced"},
+	} {
+		n, err := rdb.MemoryUsage(ctx, k.key, 0).Result()
+		if err != nil {
+			return nil, fmt.Errorf("measuring %s: %w", k.key, err)
+		}
+		t.add("redis", k.what, fmt.Sprintf("%d MiB", n/mib), "", "")
+	}
+	// The worker deletes each event once it is delivered; none runs here,
+	// so the stream is emptied as it would be.
+	if err := rdb.XTrimMaxLen(ctx, events.Stream, 0).Err(); err != nil {
+		return nil, err
+	}
+	if used, _, err = redisMemory(ctx, rdb); err != nil {
+		return nil, err
+	}
+	ratio := float64(used) / float64(jsonBytes)
+	t.add("redis", "used_memory, events delivered", fmt.Sprintf("%d MiB", used/mib), "", "")
+	t.add("redis", "used_memory ÷ stored JSON, events delivered", fmt.Sprintf("%.2f", ratio), "≤ 1.5", met(ratio <= 1.5))
 
 	build, heap, err := buildAskIndex(ctx, st, siteRoot)
 	if err != nil {

@@ -132,7 +132,12 @@ func (a *API) Article(r *http.Request) (*respond.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	return respond.JSON(rec.Public(a.SiteRoot), store.TagArticle(slug))
+	resp, err := respond.JSON(rec.Public(a.SiteRoot), store.TagArticle(slug))
+	if err != nil {
+		return nil, err
+	}
+	resp.LastModified = rec.LastModified()
+	return resp, nil
 }
 
 // article loads a published article or returns the 404/410 error for slug.

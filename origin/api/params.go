@@ -72,6 +72,13 @@ func ParseListQuery(q url.Values) (ListQuery, error) {
 		return lq, err
 	}
 	if lq.Offset, err = intParam(q, one, "offset", 0, MaxOffset, 0); err != nil {
+		if v := q.Get("offset"); strings.TrimLeft(v, "0123456789") == "" && len(v) <= 6 {
+			if n, _ := strconv.Atoi(v); n > MaxOffset {
+				// Deep pages are reached by cursor, which costs the same at
+				// any depth (docs/decisions.md, pagination).
+				err = apierror.BadRequest("offset "+v+" is out of range.", "offset must be an integer from 0 to "+strconv.Itoa(MaxOffset)+". To page deeper, follow each page's next URL: it carries a cursor (cursor=...), which reaches any depth.")
+			}
+		}
 		return lq, err
 	}
 	if v, ok, err := one("cursor"); err != nil {

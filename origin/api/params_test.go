@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/url"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/invoicewire/invoicewire/internal/apierror"
@@ -17,6 +18,8 @@ func TestParseListQuery(t *testing.T) {
 		ok     bool
 		limit  int
 		offset int
+		// hint, when set, must be part of the refusal's hint.
+		hint string
 	}{
 		{desc: "defaults", query: "", ok: true, limit: 25},
 		{desc: "bounds inclusive", query: "limit=100&offset=10000", ok: true, limit: 100, offset: 10000},
@@ -30,7 +33,8 @@ func TestParseListQuery(t *testing.T) {
 		{desc: "float limit", query: "limit=2.5", ok: false},
 		{desc: "hex limit", query: "limit=0x10", ok: false},
 		{desc: "negative offset", query: "offset=-1", ok: false},
-		{desc: "offset 10001", query: "offset=10001", ok: false},
+		{desc: "offset 10001 names the cursor", query: "offset=10001", ok: false, hint: "cursor"},
+		{desc: "offset 999999 names the cursor", query: "offset=999999", ok: false, hint: "cursor"},
 		{desc: "section", query: "section=specs", ok: true, limit: 25},
 		{desc: "section in capitals", query: "section=SPECS", ok: false},
 		{desc: "audience", query: "audience=ap", ok: true, limit: 25},
@@ -51,6 +55,9 @@ func TestParseListQuery(t *testing.T) {
 				var ae *apierror.Error
 				if !errors.As(err, &ae) || ae.Status != 400 || ae.Code != "bad_request" || ae.Hint == "" {
 					t.Fatalf("err = %#v, want a 400 bad_request with a hint", err)
+				}
+				if !strings.Contains(ae.Hint, tc.hint) {
+					t.Fatalf("hint %q does not name %q", ae.Hint, tc.hint)
 				}
 				return
 			}

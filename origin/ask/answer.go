@@ -1,7 +1,6 @@
 package ask
 
 import (
-	"cmp"
 	"regexp"
 	"slices"
 	"strings"
@@ -173,20 +172,18 @@ func (q *query) coverageOf(matched []int, total float64) float64 {
 // terms that article d is about: filed under and named in its headline. An
 // article filed under many countries (a round-up) is about none of them in
 // particular, and its sentences answer for none of them unless they say so.
-func (ix *Index) filedUnder(q *query, d uint32) []int {
+func (ix *Index) filedUnder(q *query, h hit) []int {
 	if !q.entities {
 		return nil
 	}
-	named := ix.entities.find(ix.docs[d].title)
+	named := ix.entities.find(h.text.title)
 	var out []int
 	var filed []string
 	for p, t := range q.terms {
 		if t.id < 0 || !slices.Contains(named, t.text) {
 			continue
 		}
-		ps := ix.postings[t.id]
-		// Postings are in document order (finish appends them so).
-		if _, ok := slices.BinarySearchFunc(ps, d, func(p posting, d uint32) int { return cmp.Compare(p.doc, d) }); ok {
+		if ix.contains(t.id, h.doc) {
 			out = append(out, p)
 			filed = append(filed, t.text)
 		}
@@ -229,7 +226,7 @@ func (ix *Index) answerSpan(q *query, asked question, text string, matched []int
 			continue
 		}
 		end := wordEnd(text, i)
-		if id, found := ix.surface[normalize(text[i:end])]; found && id >= 0 {
+		if id, found := ix.surfaceID(normalize(text[i:end])); found && id >= 0 {
 			if p, asked := q.pos[id]; asked {
 				words = append(words, placed{q.standsFor(p), i})
 			}

@@ -73,7 +73,7 @@ func BenchmarkBuild(b *testing.B) {
 	runtime.ReadMemStats(&after)
 	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/(1<<20), "index-MiB")
 	b.ReportMetric(float64(ix.Len()), "articles")
-	b.ReportMetric(float64(len(ix.idf)), "terms")
+	b.ReportMetric(float64(ix.Terms()), "terms")
 	runtime.KeepAlive(ix)
 }
 

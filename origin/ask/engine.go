@@ -278,7 +278,8 @@ type Config struct {
 }
 
 // Engine answers questions from an in-memory index of the published
-// articles, which it rebuilds in the background when content changes.
+// articles, which it keeps current change by change (live.go) and rebuilds
+// in the background when the changes pile up or the registries change.
 //
 // Run keeps the index current; Purge and Clear (the invalidation.Purger
 // interface) tell it that content changed, so an Engine can be driven by
@@ -292,9 +293,13 @@ type Engine struct {
 	idx     atomic.Pointer[Index]
 	buildMu sync.Mutex
 
+	// swapMu orders the replacements of idx: a change applied and a
+	// rebuild swapped in never overwrite each other.
+	swapMu sync.Mutex
+
 	// wake has room for one signal: requests to rebuild while a build runs
 	// collapse into one more build. named signals that changes named
-	// articles to check.
+	// articles to apply.
 	wake  chan struct{}
 	named chan struct{}
 	// seq counts announced changes; an index remembers the count when its
@@ -305,10 +310,10 @@ type Engine struct {
 	// pending are the articles named by changes since the worker last ran,
 	// with the change count when they were named.
 	pending map[string]uint64
-	// hidden are articles found retracted (or deleted) that the current
-	// index may still hold, with the change count that named them; an
-	// index whose build began later no longer needs them.
-	hidden atomic.Pointer[map[string]uint64]
+	// applied are the articles changed since the current base's build
+	// began, with the change count that named them: a rebuild that read the
+	// store before their change applies them again before it is swapped in.
+	applied map[string]uint64
 
 	// inflight counts requests being answered over HTTP.
 	inflight atomic.Int64
@@ -333,191 +338,8 @@ func New(cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{cfg: cfg, log: cfg.Log, metrics: m, wake: make(chan struct{}, 1), named: make(chan struct{}, 1), pending: map[string]uint64{}}
-	empty := map[string]uint64{}
-	e.hidden.Store(&empty)
+	e := &Engine{cfg: cfg, log: cfg.Log, metrics: m, wake: make(chan struct{}, 1), named: make(chan struct{}, 1), pending: map[string]uint64{}, applied: map[string]uint64{}}
 	return e, nil
-}
-
-// Purge is told the surrogate keys of a content change (invalidation.Purger). It
-// never blocks: the worker started by Run does the work.
-func (e *Engine) Purge(tags []string) {
-	seq := e.seq.Add(1)
-	named := false
-	e.mu.Lock()
-	for _, t := range tags {
-		// Past maxQuickChecks (a whole-corpus sync) the rebuild settles
-		// everything; the map stays small meanwhile.
-		if slug, ok := strings.CutPrefix(t, "article:"); ok && len(e.pending) <= maxQuickChecks {
-			e.pending[slug] = seq
-			named = true
-		}
-	}
-	e.mu.Unlock()
-	if named {
-		select {
-		case e.named <- struct{}{}:
-		default:
-		}
-	}
-	e.signal()
-}
-
-// Clear is told that anything may have changed (invalidation.Purger).
-func (e *Engine) Clear() {
-	e.seq.Add(1)
-	e.signal()
-}
-
-func (e *Engine) signal() {
-	select {
-	case e.wake <- struct{}{}:
-	default:
-	}
-}
-
-// Run builds the index and rebuilds it after every announced change until
-// ctx ends. A failed build is retried with backoff; the previous index keeps
-// answering meanwhile. Beside the rebuilds, a second loop checks the
-// articles that changes name, so a retraction is not kept waiting by a
-// rebuild under way.
-func (e *Engine) Run(ctx context.Context) {
-	go func() {
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-e.named:
-				e.hideRetracted(ctx)
-			}
-		}
-	}()
-	e.signal()
-	var backoff time.Duration
-	first := true
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-e.wake:
-		}
-		start := time.Now()
-		ix, err := e.rebuild(ctx)
-		if err == nil && first {
-			first = false
-			e.log.Info("ask: index built", "articles", ix.Len(), "terms", len(ix.idf), "took", time.Since(start).Round(time.Millisecond))
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return
-			}
-			backoff = min(max(2*backoff, time.Second), 30*time.Second)
-			e.log.Warn("ask: rebuilding the index failed; retrying", "err", err, "retry_in", backoff)
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(backoff):
-				e.signal()
-			}
-			continue
-		}
-		backoff = 0
-	}
-}
-
-// maxQuickChecks bounds the articles checked one by one; a larger batch (a
-// whole-corpus sync) waits for the rebuild.
-const maxQuickChecks = 64
-
-// hideRetracted checks the articles named by recent changes and hides at
-// once those that are no longer published.
-// A rebuild of a large corpus takes a while; a retraction must not wait for
-// it (docs/decisions.md (retraction and correction): a retracted article disappears from every search answer).
-func (e *Engine) hideRetracted(ctx context.Context) {
-	e.mu.Lock()
-	named := e.pending
-	e.pending = map[string]uint64{}
-	e.mu.Unlock()
-	if len(named) == 0 || len(named) > maxQuickChecks {
-		return
-	}
-	// Every named article is checked, not only those the current index
-	// holds: a rebuild under way may have read one before its retraction.
-	var gone map[string]uint64
-	for slug, seq := range named {
-		rec, err := e.cfg.Store.Article(ctx, slug)
-		if err != nil && !errors.Is(err, store.ErrNotFound) {
-			continue // the rebuild that follows will settle it
-		}
-		if err == nil && !rec.Retracted() {
-			continue
-		}
-		if gone == nil {
-			gone = map[string]uint64{}
-		}
-		gone[slug] = seq
-	}
-	if len(gone) == 0 {
-		return
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	next := map[string]uint64{}
-	for k, v := range *e.hidden.Load() {
-		next[k] = v
-	}
-	for k, v := range gone {
-		next[k] = v
-	}
-	e.hidden.Store(&next)
-}
-
-// Use replaces the index with one built from c, for tests and offline tools
-// that have a corpus in hand rather than a store. A running Run replaces it
-// again at the next content change.
-func (e *Engine) Use(c Corpus) {
-	e.buildMu.Lock()
-	defer e.buildMu.Unlock()
-	start := time.Now()
-	ix := buildIndex(c, e.cfg.SiteRoot)
-	ix.seq = e.seq.Load()
-	e.idx.Store(ix)
-	e.metrics.built(ix, time.Since(start), nil)
-}
-
-// Rebuild builds a new index from the store now and swaps it in.
-func (e *Engine) Rebuild(ctx context.Context) error {
-	_, err := e.rebuild(ctx)
-	return err
-}
-
-func (e *Engine) rebuild(ctx context.Context) (*Index, error) {
-	e.buildMu.Lock()
-	defer e.buildMu.Unlock()
-	seq := e.seq.Load()
-	start := time.Now()
-	c, err := LoadCorpus(ctx, e.cfg.Store)
-	if err != nil {
-		e.metrics.built(nil, 0, err)
-		return nil, err
-	}
-	ix := buildIndex(c, e.cfg.SiteRoot)
-	ix.seq = seq
-	e.idx.Store(ix)
-	e.metrics.built(ix, time.Since(start), nil)
-	e.mu.Lock()
-	if h := *e.hidden.Load(); len(h) > 0 {
-		next := map[string]uint64{}
-		for k, v := range h {
-			if v > seq {
-				next[k] = v
-			}
-		}
-		e.hidden.Store(&next)
-	}
-	e.mu.Unlock()
-	e.log.Debug("ask: index rebuilt", "articles", ix.Len(), "terms", len(ix.idf), "took", time.Since(start))
-	return ix, nil
 }
 
 // LoadCorpus reads every published article and the country and spec
@@ -667,7 +489,7 @@ type prepared struct {
 func (e *Engine) begin(ctx context.Context, ix *Index, req Request, start time.Time) *prepared {
 	actx, cancel := context.WithDeadline(ctx, start.Add(e.cfg.Timeout))
 	p := &prepared{ctx: actx, cancel: cancel, ix: ix, req: req, lang: primaryLanguage(req.Locale)}
-	if !ix.langs[p.lang] && p.lang != "en" {
+	if !ix.hasLanguage(p.lang) && p.lang != "en" {
 		p.fallback, p.lang = "en", "en"
 	}
 	p.text, p.asked, p.followUp = ix.contextualize(req.Query, req.Prev)
@@ -679,16 +501,12 @@ func (e *Engine) begin(ctx context.Context, ix *Index, req Request, start time.T
 func (e *Engine) rank(ctx context.Context, p *prepared) error {
 	p.q = p.ix.parse(p.text)
 	p.ix.expand(p.q)
-	hidden := e.hiddenDocs(p.ix)
-	accept := func(d uint32) bool {
-		if p.ix.docs[d].lang != p.lang {
-			return false
-		}
-		_, h := hidden[d]
-		return !h
-	}
+	accept := func(d uint32) bool { return p.ix.meta(d).lang == p.lang }
 	hits, err := p.ix.search(p.ctx, p.q, accept, p.req.MaxResults)
 	if err != nil {
+		return e.late(ctx, err)
+	}
+	if hits, err = p.ix.load(p.ctx, hits); err != nil {
 		return e.late(ctx, err)
 	}
 	for i, h := range hits {
@@ -702,26 +520,10 @@ func (e *Engine) rank(ctx context.Context, p *prepared) error {
 	return nil
 }
 
-// hiddenDocs returns the documents of ix to leave out: articles retracted
-// since its build began.
-func (e *Engine) hiddenDocs(ix *Index) map[uint32]struct{} {
-	h := *e.hidden.Load()
-	if len(h) == 0 {
-		return nil
-	}
-	out := map[uint32]struct{}{}
-	for slug, seq := range h {
-		if d, ok := ix.bySlug[slug]; ok && seq > ix.seq {
-			out[d] = struct{}{}
-		}
-	}
-	return out
-}
-
 // result renders the i-th article.
 func (p *prepared) result(i int) Result {
 	h := p.hits[i]
-	d := &p.ix.docs[h.doc]
+	d := h.text
 	return Result{
 		Type:          "NewsArticle",
 		URL:           d.url,

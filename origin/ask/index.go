@@ -1,11 +1,9 @@
 package ask
 
 import (
-	"cmp"
 	"context"
 	"math"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -18,8 +16,11 @@ import (
 // fields of an article are weighted, length-normalised per field and summed
 // into one pseudo-frequency, which is then saturated once with k1. Because
 // the field lengths are known when the index is built, each posting stores
-// that pseudo-frequency directly and a query only adds up
-// idf·(k1+1)·w/(w+k1) over the postings of its terms.
+// the saturated pseudo-frequency w/(w+k1) directly, as a one-byte impact
+// (postings.go), and a query only adds up idf·(k1+1)·impact over the
+// postings of its terms. The average field lengths are estimated once per
+// base build from a sample (averages); idf is computed at query time from
+// the document frequencies of the segments, so it follows every change.
 
 // Fields of an article, in the order of fieldWeight.
 const (
@@ -57,63 +58,86 @@ const (
 	minSpecificity = 2.0
 )
 
-// doc is one indexed article.
-type doc struct {
+// docMeta is what ranking keeps in memory of one article: its slug (for
+// updates and stable ties), its publication time (recency and ties) and its
+// language. The text is not kept: the few articles an answer shows are read
+// again from the store when it is made (doctext.go).
+type docMeta struct {
 	slug      string
-	title     string
-	url       string
-	published time.Time
-	// lang is the primary language subtag of the article's locale.
-	lang string
-	// boost is the recency multiplier.
-	boost     float64
-	sentences []sentence
-	// ids are the term ids of the sentences, one run per sentence; ents
-	// are the countries and specs the sentences name (see sentEntity).
-	// Snippets and summaries score sentences from these without analysing
-	// text again.
-	ids  []int32
-	ents []sentEntity
+	lang      string
+	published int64 // Unix nanoseconds, UTC
 }
 
-// sentEntity is a synthetic term (a country or spec) that sentence sent
-// of a doc names.
-type sentEntity struct {
-	sent uint32
-	id   int32
-}
-
-// posting is one article containing a term, with the term's BM25F
-// pseudo-frequency there.
-type posting struct {
-	doc uint32
-	w   float32
-}
-
-// Index is an immutable BM25F index of the published articles. It is safe
-// for concurrent use; the engine replaces it whole when content changes.
-type Index struct {
-	docs   []doc
+// segment is a run of indexed articles with their posting lists. An Index
+// has an immutable base segment, built from the whole corpus, and a small
+// delta segment rebuilt with every change (live.go).
+type segment struct {
+	docs   []docMeta
 	bySlug map[string]uint32
-	// terms maps a term to its id; names, postings and idf are indexed by
-	// id.
-	terms    map[string]int32
-	names    []string
-	postings [][]posting
-	idf      []float64
-	// surface maps every normalised word seen at build time to its term id
-	// (-1 for a stop word), so quoting code finds a sentence's terms without
-	// stemming again.
-	surface  map[string]int32
+	// lists are the posting lists by term id (the base's vocabulary);
+	// byTerm holds them instead in a delta, which has few terms.
+	lists  []postingList
+	byTerm map[int32]*postingList
+}
+
+// list returns the posting list of term id, nil when the segment has none.
+func (s *segment) list(id int32) *postingList {
+	if s == nil || id < 0 {
+		return nil
+	}
+	if s.byTerm != nil {
+		return s.byTerm[id]
+	}
+	if int(id) < len(s.lists) {
+		return &s.lists[id]
+	}
+	return nil
+}
+
+// vocabulary maps terms to ids and normalised words to the term they
+// index. The base's is built with it; terms first seen in later changes get
+// the ids that follow, in a small vocabulary copied on every change that
+// adds one.
+type vocabulary struct {
+	terms map[string]int32
+	names []string
+	// surface maps every normalised word seen to its term id (-1 for a stop
+	// word), so quoting code finds a sentence's terms without stemming
+	// again.
+	surface map[string]int32
+	// from is the id of names[0].
+	from int32
+}
+
+// Index is a BM25F index of the published articles: an immutable snapshot,
+// safe for concurrent use. A change makes a new snapshot that shares the
+// base segment and the base vocabulary with the old one (see live.go).
+type Index struct {
+	base, delta *segment
+	// vocab is the base's vocabulary; added holds terms first seen after
+	// it was built.
+	vocab, added *vocabulary
+	// dead are base articles deleted or replaced by a delta article since
+	// the base was built.
+	dead map[uint32]struct{}
+	// pending are the delta's articles as analysed, by slug, so the delta
+	// is rebuilt with one more or one less.
+	pending map[string]*deltaDoc
+	// avg are the average field lengths the base was built with; delta
+	// articles are weighted with them too.
+	avg      [numFields]float64
 	entities *entityMatcher
 	synonyms *synonymTable
-	langs    map[string]bool
-	// maxIDF is the idf of a term no article contains.
-	maxIDF float64
-	// seq is the engine's change counter when the build began.
+	// langs counts the live articles by language.
+	langs map[string]int
+	// newest is the newest publication time indexed (Unix nanoseconds):
+	// recency is measured from it.
+	newest int64
+	// source reads an article's text for snippets and summaries.
+	source   articleSource
+	siteRoot string
+	// seq is the engine's change counter when the base build began.
 	seq uint64
-	// scratch holds score arrays for reuse across queries.
-	scratch sync.Pool
 }
 
 // Corpus is what an index is built from: the published articles and the
@@ -130,37 +154,33 @@ type Corpus struct {
 // Building runs in two phases. Analysis (splitting, normalising, stemming)
 // is most of the work and needs no shared state, so the articles are cut
 // into one contiguous share per CPU and each share is analysed on its own,
-// into term ids of a vocabulary local to the share. The merge then maps the
-// local vocabularies onto one, in share order, and counts the postings.
-// Term ids therefore do not depend on timing, and scores never depend on
-// term ids.
-
-// analysed is one article after analysis: its terms per field as ids of
-// its share's vocabulary. The dek and body fields are the doc's sentence
-// ids, kept in the doc itself.
-type analysed struct {
-	title, tags, entities []int32
-}
+// into term ids of a vocabulary local to the share, and its postings are
+// written at once, compressed. The merge then maps the local vocabularies
+// onto one, in share order, and concatenates each term's lists. Term ids
+// therefore do not depend on timing, and scores never depend on term ids.
+// Only the postings stay in memory: an article's analysed text is dropped
+// as soon as its postings are written.
 
 // share analyses a contiguous run of articles.
 type share struct {
 	st       *stemmer
 	entities *entityMatcher
-	surface  map[string]surface // normalised word → what it is
-	ids      map[string]int32   // term → local id
-	terms    []string           // local id → term
-	docs     []analysed
-	// lo and hi delimit the share's articles.
-	lo, hi int
+	surface  map[string]int32 // normalised word → local term id or -1
+	ids      map[string]int32 // term → local id
+	terms    []string         // local id → term
+	lists    []postingList    // local id → postings
+	counts   [][numFields]uint16
+	touched  []int32
+	// fields are the current article's terms by field, as local ids.
+	fields [numFields][]int32
 	// seq and raw collect a sentence's words for entity matching.
 	seq, raw []string
+	// lo and hi delimit the share's articles.
+	lo, hi int
 }
 
-// surface is what a normalised word is: its local term id (-1 for none) and
-// whether an entity alias starts with it.
-type surface struct {
-	id    int32
-	alias bool
+func newShare(entities *entityMatcher, guess int) *share {
+	return &share{st: newStemmer(), entities: entities, surface: make(map[string]int32, guess), ids: make(map[string]int32, guess)}
 }
 
 func (sh *share) id(t string) int32 {
@@ -169,103 +189,186 @@ func (sh *share) id(t string) int32 {
 		id = int32(len(sh.terms))
 		sh.ids[t] = id
 		sh.terms = append(sh.terms, t)
+		sh.counts = append(sh.counts, [numFields]uint16{})
 	}
 	return id
 }
 
-// text appends the local term ids of text to dst. It reports whether the
-// text may name an entity: a word that starts an alias, or a word in
-// capitals that may be a country code.
-func (sh *share) text(dst []int32, text string, words bool) ([]int32, bool) {
+// text appends the local term ids of text to dst. With words, it also
+// gives the countries and specs a sentence names an id: quoting counts
+// them as terms of the sentence (doctext.go), and a question that names
+// one must find it in the vocabulary.
+func (sh *share) text(dst []int32, text string, words bool) []int32 {
+	sh.seq, sh.raw = sh.seq[:0], sh.raw[:0]
 	named := false
-	if words {
-		sh.seq, sh.raw = sh.seq[:0], sh.raw[:0]
-	}
 	scanWords(text, func(w word) {
-		sf, ok := sh.surface[w.norm]
+		id, ok := sh.surface[w.norm]
 		if !ok {
-			sf.id = -1
+			id = -1
 			if t := termOf(w, sh.st.stem); t != "" {
-				sf.id = sh.id(t)
+				id = sh.id(t)
 			}
-			_, sf.alias = sh.entities.byFirst[w.norm]
-			sh.surface[w.norm] = sf
+			sh.surface[w.norm] = id
 		}
-		if sf.id >= 0 {
-			dst = append(dst, sf.id)
+		if id >= 0 {
+			dst = append(dst, id)
 		}
 		if words && !w.joined {
 			sh.seq, sh.raw = append(sh.seq, w.norm), append(sh.raw, w.raw)
-			if sf.alias || (len(w.raw) <= 3 && sh.entities.codes[w.raw] != "") {
+			if _, alias := sh.entities.byFirst[w.norm]; alias || (len(w.raw) <= 3 && sh.entities.codes[w.raw] != "") {
 				named = true
 			}
 		}
 	})
-	return dst, named
+	if named {
+		for _, t := range sh.entities.match(sh.seq, sh.raw) {
+			sh.id(t)
+		}
+	}
+	return dst
 }
 
-func (sh *share) analyse(a *content.Article, d *doc) {
-	var out analysed
-	out.title, _ = sh.text(nil, a.Title, false)
-	out.tags, _ = sh.text(nil, strings.Join(a.Tags, " "), false)
-	out.tags, _ = sh.text(out.tags, a.Kicker, false)
-	var ent []int32
+// analyse fills sh.fields with the terms of a's fields.
+func (sh *share) analyse(a *content.Article) {
+	for f := range sh.fields {
+		sh.fields[f] = sh.fields[f][:0]
+	}
+	sh.fields[fieldTitle] = sh.text(sh.fields[fieldTitle], a.Title, false)
+	sh.fields[fieldTags] = sh.text(sh.fields[fieldTags], strings.Join(a.Tags, " "), false)
+	sh.fields[fieldTags] = sh.text(sh.fields[fieldTags], a.Kicker, false)
+	ent := sh.fields[fieldEntities]
 	for _, cc := range a.Countries {
 		ent = append(ent, sh.id(countryTerm(strings.ToLower(cc))))
 	}
 	for _, sp := range a.Specs {
 		ent = append(ent, sh.id(specTerm(sp)))
 	}
-	out.entities, _ = sh.text(ent, sectionWords[a.Section], false)
-	// About one term in six bytes of English prose.
-	d.ids = make([]int32, 0, (len(a.Dek)+len(a.Body))/6+8)
-	for i := range d.sentences {
-		s := &d.sentences[i]
-		s.start = uint32(len(d.ids))
-		var named bool
-		d.ids, named = sh.text(d.ids, s.text, true)
-		s.end = uint32(len(d.ids))
-		if named {
-			for _, t := range sh.entities.match(sh.seq, sh.raw) {
-				d.ents = append(d.ents, sentEntity{sent: uint32(i), id: sh.id(t)})
+	sh.fields[fieldEntities] = sh.text(ent, sectionWords[a.Section], false)
+	for _, s := range articleSentences(a.Dek, a.Body) {
+		f := fieldBody
+		if s.kind == kindDek {
+			f = fieldDek
+		}
+		sh.fields[f] = sh.text(sh.fields[f], s.text, true)
+	}
+}
+
+// count counts sh.fields into sh.counts, listing the terms in sh.touched,
+// and returns the field lengths.
+func (sh *share) count() (lens [numFields]uint32) {
+	sh.touched = sh.touched[:0]
+	for f, ids := range sh.fields {
+		for _, id := range ids {
+			c := &sh.counts[id]
+			if *c == ([numFields]uint16{}) {
+				sh.touched = append(sh.touched, id)
+			}
+			if c[f] < math.MaxUint16 {
+				c[f]++
 			}
 		}
+		lens[f] = uint32(len(ids))
 	}
-	if cap(d.ids) > len(d.ids)+len(d.ids)/4 {
-		d.ids = append([]int32(nil), d.ids...) // the estimate was generous
-	}
-	sh.docs = append(sh.docs, out)
+	return lens
 }
 
-// builder counts term frequencies one article at a time.
-type builder struct {
-	counts  [][numFields]uint16 // by term id, zero between articles
-	touched []int32             // the terms counted for this article
+// impacts calls fn with the impact of every term of the article just
+// counted, whose field lengths are lens, and clears the counts. A term
+// found only in fields of weight zero adds nothing and gets no posting.
+func (sh *share) impacts(lens [numFields]uint32, avg *[numFields]float64, fn func(id int32, imp uint8)) {
+	var norm [numFields]float64
+	for f := range numFields {
+		norm[f] = 1 - fieldB[f] + fieldB[f]*float64(lens[f])/avg[f]
+	}
+	for _, t := range sh.touched {
+		w := 0.0
+		for f, tf := range sh.counts[t] {
+			w += fieldWeight[f] * float64(tf) / norm[f]
+		}
+		if w > 0 {
+			fn(t, impactOf(w))
+		}
+		sh.counts[t] = [numFields]uint16{}
+	}
 }
 
-// buildIndex indexes c. siteRoot makes the articles' absolute URLs.
+// sampleSize bounds the articles whose field lengths give the averages
+// BM25F normalises by: a fixed sample estimates them closely, and lets
+// every posting be written in the same pass as its article is analysed.
+// A corpus this small or smaller is measured whole.
+const sampleSize = 4096
+
+// averages returns the average field lengths of an even sample of
+// articles.
+func averages(articles []*content.Article, entities *entityMatcher) [numFields]float64 {
+	var avg [numFields]float64
+	if len(articles) == 0 {
+		return [numFields]float64{1, 1, 1, 1, 1}
+	}
+	n := min(len(articles), sampleSize)
+	sh := newShare(entities, 1024)
+	for k := range n {
+		sh.analyse(articles[k*len(articles)/n])
+		for f := range numFields {
+			avg[f] += float64(len(sh.fields[f]))
+		}
+	}
+	for f := range numFields {
+		avg[f] /= float64(n)
+		if avg[f] == 0 {
+			avg[f] = 1
+		}
+	}
+	return avg
+}
+
+// articleSource reads an article by slug; it returns nil, nil when the
+// article is no longer published.
+type articleSource func(ctx context.Context, slug string) (*content.Article, error)
+
+// corpusSource serves the articles of a corpus held in memory.
+func corpusSource(articles []*content.Article) articleSource {
+	bySlug := make(map[string]*content.Article, len(articles))
+	for _, a := range articles {
+		if _, dup := bySlug[a.Slug]; !dup {
+			bySlug[a.Slug] = a
+		}
+	}
+	return func(_ context.Context, slug string) (*content.Article, error) { return bySlug[slug], nil }
+}
+
+// buildIndex indexes c, reading texts for answers from c itself. siteRoot
+// makes the articles' absolute URLs.
 func buildIndex(c Corpus, siteRoot string) *Index {
+	return buildWith(c, siteRoot, corpusSource(c.Articles))
+}
+
+// buildWith indexes c; answers read the articles' text from source.
+func buildWith(c Corpus, siteRoot string, source articleSource) *Index {
 	ix := &Index{
-		bySlug:   make(map[string]uint32, len(c.Articles)),
 		entities: newEntityMatcher(c.Countries, c.Specs),
 		synonyms: newSynonymTable(c.Synonyms),
-		langs:    map[string]bool{},
+		langs:    map[string]int{},
+		source:   source,
+		siteRoot: siteRoot,
+		dead:     map[uint32]struct{}{},
+		pending:  map[string]*deltaDoc{},
+		delta:    &segment{bySlug: map[string]uint32{}, byTerm: map[int32]*postingList{}},
+		added:    &vocabulary{terms: map[string]int32{}, surface: map[string]int32{}},
 	}
-	var newest time.Time
-	for _, a := range c.Articles {
-		if a.PublishedAt.After(newest) {
-			newest = a.PublishedAt
-		}
-	}
+	base := &segment{bySlug: make(map[string]uint32, len(c.Articles))}
+	ix.base = base
 	var articles []*content.Article
 	for _, a := range c.Articles {
-		if _, dup := ix.bySlug[a.Slug]; dup {
+		if _, dup := base.bySlug[a.Slug]; dup {
 			continue
 		}
-		ix.bySlug[a.Slug] = uint32(len(articles))
+		base.bySlug[a.Slug] = uint32(len(articles))
 		articles = append(articles, a)
+		ix.newest = max(ix.newest, a.PublishedAt.UnixNano())
 	}
-	ix.docs = make([]doc, len(articles))
+	base.docs = make([]docMeta, len(articles))
+	ix.avg = averages(articles, ix.entities)
 
 	// Analysis, one share per CPU.
 	n := max(1, min(runtime.GOMAXPROCS(0), len(articles)/256))
@@ -273,25 +376,20 @@ func buildIndex(c Corpus, siteRoot string) *Index {
 	var wg sync.WaitGroup
 	for k := range shares {
 		// Sized for an archive's vocabulary, so the maps rarely grow.
-		guess := 1024 + 8*len(articles)/n
-		sh := &share{st: newStemmer(), entities: ix.entities, surface: make(map[string]surface, guess), ids: make(map[string]int32, guess),
-			lo: k * len(articles) / n, hi: (k + 1) * len(articles) / n}
+		sh := newShare(ix.entities, 1024+min(8*len(articles)/n, 1<<16))
+		sh.lo, sh.hi = k*len(articles)/n, (k+1)*len(articles)/n
 		shares[k] = sh
 		wg.Go(func() {
 			for i := sh.lo; i < sh.hi; i++ {
 				a := articles[i]
-				d := &ix.docs[i]
-				*d = doc{
-					slug:      a.Slug,
-					title:     a.Title,
-					url:       siteRoot + a.Path() + "/",
-					published: a.PublishedAt.UTC(),
-					lang:      primaryLanguage(a.Locale),
-					sentences: articleSentences(a.Dek, a.Body),
-				}
-				age := newest.Sub(a.PublishedAt)
-				d.boost = 1 + recencyWeight*math.Exp2(-float64(age)/float64(recencyHalfLife))
-				sh.analyse(a, d)
+				base.docs[i] = docMeta{slug: a.Slug, lang: primaryLanguage(a.Locale), published: a.PublishedAt.UnixNano()}
+				sh.analyse(a)
+				sh.impacts(sh.count(), &ix.avg, func(id int32, imp uint8) {
+					if int(id) >= len(sh.lists) {
+						sh.lists = append(sh.lists, make([]postingList, int(id)+1-len(sh.lists))...)
+					}
+					sh.lists[id].add(uint32(i), imp)
+				})
 			}
 		})
 	}
@@ -303,165 +401,41 @@ func buildIndex(c Corpus, siteRoot string) *Index {
 		words += len(sh.surface)
 		terms += len(sh.terms)
 	}
-	ix.surface = make(map[string]int32, words)
-	ix.terms = make(map[string]int32, terms)
-	var all []*analysed
+	v := &vocabulary{surface: make(map[string]int32, words), terms: make(map[string]int32, terms)}
 	for _, sh := range shares {
 		global := make([]int32, len(sh.terms))
 		for lid, t := range sh.terms {
-			id, ok := ix.terms[t]
+			id, ok := v.terms[t]
 			if !ok {
-				id = int32(len(ix.names))
-				ix.terms[t] = id
-				ix.names = append(ix.names, t)
+				id = int32(len(v.names))
+				v.terms[t] = id
+				v.names = append(v.names, t)
+				base.lists = append(base.lists, postingList{})
 			}
 			global[lid] = id
+			if lid < len(sh.lists) {
+				base.lists[id].appendList(&sh.lists[lid])
+				sh.lists[lid] = postingList{}
+			}
 		}
-		for w, sf := range sh.surface {
-			if _, ok := ix.surface[w]; !ok {
-				if sf.id >= 0 {
-					ix.surface[w] = global[sf.id]
-				} else {
-					ix.surface[w] = -1
+		for w, id := range sh.surface {
+			if _, ok := v.surface[w]; !ok {
+				if id >= 0 {
+					id = global[id]
 				}
-			}
-		}
-		for k := range sh.docs {
-			ad := &sh.docs[k]
-			for _, ids := range [][]int32{ad.title, ad.tags, ad.entities} {
-				for i, lid := range ids {
-					ids[i] = global[lid]
-				}
-			}
-			all = append(all, ad)
-		}
-		for i := sh.lo; i < sh.hi; i++ {
-			d := &ix.docs[i]
-			for k, lid := range d.ids {
-				d.ids[k] = global[lid]
-			}
-			for k := range d.ents {
-				d.ents[k].id = global[d.ents[k].id]
+				v.surface[w] = id
 			}
 		}
 	}
-	for i := range ix.docs {
-		ix.langs[ix.docs[i].lang] = true
+	for i := range base.lists {
+		base.lists[i].trim()
 	}
-	finish(ix, all)
-	nd := len(ix.docs)
-	ix.scratch.New = func() any { return &scratch{scores: make([]float32, nd)} }
+	ix.vocab = v
+	ix.added.from = int32(len(v.names))
+	for i := range base.docs {
+		ix.langs[base.docs[i].lang]++
+	}
 	return ix
-}
-
-// finish counts the postings of every article, all term ids now global,
-// and stores them with their BM25F pseudo-frequencies. The first pass
-// finds each term's document frequency and the fields' average lengths; the
-// second writes each posting once, into one array sized by the first.
-func finish(ix *Index, all []*analysed) {
-	nt := len(ix.names)
-	b := &builder{counts: make([][numFields]uint16, nt)}
-	df := make([]int32, nt)
-	lens := make([][numFields]uint32, len(ix.docs))
-	var avg [numFields]float64
-	for i := range ix.docs {
-		lens[i] = b.countDoc(all[i], &ix.docs[i])
-		for _, t := range b.touched {
-			if b.weighted(t) {
-				df[t]++
-			}
-			b.counts[t] = [numFields]uint16{}
-		}
-		for f := range numFields {
-			avg[f] += float64(lens[i][f])
-		}
-	}
-	n := float64(len(ix.docs))
-	for f := range numFields {
-		avg[f] /= max(n, 1)
-		if avg[f] == 0 {
-			avg[f] = 1
-		}
-	}
-	total := 0
-	for _, c := range df {
-		total += int(c)
-	}
-	store := make([]posting, total)
-	ix.postings = make([][]posting, nt)
-	ix.idf = make([]float64, nt)
-	for t, c := range df {
-		ix.postings[t] = store[:0:c]
-		store = store[c:]
-		ix.idf[t] = math.Log(1 + (n-float64(c)+0.5)/(float64(c)+0.5))
-	}
-	// The length normalisation of each field of each article.
-	var norm [numFields]float64
-	for i := range ix.docs {
-		b.countDoc(all[i], &ix.docs[i])
-		for f := range numFields {
-			norm[f] = 1 - fieldB[f] + fieldB[f]*float64(lens[i][f])/avg[f]
-		}
-		for _, t := range b.touched {
-			if b.weighted(t) {
-				w := 0.0
-				for f, tf := range b.counts[t] {
-					w += fieldWeight[f] * float64(tf) / norm[f]
-				}
-				ix.postings[t] = append(ix.postings[t], posting{doc: uint32(i), w: float32(w)})
-			}
-			b.counts[t] = [numFields]uint16{}
-		}
-	}
-	ix.maxIDF = math.Log(1 + (n+0.5)/0.5)
-}
-
-// countDoc counts the terms of one article into b.counts, listing them in
-// b.touched, and returns its field lengths.
-func (b *builder) countDoc(ad *analysed, d *doc) (lens [numFields]uint32) {
-	b.touched = b.touched[:0]
-	for _, id := range ad.title {
-		b.add(id, fieldTitle, &lens)
-	}
-	for _, id := range ad.tags {
-		b.add(id, fieldTags, &lens)
-	}
-	for _, id := range ad.entities {
-		b.add(id, fieldEntities, &lens)
-	}
-	for _, s := range d.sentences {
-		f := fieldBody
-		if s.kind == kindDek {
-			f = fieldDek
-		}
-		for _, id := range d.ids[s.start:s.end] {
-			b.add(id, f, &lens)
-		}
-	}
-	return lens
-}
-
-func (b *builder) add(id int32, field int, lens *[numFields]uint32) {
-	c := &b.counts[id]
-	if *c == ([numFields]uint16{}) {
-		b.touched = append(b.touched, id)
-	}
-	if c[field] < math.MaxUint16 {
-		c[field]++
-	}
-	lens[field]++
-}
-
-// weighted reports whether term t, as counted, occurs in a field of weight
-// above zero: a posting that adds nothing is not stored, so every stored
-// weight is above zero.
-func (b *builder) weighted(t int32) bool {
-	for f, tf := range b.counts[t] {
-		if tf > 0 && fieldWeight[f] > 0 {
-			return true
-		}
-	}
-	return false
 }
 
 // primaryLanguage returns the lowercase primary subtag of a BCP 47 tag
@@ -476,7 +450,129 @@ func primaryLanguage(tag string) string {
 }
 
 // Len is the number of indexed articles.
-func (ix *Index) Len() int { return len(ix.docs) }
+func (ix *Index) Len() int { return len(ix.base.docs) - len(ix.dead) + len(ix.delta.docs) }
+
+// Terms is the number of distinct terms indexed.
+func (ix *Index) Terms() int { return len(ix.vocab.names) + len(ix.added.names) }
+
+// termID returns the id of term t.
+func (ix *Index) termID(t string) (int32, bool) {
+	if id, ok := ix.vocab.terms[t]; ok {
+		return id, true
+	}
+	id, ok := ix.added.terms[t]
+	return id, ok
+}
+
+// surfaceID returns the term id of a normalised word (-1 for a stop
+// word); ok is false for a word no indexed article has.
+func (ix *Index) surfaceID(norm string) (int32, bool) {
+	if id, ok := ix.vocab.surface[norm]; ok {
+		return id, true
+	}
+	id, ok := ix.added.surface[norm]
+	return id, ok
+}
+
+// termText returns the term of an id.
+func (ix *Index) termText(id int32) string {
+	if int(id) < len(ix.vocab.names) {
+		return ix.vocab.names[id]
+	}
+	return ix.added.names[id-ix.added.from]
+}
+
+// docCount is the N of idf: every article in the segments, including base
+// articles deleted since the base was built, as in df (see idfOf).
+func (ix *Index) docCount() float64 { return float64(len(ix.base.docs) + len(ix.delta.docs)) }
+
+// idfOf is the idf of term id. Its document frequency is counted from the
+// segments' posting lists, so it follows every change without a rebuild;
+// a base article deleted or replaced still counts until the next merge
+// rebuilds the base (Lucene does the same until it merges segments), which
+// moves an idf by one article in the whole corpus.
+func (ix *Index) idfOf(id int32) float64 {
+	df := 0.0
+	if l := ix.base.list(id); l != nil {
+		df += float64(l.df)
+	}
+	if l := ix.delta.list(id); l != nil {
+		df += float64(l.df)
+	}
+	n := ix.docCount()
+	return math.Log(1 + (n-df+0.5)/(df+0.5))
+}
+
+// maxIDF is the idf of a term no article contains.
+func (ix *Index) maxIDF() float64 {
+	n := ix.docCount()
+	return math.Log(1 + (n+0.5)/0.5)
+}
+
+// meta returns the metadata of a document of the snapshot: base documents
+// first, then the delta's.
+func (ix *Index) meta(d uint32) *docMeta {
+	if nb := uint32(len(ix.base.docs)); d >= nb {
+		return &ix.delta.docs[d-nb]
+	}
+	return &ix.base.docs[d]
+}
+
+// lookup returns the live document of slug.
+func (ix *Index) lookup(slug string) (uint32, bool) {
+	if d, ok := ix.delta.bySlug[slug]; ok {
+		return uint32(len(ix.base.docs)) + d, true
+	}
+	d, ok := ix.base.bySlug[slug]
+	if !ok {
+		return 0, false
+	}
+	if _, gone := ix.dead[d]; gone {
+		return 0, false
+	}
+	return d, true
+}
+
+// hasLanguage reports whether an indexed article is in language lang.
+func (ix *Index) hasLanguage(lang string) bool { return ix.langs[lang] > 0 }
+
+// contains reports whether document d contains term id.
+func (ix *Index) contains(id int32, d uint32) bool {
+	if nb := uint32(len(ix.base.docs)); d >= nb {
+		l := ix.delta.list(id)
+		return l != nil && l.contains(d-nb)
+	}
+	l := ix.base.list(id)
+	return l != nil && l.contains(d)
+}
+
+// boost is the recency multiplier of an article published at published.
+func (ix *Index) boost(published int64) float64 {
+	age := float64(ix.newest - published)
+	return 1 + recencyWeight*math.Exp2(-age/float64(recencyHalfLife))
+}
+
+// maxBoost is the largest boost: an upper bound for pruning.
+const maxBoost = 1 + recencyWeight
+
+// heapBytes is the memory the postings and document table hold, for
+// benchmarks and the build log (maps are estimated).
+func (ix *Index) heapBytes() int {
+	n := 0
+	for _, s := range []*segment{ix.base, ix.delta} {
+		for i := range s.lists {
+			n += s.lists[i].bytes()
+		}
+		for _, l := range s.byTerm {
+			n += l.bytes()
+		}
+		n += cap(s.docs) * 40
+		for i := range s.docs {
+			n += len(s.docs[i].slug)
+		}
+	}
+	return n
+}
 
 // qterm is one distinct term of a question.
 type qterm struct {
@@ -507,6 +603,7 @@ type query struct {
 // synthetic terms of the countries and specifications it names.
 func (ix *Index) parse(text string) *query {
 	q := &query{pos: map[int32]int{}}
+	maxIDF := ix.maxIDF()
 	var seq, raw []string
 	var st *stemmer
 	seen := map[string]bool{}
@@ -515,9 +612,9 @@ func (ix *Index) parse(text string) *query {
 			return
 		}
 		seen[t] = true
-		idf := ix.maxIDF
+		idf := maxIDF
 		if id >= 0 {
-			idf = ix.idf[id]
+			idf = ix.idfOf(id)
 			q.pos[id] = len(q.terms)
 		}
 		q.terms = append(q.terms, qterm{text: t, id: id, idf: idf})
@@ -527,9 +624,9 @@ func (ix *Index) parse(text string) *query {
 			seq = append(seq, w.norm)
 			raw = append(raw, w.raw)
 		}
-		if id, ok := ix.surface[w.norm]; ok {
+		if id, ok := ix.surfaceID(w.norm); ok {
 			if id >= 0 {
-				add(ix.names[id], id)
+				add(ix.termText(id), id)
 			}
 			return
 		}
@@ -537,14 +634,14 @@ func (ix *Index) parse(text string) *query {
 			st = newStemmer()
 		}
 		t := termOf(w, st.stem)
-		id, ok := ix.terms[t]
+		id, ok := ix.termID(t)
 		if !ok {
 			id = -1
 		}
 		add(t, id)
 	})
 	for _, t := range ix.entities.match(seq, raw) {
-		id, ok := ix.terms[t]
+		id, ok := ix.termID(t)
 		if !ok {
 			// A country or spec no article is filed under adds nothing,
 			// and should not lower the scores of those that match.
@@ -566,78 +663,8 @@ type hit struct {
 	score float64
 	// norm is the score on the 0–100 scale of docs/decisions.md (ask).
 	norm int
-}
-
-type scratch struct {
-	scores  []float32
-	touched []uint32
-}
-
-// search scores every article that contains a term of q and returns the
-// best limit of those accept lets through, best first. Ties go to the newer
-// article, then to the slug that sorts first, so answers are stable.
-func (ix *Index) search(ctx context.Context, q *query, accept func(d uint32) bool, limit int) ([]hit, error) {
-	if limit <= 0 || len(ix.docs) == 0 {
-		return nil, nil
-	}
-	sc := ix.scratch.Get().(*scratch)
-	defer func() {
-		for _, d := range sc.touched {
-			sc.scores[d] = 0
-		}
-		sc.touched = sc.touched[:0]
-		ix.scratch.Put(sc)
-	}()
-	for _, t := range q.terms {
-		if t.id < 0 {
-			continue
-		}
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		f := float32(t.idf * (k1 + 1))
-		for _, p := range ix.postings[t.id] {
-			// Every posting weighs more than zero (finish drops the
-			// others), so a score of zero means "not touched yet".
-			if sc.scores[p.doc] == 0 {
-				sc.touched = append(sc.touched, p.doc)
-			}
-			sc.scores[p.doc] += f * p.w / (p.w + k1)
-		}
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	better := func(a, b hit) int {
-		if c := cmp.Compare(b.score, a.score); c != 0 {
-			return c
-		}
-		da, db := &ix.docs[a.doc], &ix.docs[b.doc]
-		if c := db.published.Compare(da.published); c != 0 {
-			return c
-		}
-		return strings.Compare(da.slug, db.slug)
-	}
-	// Keep the best limit in a small sorted slice: limit is at most 50.
-	top := make([]hit, 0, limit+1)
-	for _, d := range sc.touched {
-		if accept != nil && !accept(d) {
-			continue
-		}
-		h := hit{doc: d, score: float64(sc.scores[d]) * ix.docs[d].boost}
-		if len(top) == limit && better(h, top[len(top)-1]) >= 0 {
-			continue
-		}
-		i, _ := slices.BinarySearchFunc(top, h, better)
-		top = slices.Insert(top, i, h)
-		if len(top) > limit {
-			top = top[:limit]
-		}
-	}
-	for i := range top {
-		top[i].norm = normalize100(top[i].score, q.bestScore)
-	}
-	return top, nil
+	// text is the article's text, read when the hit is kept (Index.load).
+	text *doc
 }
 
 // normalize100 puts a score on the 0–100 scale: the share of the best score

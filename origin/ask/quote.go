@@ -178,9 +178,9 @@ func (ix *Index) summarize(q *query, asked question, hits []hit) *Summary {
 	// grows with the time between the reports, up to summaryNewer after
 	// half a year; reports a few days apart are the same news.
 	docs := hits[:min(summaryDocs, len(hits))]
-	oldest := ix.docs[docs[0].doc].published
+	oldest := docs[0].text.published
 	for _, h := range docs {
-		if p := ix.docs[h.doc].published; p.Before(oldest) {
+		if p := h.text.published; p.Before(oldest) {
 			oldest = p
 		}
 	}
@@ -190,11 +190,11 @@ func (ix *Index) summarize(q *query, asked question, hits []hit) *Summary {
 		if float64(h.norm) < summaryDocShare*float64(hits[0].norm) {
 			break
 		}
-		d := &ix.docs[h.doc]
+		d := h.text
 		// The countries and specs the article is filed under count for
 		// every sentence of it: "The obligation starts on 1 January 2026"
 		// answers a question about Belgium in an article about Belgium.
-		filed := ix.filedUnder(q, h.doc)
+		filed := ix.filedUnder(q, h)
 		// Earlier results and earlier sentences are preferred a little:
 		// the best article leads, and articles put their news first.
 		prior := 1 - 0.1*float64(rank)

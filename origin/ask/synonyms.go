@@ -95,17 +95,17 @@ func (ix *Index) expand(q *query) {
 			if _, ok := at[s]; ok {
 				continue
 			}
-			id, ok := ix.terms[s]
+			id, ok := ix.termID(s)
 			if !ok {
 				continue
 			}
 			// A synonym never weighs more than the word the reader used:
 			// "invoice", which every article says, must not bring in
 			// "bill", which few do.
-			t := qterm{text: s, id: id, idf: min(ix.idf[id], q.terms[base].idf) * synonymWeight, synonymOf: base + 1}
+			t := qterm{text: s, id: id, idf: min(ix.idfOf(id), q.terms[base].idf) * synonymWeight, synonymOf: base + 1}
 			if q.terms[base].id < 0 {
 				// The reader's word is unknown: the synonym replaces it.
-				t.idf, t.synonymOf = ix.idf[id], 0
+				t.idf, t.synonymOf = ix.idfOf(id), 0
 			}
 			at[s] = len(q.terms)
 			q.pos[id] = len(q.terms)

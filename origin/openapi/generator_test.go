@@ -29,14 +29,15 @@ func npmRun(t *testing.T, env []string, args ...string) string {
 	return string(out)
 }
 
-// needNpm skips only when npm itself is absent: make test installs Node.js
-// and npm (and runs npm ci here), so CI never skips. When the packages are
-// missing (a fresh clone without make), they are installed from the
-// committed package-lock.json.
+// needNpm fails, naming the install command, when npm itself is absent:
+// make test installs Node.js and npm (and runs npm ci here), so a machine
+// without them is not set up, and skipping would hide the lint and the
+// generated client. When the packages are missing (a fresh clone without
+// make), they are installed from the committed package-lock.json.
 func needNpm(t *testing.T) {
 	t.Helper()
 	if _, err := exec.LookPath("npm"); err != nil {
-		t.Skip("npm is not installed; make test installs it (apt-get install nodejs npm)")
+		t.Fatal("npm is not installed; make test installs it (deploy/local/deps.sh test, or apt-get install nodejs npm)")
 	}
 	if _, err := os.Stat(filepath.Join(clientDir, "node_modules", ".bin", "redocly")); err != nil {
 		npmRun(t, nil, "ci", "--no-audit", "--no-fund")

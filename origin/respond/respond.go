@@ -38,6 +38,11 @@ type Response struct {
 	// with no content change to purge it (the news sitemap's two-day window
 	// moves on): the origin's cache drops it then.
 	Expires time.Time
+	// LastModified, when set on a 200, is sent as Last-Modified and
+	// answers If-Modified-Since (RFC 9110 §8.8.2, §13.1.3). Only responses
+	// that show one article set it: their time is the article's own
+	// (docs/decisions.md, "Last-Modified").
+	LastModified time.Time
 	// Header holds any other headers.
 	Header http.Header
 	// Uncached keeps the response out of the origin's response cache: it

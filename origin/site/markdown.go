@@ -51,6 +51,7 @@ func (s *Site) ArticleMarkdown(r *http.Request) (*respond.Response, error) {
 	}
 	resp := respond.Bytes(MarkdownType, body, store.TagArticle(slug))
 	resp.Vary = "Accept"
+	resp.LastModified = rec.LastModified()
 	return resp, nil
 }
 

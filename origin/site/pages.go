@@ -339,6 +339,7 @@ func (s *Site) ArticlePage(r *http.Request) (*respond.Response, error) {
 	}
 	// The edge answers Accept: text/markdown here with the twin (docs/decisions.md, markdown twin).
 	resp.Vary = "Accept"
+	resp.LastModified = rec.LastModified()
 	return resp, nil
 }
 

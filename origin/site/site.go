@@ -28,9 +28,6 @@ type Site struct {
 	// Now is the clock of the news sitemap's two-day window; nil means
 	// time.Now.
 	Now func() time.Time
-	// SitemapURLs is the most articles per sitemap; 0 means SitemapURLs
-	// (50,000). Tests lower it to exercise the split.
-	SitemapURLs int
 	// Ask answers the questions of /search; nil leaves /search a 500.
 	Ask AskFunc
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/invoicewire/invoicewire/internal/content"
 	"github.com/invoicewire/invoicewire/internal/content/contenttest"
+	"github.com/invoicewire/invoicewire/internal/redistest"
 	"github.com/invoicewire/invoicewire/internal/store"
 	"github.com/invoicewire/invoicewire/origin"
 	"github.com/invoicewire/invoicewire/origin/origintest"
@@ -237,31 +238,46 @@ func TestSitemaps(t *testing.T) {
 	}
 }
 
-// TestSitemapSplit lowers the per-sitemap limit so the article sitemaps
-// split, and checks the pieces cover every article once.
+// TestSitemapSplit publishes into sitemap files of at most seven URLs and
+// checks that the index lists every file, that each file stays within the
+// capacity, and that the files cover every article once.
 func TestSitemapSplit(t *testing.T) {
-	inst := origintest.Start(t)
-	s := &site.Site{Store: inst.Store, SiteRoot: inst.SiteRoot, SitemapURLs: 7}
-	req := httptest.NewRequest("GET", "/sitemap-index.xml", nil)
-	resp, err := s.SitemapIndex(req)
+	ctx := context.Background()
+	st := store.New(redistest.New(t).Client())
+	const capacity, articles = 7, 60
+	pub := &store.Publisher{Store: st, SiteRoot: "https://iw.test", Now: time.Now, SitemapURLs: capacity}
+	if err := pub.SyncCorpus(ctx, contenttest.Corpus(articles), nil); err != nil {
+		t.Fatal(err)
+	}
+	s := &site.Site{Store: st, SiteRoot: "https://iw.test"}
+	resp, err := s.SitemapIndex(httptest.NewRequest("GET", "/sitemap-index.xml", nil))
 	if err != nil {
 		t.Fatal(err)
 	}
-	published := origintest.Articles - 1
-	for n := 1; n <= (published+6)/7; n++ {
-		if !strings.Contains(string(resp.Body), fmt.Sprintf("/sitemaps/articles-%d.xml", n)) {
-			t.Errorf("the index lacks articles-%d.xml", n)
+	var idx struct {
+		Locs []string `xml:"sitemap>loc"`
+	}
+	if err := xml.Unmarshal(resp.Body, &idx); err != nil {
+		t.Fatal(err)
+	}
+	files := 0
+	for _, loc := range idx.Locs {
+		if strings.Contains(loc, "/sitemaps/articles-") {
+			files++
+			if want := fmt.Sprintf("https://iw.test/sitemaps/articles-%d.xml", files); loc != want {
+				t.Errorf("index entry %q, want %q", loc, want)
+			}
 		}
 	}
-	if strings.Contains(string(resp.Body), fmt.Sprintf("/sitemaps/articles-%d.xml", (published+6)/7+1)) {
-		t.Error("the index lists one sitemap too many")
+	if files < (articles+capacity-1)/capacity {
+		t.Fatalf("the index lists %d article files for %d articles of at most %d", files, articles, capacity)
 	}
 	all := map[string]bool{}
-	for n := 1; ; n++ {
+	for n := 1; n <= files+1; n++ {
 		req := httptest.NewRequest("GET", "/", nil)
 		req.SetPathValue("file", fmt.Sprintf("articles-%d.xml", n))
 		resp, err := s.Sitemap(req)
-		if n > (published+6)/7 {
+		if n > files {
 			if err == nil {
 				t.Fatalf("articles-%d.xml exists past the end", n)
 			}
@@ -274,8 +290,11 @@ func TestSitemapSplit(t *testing.T) {
 		if err := xml.Unmarshal(resp.Body, &set); err != nil {
 			t.Fatal(err)
 		}
-		if len(set.URLs) > 7 {
+		if len(set.URLs) > capacity {
 			t.Errorf("articles-%d.xml has %d URLs", n, len(set.URLs))
+		}
+		if want := store.TagSitemapFile(int64(n)); !slices.Equal(resp.SurrogateKeys, []string{want}) {
+			t.Errorf("articles-%d.xml is tagged %v, want only %q", n, resp.SurrogateKeys, want)
 		}
 		for _, u := range set.URLs {
 			if all[u.Loc] {
@@ -284,8 +303,8 @@ func TestSitemapSplit(t *testing.T) {
 			all[u.Loc] = true
 		}
 	}
-	if len(all) != published {
-		t.Errorf("the sitemaps hold %d articles, want %d", len(all), published)
+	if len(all) != articles {
+		t.Errorf("the sitemaps hold %d articles, want %d", len(all), articles)
 	}
 }
 

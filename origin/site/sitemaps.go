@@ -3,6 +3,7 @@ package site
 import (
 	"bytes"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -17,8 +18,6 @@ import (
 
 // Sitemap limits (sitemaps.org; Google News sitemaps).
 const (
-	// SitemapURLs is the most URLs one sitemap may hold.
-	SitemapURLs = 50000
 	// NewsURLs is the most news:news entries of the news sitemap.
 	NewsURLs = 1000
 	// NewsWindow is how far back the news sitemap reaches: Google asks for
@@ -69,13 +68,6 @@ type newsPublication struct {
 	Language string `xml:"news:language"`
 }
 
-func (s *Site) sitemapURLs() int {
-	if s.SitemapURLs > 0 {
-		return s.SitemapURLs
-	}
-	return SitemapURLs
-}
-
 func xmlResponse(v any, keys ...string) (*respond.Response, error) {
 	var b bytes.Buffer
 	b.WriteString(xml.Header)
@@ -88,16 +80,16 @@ func xmlResponse(v any, keys ...string) (*respond.Response, error) {
 	return respond.Bytes(XMLType, b.Bytes(), keys...), nil
 }
 
-// SitemapIndex answers GET /sitemap-index.xml: the pages sitemap, the
-// article sitemaps (one per SitemapURLs articles) and the news sitemap.
+// SitemapIndex answers GET /sitemap-index.xml: the pages sitemap, every
+// article sitemap file and the news sitemap. Its cache entry is dropped
+// only when a file is added (docs/decisions.md, archive scale).
 func (s *Site) SitemapIndex(r *http.Request) (*respond.Response, error) {
-	n, err := s.Store.ArticleCount(r.Context())
+	files, err := s.Store.SitemapFiles(r.Context())
 	if err != nil {
 		return nil, err
 	}
 	idx := sitemapIndex{NS: nsSitemap, Sitemaps: []sitemapRef{{Loc: s.SiteRoot + "/sitemaps/pages.xml"}}}
-	per := int64(s.sitemapURLs())
-	for i := int64(1); i == 1 || (i-1)*per < n; i++ {
+	for i := int64(1); i <= files; i++ {
 		idx.Sitemaps = append(idx.Sitemaps, sitemapRef{Loc: s.SiteRoot + "/sitemaps/articles-" + strconv.FormatInt(i, 10) + ".xml"})
 	}
 	idx.Sitemaps = append(idx.Sitemaps, sitemapRef{Loc: s.SiteRoot + "/news-sitemap.xml"})
@@ -105,6 +97,9 @@ func (s *Site) SitemapIndex(r *http.Request) (*respond.Response, error) {
 }
 
 // Sitemap answers GET /sitemaps/pages.xml and /sitemaps/articles-<n>.xml.
+// An article file lists the articles the store keeps in it (at most
+// store.SitemapURLs); it is tagged with its own surrogate key, so an edit
+// drops that file's cache entry and no other.
 func (s *Site) Sitemap(r *http.Request) (*respond.Response, error) {
 	file := r.PathValue("file")
 	notFound := apierror.NotFound("No sitemap at this address.", "The sitemaps are listed at "+s.SiteRoot+"/sitemap-index.xml.")
@@ -114,23 +109,22 @@ func (s *Site) Sitemap(r *http.Request) (*respond.Response, error) {
 	}
 	num, ok := strings.CutPrefix(file, "articles-")
 	num, ok2 := strings.CutSuffix(num, ".xml")
-	n, err := strconv.Atoi(num)
-	if !ok || !ok2 || err != nil || n < 1 || strconv.Itoa(n) != num {
+	n, err := strconv.ParseInt(num, 10, 64)
+	if !ok || !ok2 || err != nil || n < 1 || strconv.FormatInt(n, 10) != num {
 		return nil, notFound
 	}
-	per := s.sitemapURLs()
-	p, err := s.Store.Articles(r.Context(), store.ArticleFilter{}, (n-1)*per, per, nil)
+	urls, err := s.Store.SitemapFile(r.Context(), n)
+	if errors.Is(err, store.ErrNoSitemap) {
+		return nil, notFound
+	}
 	if err != nil {
 		return nil, err
 	}
-	if n > 1 && len(p.Articles) == 0 {
-		return nil, notFound
+	set := urlSet{NS: nsSitemap, URLs: make([]sitemapURL, 0, len(urls))}
+	for _, u := range urls {
+		set.URLs = append(set.URLs, sitemapURL{Loc: s.SiteRoot + u.Path + "/", LastMod: u.LastModified.Format(isoLayout)})
 	}
-	set := urlSet{NS: nsSitemap, URLs: []sitemapURL{}}
-	for _, rec := range p.Articles {
-		set.URLs = append(set.URLs, sitemapURL{Loc: s.SiteRoot + rec.Path() + "/", LastMod: rec.LastModified().UTC().Format(isoLayout)})
-	}
-	return xmlResponse(set, store.TagSitemaps)
+	return xmlResponse(set, store.TagSitemapFile(n))
 }
 
 // pagesSitemap lists the site's pages other than articles: home, sections,
@@ -187,7 +181,7 @@ func (s *Site) NewsSitemap(r *http.Request) (*respond.Response, error) {
 			},
 		})
 	}
-	resp, err := xmlResponse(set, store.TagSitemaps)
+	resp, err := xmlResponse(set, store.TagNewsSitemap)
 	if err == nil && len(set.URLs) > 0 {
 		// The oldest entry ages out at this instant, with no content
 		// change to purge the cached sitemap.

@@ -1,0 +1,199 @@
+package ask
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"strings"
+)
+
+// Search is document-at-a-time with MaxScore (Turtle and Flood, "Query
+// evaluation: strategies and optimizations", 1995) and block-max bounds
+// (Ding and Suel 2011): once the top k are full, a term whose whole list
+// cannot lift an article past the k-th score on its own (with the other
+// such terms) only refines articles found through the others, and a run of
+// articles where the headers of the blocks of every term add up to less
+// than the k-th score is skipped without decoding. "invoice", which every
+// article says, is then no longer scored in full. Scores are the same as an
+// exhaustive evaluation's, summed in the question's term order.
+
+// pruneSlack widens every bound a little, so a float32 sum rounded up can
+// never be pruned wrongly.
+const pruneSlack = 1 + 1e-5
+
+// termCursor is one term of the question walking one segment's list.
+type termCursor struct {
+	c cursor
+	// f is idf·(k1+1), the score of a full impact; ub the list's bound.
+	f  float32
+	ub float64
+	// qi is the term's position in the question.
+	qi int
+}
+
+// searcher holds the best hits found so far across segments.
+type searcher struct {
+	ix      *Index
+	q       *query
+	accept  func(d uint32) bool
+	limit   int
+	top     []hit
+	contrib []float32
+}
+
+// search scores the articles that contain a term of q and returns the best
+// limit of those accept lets through, best first. Ties go to the newer
+// article, then to the slug that sorts first, so answers are stable.
+func (ix *Index) search(ctx context.Context, q *query, accept func(d uint32) bool, limit int) ([]hit, error) {
+	if limit <= 0 || ix.Len() == 0 {
+		return nil, nil
+	}
+	s := &searcher{ix: ix, q: q, accept: accept, limit: limit, top: make([]hit, 0, limit+1), contrib: make([]float32, len(q.terms))}
+	if err := s.segment(ctx, ix.base, 0, ix.dead); err != nil {
+		return nil, err
+	}
+	if err := s.segment(ctx, ix.delta, uint32(len(ix.base.docs)), nil); err != nil {
+		return nil, err
+	}
+	for i := range s.top {
+		s.top[i].norm = normalize100(s.top[i].score, q.bestScore)
+	}
+	return s.top, nil
+}
+
+// threshold is the score an article must reach to enter the top: the k-th
+// best once there are k, else zero.
+func (s *searcher) threshold() float64 {
+	if len(s.top) < s.limit {
+		return 0
+	}
+	return s.top[len(s.top)-1].score
+}
+
+// better orders hits: higher score, then newer, then slug.
+func (s *searcher) better(a, b hit) int {
+	if c := cmp.Compare(b.score, a.score); c != 0 {
+		return c
+	}
+	da, db := s.ix.meta(a.doc), s.ix.meta(b.doc)
+	if c := cmp.Compare(db.published, da.published); c != 0 {
+		return c
+	}
+	return strings.Compare(da.slug, db.slug)
+}
+
+// offer puts h in the top if it belongs there.
+func (s *searcher) offer(h hit) {
+	if len(s.top) == s.limit && s.better(h, s.top[len(s.top)-1]) >= 0 {
+		return
+	}
+	i, _ := slices.BinarySearchFunc(s.top, h, s.better)
+	s.top = slices.Insert(s.top, i, h)
+	if len(s.top) > s.limit {
+		s.top = s.top[:s.limit]
+	}
+}
+
+// segment searches one segment whose documents are numbered from off in
+// the snapshot; dead are its documents to pass over.
+func (s *searcher) segment(ctx context.Context, seg *segment, off uint32, dead map[uint32]struct{}) error {
+	var cs []*termCursor
+	for qi, t := range s.q.terms {
+		l := seg.list(t.id)
+		if l == nil || l.df == 0 {
+			continue
+		}
+		tc := &termCursor{f: float32(t.idf * (k1 + 1)), qi: qi}
+		tc.ub = float64(tc.f * saturation(l.max))
+		tc.c.reset(l)
+		cs = append(cs, tc)
+	}
+	if len(cs) == 0 {
+		return nil
+	}
+	// Ascending bounds: the first terms are the ones that become
+	// non-essential as the threshold rises.
+	slices.SortStableFunc(cs, func(a, b *termCursor) int { return cmp.Compare(a.ub, b.ub) })
+	prefix := make([]float64, len(cs))
+	sum := 0.0
+	for i, tc := range cs {
+		sum += tc.ub
+		prefix[i] = sum * maxBoost * pruneSlack
+	}
+	// essential is the first term that must be walked: the terms before it
+	// cannot reach the threshold together.
+	essential, theta := 0, -1.0
+	for steps := 0; ; steps++ {
+		if steps&1023 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		if t := s.threshold(); t != theta {
+			theta = t
+			for essential < len(cs) && prefix[essential] < theta {
+				essential++
+			}
+			if essential == len(cs) {
+				return nil
+			}
+		}
+		d := uint32(endDoc)
+		for _, tc := range cs[essential:] {
+			d = min(d, tc.c.doc)
+		}
+		if d == endDoc {
+			return nil
+		}
+		if theta > 0 {
+			bound, until := 0.0, uint32(endDoc)
+			for _, tc := range cs {
+				m, u := tc.c.blockAt(d)
+				bound += float64(tc.f * saturation(m))
+				until = min(until, u)
+			}
+			if bound*maxBoost*pruneSlack < theta {
+				if until == endDoc {
+					return nil
+				}
+				for _, tc := range cs[essential:] {
+					tc.c.seek(until + 1)
+				}
+				continue
+			}
+		}
+		if _, gone := dead[d]; !gone && (s.accept == nil || s.accept(off+d)) {
+			s.score(cs, essential, d, off)
+		}
+		for _, tc := range cs[essential:] {
+			if tc.c.doc == d {
+				tc.c.next()
+			}
+		}
+	}
+}
+
+// score computes the score of document d of the segment and offers it.
+func (s *searcher) score(cs []*termCursor, essential int, d, off uint32) {
+	clear(s.contrib)
+	found := false
+	for i, tc := range cs {
+		if i < essential && tc.c.doc < d {
+			tc.c.seek(d)
+		}
+		if tc.c.doc == d {
+			s.contrib[tc.qi] = tc.f * saturation(tc.c.imp)
+			found = true
+		}
+	}
+	if !found {
+		return
+	}
+	// Summed in the question's order, as an exhaustive evaluation would.
+	var sum float32
+	for _, c := range s.contrib {
+		sum += c
+	}
+	m := s.ix.meta(off + d)
+	s.offer(hit{doc: off + d, score: float64(sum) * s.ix.boost(m.published)})
+}
