@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/invoicewire/invoicewire/internal/content"
 	"github.com/invoicewire/invoicewire/internal/content/contenttest"
-	"github.com/invoicewire/invoicewire/internal/store"
 	"github.com/invoicewire/invoicewire/origin/openapi/contract"
 	"github.com/invoicewire/invoicewire/origin/origintest"
 )
@@ -372,7 +372,7 @@ func TestContractWrites(t *testing.T) {
 func TestContractSite(t *testing.T) {
 	inst := origintest.Start(t)
 	c := contract.New(t)
-	week := store.ISOWeek(contenttest.Base)
+	week := content.ISOWeek(contenttest.Base)
 	if _, err := inst.Publisher.SendNewsletter(context.Background(), week, nil); err != nil {
 		t.Fatal(err)
 	}

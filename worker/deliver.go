@@ -209,7 +209,7 @@ func (w *Worker) sign(h http.Header, u *url.URL, secret string, j *webhook.Job, 
 	h.Set(HeaderWebhookTS, ts)
 
 	// X-Invoicewire-Signature: HMAC-SHA256 of the raw body keyed by the
-	// secret's bytes as given (spec §6, GitHub's convention).
+	// secret's bytes as given (the contract, GitHub's convention).
 	mac := hmac.New(sha256.New, []byte(secret))
 	mac.Write(body)
 	h.Set(HeaderSignature, "sha256="+hex.EncodeToString(mac.Sum(nil)))

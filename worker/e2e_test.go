@@ -15,7 +15,6 @@ import (
 	"github.com/invoicewire/invoicewire/internal/events"
 	"github.com/invoicewire/invoicewire/internal/netguard"
 	"github.com/invoicewire/invoicewire/internal/signing"
-	"github.com/invoicewire/invoicewire/internal/store"
 	"github.com/invoicewire/invoicewire/internal/webhook"
 	"github.com/invoicewire/invoicewire/origin"
 	"github.com/invoicewire/invoicewire/origin/origintest"
@@ -99,7 +98,7 @@ func TestPublishingToDelivery(t *testing.T) {
 	if _, err := pub.Retract(ctx, contenttest.Article(1).Slug, "The source withdrew the report."); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := pub.SendNewsletter(ctx, store.ISOWeek(contenttest.Base), nil); err != nil {
+	if _, err := pub.SendNewsletter(ctx, content.ISOWeek(contenttest.Base), nil); err != nil {
 		t.Fatal(err)
 	}
 	spec := *inst.Corpus.Specs[0]

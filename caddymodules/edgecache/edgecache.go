@@ -46,6 +46,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 	"go.uber.org/zap/exp/zapslog"
+	"golang.org/x/net/http/httpguts"
 
 	"github.com/invoicewire/invoicewire/caddymodules/internal/negotiate"
 	"github.com/invoicewire/invoicewire/internal/apierror"
@@ -218,12 +219,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	} else {
 		reqCC = parseCacheControl(nil)
 		// RFC 9111 §5.4: Pragma: no-cache means no-cache when there is
-		// no Cache-Control.
-		for _, p := range r.Header["Pragma"] {
-			if strings.Contains(strings.ToLower(p), "no-cache") {
-				reqCC.noCache = true
-			}
-		}
+		// no Cache-Control. The token is matched as a list element
+		// (case-insensitively), not as a substring.
+		reqCC.noCache = httpguts.HeaderValuesContainsToken(r.Header["Pragma"], "no-cache")
 	}
 
 	if e != nil {

@@ -110,7 +110,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		}
 		fs := flag.NewFlagSet("newsletter send", flag.ContinueOnError)
 		fs.SetOutput(io.Discard)
-		week := fs.String("week", store.ISOWeek(time.Now()), "ISO week to send, e.g. 2026-w47")
+		week := fs.String("week", content.ISOWeek(time.Now()), "ISO week to send, e.g. 2026-w47")
 		dir := fs.String("content", "content", "content directory holding newsletters/<week>.md intros")
 		if err := fs.Parse(rest[1:]); err != nil || fs.NArg() != 0 {
 			return usageError{"newsletter send takes only --week and --content"}

@@ -8,54 +8,30 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/invoicewire/invoicewire/internal/config"
-	"github.com/invoicewire/invoicewire/internal/logging"
-	"github.com/invoicewire/invoicewire/internal/opsserver"
+	"github.com/invoicewire/invoicewire/internal/process"
 	"github.com/invoicewire/invoicewire/internal/store"
 	"github.com/invoicewire/invoicewire/origin"
 	"github.com/invoicewire/invoicewire/origin/agentauth"
 )
 
 func main() {
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "origin:", err)
-		os.Exit(1)
-	}
+	process.Main("origin", func(c config.Config) string { return c.OriginMetricsAddr }, run)
 }
 
-func run() error {
-	cfg, err := config.FromEnv()
-	if err != nil {
-		return err
-	}
-	log := logging.New("origin", cfg.LogLevel)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-
-	st, err := store.Open(cfg.RedisURL)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	if err := store.WaitLoaded(ctx, st.Client(), log); err != nil {
-		return err
-	}
-
-	ops := opsserver.New(cfg.OriginMetricsAddr, st.Client())
+func run(ctx context.Context, p *process.Process) error {
+	cfg, log := p.Config, p.Log
 	issuers, err := agentauth.ParseIssuers(cfg.IDJAGIssuers)
 	if err != nil {
 		return err
 	}
 	srv, err := origin.New(origin.Config{
-		SiteRoot: cfg.PublicURL, CacheBytes: cfg.OriginCacheBytes, Log: log, Registry: ops.Registry,
+		SiteRoot: cfg.PublicURL, CacheBytes: cfg.OriginCacheBytes, Log: log, Registry: p.Ops.Registry,
 		IDJAGIssuers: issuers, WebhookPolicy: cfg.WebhookPolicy(), SigningKey: cfg.SigningKey,
 		MCPAllowedOrigins: cfg.MCPAllowedOrigins,
-	}, st)
+	}, store.New(p.Redis))
 	if err != nil {
 		return err
 	}
@@ -70,15 +46,10 @@ func run() error {
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 	}
-	errc := make(chan error, 2)
+	errc := make(chan error, 1)
 	go func() {
 		if err := public.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			errc <- fmt.Errorf("listening on %s: %w", public.Addr, err)
-		}
-	}()
-	go func() {
-		if err := ops.ListenAndServe(); err != nil {
-			errc <- err
 		}
 	}()
 	log.Info("origin listening", "addr", cfg.OriginAddr, "metrics", cfg.OriginMetricsAddr, "public_url", cfg.PublicURL)
@@ -91,6 +62,5 @@ func run() error {
 	shutdown, cancel := context.WithTimeout(context.Background(), cfg.ShutdownGrace)
 	defer cancel()
 	public.Shutdown(shutdown)
-	ops.Shutdown(shutdown)
 	return nil
 }

@@ -1,4 +1,4 @@
-// Package apierror is the one JSON error shape of Invoicewire (spec §7,
+// Package apierror is the one JSON error shape of Invoicewire (the contract,
 // docs/decisions.md (JSON errors)), shared by the origin and the edge so both write the same bytes.
 package apierror
 
@@ -9,7 +9,7 @@ import (
 	"net/http"
 )
 
-// Codes and the statuses they go with (spec §7 and docs/decisions.md (JSON errors)).
+// Codes and the statuses they go with (the contract and docs/decisions.md (JSON errors)).
 const (
 	CodeBadRequest           = "bad_request"
 	CodeUnauthorized         = "unauthorized"

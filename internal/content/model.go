@@ -15,7 +15,7 @@ package content
 
 import "time"
 
-// Sections are the allowed values of Article.Section (spec §4, GET /articles).
+// Sections are the allowed values of Article.Section (the contract, GET /articles).
 var Sections = []string{"mandates", "network", "vendors", "policy", "specs", "guides"}
 
 // Audiences are the allowed values of Article.Audience.
@@ -79,7 +79,7 @@ func (a *Article) LastModified() time.Time {
 	return a.PublishedAt
 }
 
-// Country is a tracked jurisdiction (spec §2 Country).
+// Country is a tracked jurisdiction (the contract's Country resource).
 type Country struct {
 	Code          string `json:"code" yaml:"code"`
 	Name          string `json:"name" yaml:"name"`
@@ -96,7 +96,7 @@ type Country struct {
 	Milestones []Milestone `json:"milestones,omitempty" yaml:"milestones"`
 }
 
-// Spec is a tracked specification of the e-invoicing network (spec §2 Spec).
+// Spec is a tracked specification of the e-invoicing network (the contract's Spec resource).
 type Spec struct {
 	Slug        string     `json:"slug" yaml:"slug"`
 	Name        string     `json:"name" yaml:"name"`
@@ -109,7 +109,7 @@ type Spec struct {
 	Aliases []string `json:"aliases,omitempty" yaml:"-"`
 }
 
-// Source is an entry of the registry of cited publishers (spec §2 Source).
+// Source is an entry of the registry of cited publishers (the contract's Source resource).
 type Source struct {
 	Slug      string `json:"slug" yaml:"slug"`
 	Name      string `json:"name" yaml:"name"`

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// PublicArticle is the Article resource of the API (spec §2), also the data of
+// PublicArticle is the Article resource of the API (the contract), also the data of
 // article events (docs/decisions.md, delivery). Absolute URLs are built from siteRoot ({site_root}).
 type PublicArticle struct {
 	Slug        string       `json:"slug"`
@@ -63,7 +63,7 @@ func (a *Article) Public(siteRoot string) *PublicArticle {
 	return p
 }
 
-// PublicCountry is the Country resource (spec §2); url is the country page (docs/decisions.md, identifiers and links).
+// PublicCountry is the Country resource (the contract); url is the country page (docs/decisions.md, identifiers and links).
 type PublicCountry struct {
 	Code          string  `json:"code"`
 	Name          string  `json:"name"`
@@ -126,7 +126,7 @@ func (m *Milestone) Public(code, siteRoot string) PublicMilestone {
 	return p
 }
 
-// PublicSpec is the Spec resource (spec §2); url is the official page (docs/decisions.md, identifiers and links).
+// PublicSpec is the Spec resource (the contract); url is the official page (docs/decisions.md, identifiers and links).
 type PublicSpec struct {
 	Slug        string     `json:"slug"`
 	Name        string     `json:"name"`
@@ -140,7 +140,7 @@ func (s *Spec) Public() *PublicSpec {
 	return &PublicSpec{Slug: s.Slug, Name: s.Name, Version: nullable(s.Version), LastChanged: s.LastChanged, URL: s.URL}
 }
 
-// PublicSource is the Source resource (spec §2).
+// PublicSource is the Source resource (the contract).
 type PublicSource struct {
 	Slug      string `json:"slug"`
 	Name      string `json:"name"`

@@ -1,4 +1,4 @@
-// Package events defines the content events Invoicewire publishes (spec §6)
+// Package events defines the content events Invoicewire publishes (the contract)
 // and the envelope they travel in, from the events stream in Redis to the
 // worker and on to subscribers (docs/decisions.md, delivery).
 package events
@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// The event kinds of spec §6.
+// The event kinds; Catalog (catalog.go) says what each carries.
 const (
 	ArticlePublished = "article.published"
 	ArticleCorrected = "article.corrected"
@@ -21,19 +21,6 @@ const (
 	NewsletterSent   = "newsletter.sent"
 	SpecUpdated      = "spec.updated"
 )
-
-// Kinds lists every event kind, in the order the webhook catalog shows them.
-var Kinds = []string{ArticlePublished, ArticleCorrected, ArticleRetracted, NewsletterSent, SpecUpdated}
-
-// IsKind reports whether s names an event kind.
-func IsKind(s string) bool {
-	for _, k := range Kinds {
-		if k == s {
-			return true
-		}
-	}
-	return false
-}
 
 // Stream is the Redis stream every content change appends its event to. It
 // shares the content hash tag so the change and its event are written in one

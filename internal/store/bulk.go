@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"strings"
 	"sync"
 
 	"github.com/invoicewire/invoicewire/internal/content"
@@ -144,5 +143,5 @@ func (s *Store) applyAll(ctx context.Context, changes []*Change) ([]int64, []err
 // isNoScript reports a script cache emptied between the load and the
 // pipeline (a Redis restart or SCRIPT FLUSH); Apply recovers from it.
 func isNoScript(err error) bool {
-	return err != nil && strings.Contains(err.Error(), "NOSCRIPT")
+	return redis.HasErrorPrefix(err, "NOSCRIPT")
 }

@@ -124,11 +124,7 @@ func retry(op func() (Outcome, error)) (Outcome, error) {
 }
 
 func (p *Publisher) articleEvent(kind string, rec *ArticleRecord) (events.Event, error) {
-	data := struct {
-		*content.PublicArticle
-		RetractedAt      *time.Time `json:"retracted_at,omitempty"`
-		RetractionReason string     `json:"retraction_reason,omitempty"`
-	}{rec.Public(p.SiteRoot), rec.RetractedAt, rec.RetractionReason}
+	data := events.ArticleData{PublicArticle: rec.Public(p.SiteRoot), RetractedAt: rec.RetractedAt, RetractionReason: rec.RetractionReason}
 	return events.New(kind, p.Now(), data)
 }
 

@@ -202,7 +202,7 @@ func testNewsletterSendOnce(t *testing.T, rdb redis.UniversalClient) {
 	p := newPublisher(rdb)
 	ctx := context.Background()
 	syncCorpus(t, p, contenttest.Corpus(10))
-	week := store.ISOWeek(contenttest.Base)
+	week := content.ISOWeek(contenttest.Base)
 	intro := &content.NewsletterIntro{Week: week, Title: "A busy week", Body: "Intro."}
 
 	o, err := p.SendNewsletter(ctx, week, intro)
@@ -215,7 +215,7 @@ func testNewsletterSendOnce(t *testing.T, rdb redis.UniversalClient) {
 	}
 	for _, a := range n.Articles {
 		rec, _ := p.Store.Article(ctx, a)
-		if store.ISOWeek(rec.PublishedAt) != week {
+		if content.ISOWeek(rec.PublishedAt) != week {
 			t.Fatalf("newsletter of %s lists %s published %s", week, a, rec.PublishedAt)
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -331,7 +330,7 @@ func (s *Store) FinishBatch(ctx context.Context, batch []Finished, deadMax int64
 		}
 		pipe.Exec(ctx)
 		for _, c := range cmds {
-			if c != nil && c.Err() != nil && strings.HasPrefix(c.Err().Error(), "NOSCRIPT") {
+			if c != nil && redis.HasErrorPrefix(c.Err(), "NOSCRIPT") {
 				noScript = true
 			}
 		}

@@ -1,4 +1,4 @@
-// Package agentauth is the origin's agent authentication (spec §5,
+// Package agentauth is the origin's agent authentication (the contract,
 // endpoints 12–15, docs/decisions.md (agent auth)): dynamic client registration (RFC 7591) with
 // its management endpoint (RFC 7592), the token claim with anonymous clients
 // and ID-JAG identity assertions, and revocation (RFC 7009).

@@ -1,4 +1,4 @@
-// Package api is the origin's JSON read API under /api/v1 (spec §4,
+// Package api is the origin's JSON read API under /api/v1 (the contract,
 // endpoints 1–10): articles, feeds, countries, specs, sources and the webhook
 // catalog.
 package api

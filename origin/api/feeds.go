@@ -8,7 +8,7 @@ import (
 	"github.com/invoicewire/invoicewire/origin/respond"
 )
 
-// Feed is one entry of the FeedCatalog (spec §2).
+// Feed is one entry of the FeedCatalog (the contract).
 type Feed struct {
 	Title string `json:"title"`
 	URL   string `json:"url"`

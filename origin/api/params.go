@@ -11,7 +11,7 @@ import (
 	"github.com/invoicewire/invoicewire/internal/store"
 )
 
-// List bounds of GET /articles (spec §4 and §8, docs/decisions.md (pagination)).
+// List bounds of GET /articles (the contract, docs/decisions.md (pagination)).
 const (
 	DefaultLimit = 25
 	MaxLimit     = 100

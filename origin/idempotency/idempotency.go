@@ -47,7 +47,7 @@ const Header = "Idempotency-Key"
 // ReplayedHeader marks a replayed response.
 const ReplayedHeader = "Idempotency-Replayed"
 
-// MaxKeyLength is the longest key accepted (docs/decisions.md (Idempotency-Key), spec §8).
+// MaxKeyLength is the longest key accepted (docs/decisions.md (Idempotency-Key), the contract).
 const MaxKeyLength = 255
 
 // DefaultTTL is how long a response is kept (docs/decisions.md, Idempotency-Key).

@@ -1,7 +1,7 @@
 // Package openapi holds the OpenAPI 3.1 description of the Invoicewire API,
-// served at {site_root}/openapi.json for client generators (spec §1, §9).
+// served at {site_root}/openapi.json for client generators (the contract).
 //
-// The document covers every endpoint of the contract (spec §4) and every
+// The document covers every endpoint of the contract and every
 // extension docs/architecture.md adds: the owner subscription routes (docs/decisions.md, subscriptions), the RFC 7592
 // client routes (docs/decisions.md, agent auth), feeds (docs/decisions.md, feeds), article pages and their markdown twins
 // (docs/decisions.md, markdown twin), /ask (docs/decisions.md, ask), /mcp and the well-known documents (docs/decisions.md, agent surfaces), and the webhook

@@ -49,7 +49,7 @@ func TestDocumentIsValidOpenAPI31(t *testing.T) {
 		t.Fatalf("building the OpenAPI 3 model: %v", err)
 	}
 	if got := m.Model.Info.Version; got != "1.0.0" {
-		t.Errorf("info.version is %q, want 1.0.0 (spec §9)", got)
+		t.Errorf("info.version is %q, want 1.0.0 (the contract)", got)
 	}
 	v, errs := validator.NewValidator(doc)
 	if len(errs) > 0 {
@@ -65,7 +65,7 @@ func TestDocumentIsValidOpenAPI31(t *testing.T) {
 	}
 }
 
-// TestDocumentCoversContract lists every endpoint of spec §4 and every
+// TestDocumentCoversContract lists every endpoint of the contract and every
 // extension of docs/architecture.md; each must be an operation of the document.
 func TestDocumentCoversContract(t *testing.T) {
 	m := model(t)
@@ -329,7 +329,7 @@ func TestEnumsMatchTheCode(t *testing.T) {
 	}
 }
 
-// TestParameterBounds pins the limits of spec §8 and docs/decisions.md (pagination)/docs/decisions.md (identifiers and links)/docs/decisions.md (Idempotency-Key).
+// TestParameterBounds pins the limits of the contract and docs/decisions.md (pagination)/docs/decisions.md (identifiers and links)/docs/decisions.md (Idempotency-Key).
 func TestParameterBounds(t *testing.T) {
 	m := model(t)
 	p := func(name string) *base.Schema {

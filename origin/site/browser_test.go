@@ -19,7 +19,6 @@ import (
 
 	"github.com/invoicewire/invoicewire/internal/content"
 	"github.com/invoicewire/invoicewire/internal/content/contenttest"
-	"github.com/invoicewire/invoicewire/internal/store"
 	"github.com/invoicewire/invoicewire/origin/origintest"
 )
 
@@ -103,7 +102,7 @@ func (p *pageProblems) take() []string {
 func TestPagesInChromium(t *testing.T) {
 	inst := origintest.Start(t)
 	ctx := context.Background()
-	week := store.ISOWeek(contenttest.Base)
+	week := content.ISOWeek(contenttest.Base)
 	if _, err := inst.Publisher.SendNewsletter(ctx, week, nil); err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/invoicewire/invoicewire/internal/apierror"
+	"github.com/invoicewire/invoicewire/internal/content"
 	"github.com/invoicewire/invoicewire/internal/store"
 	"github.com/invoicewire/invoicewire/origin/api"
 	"github.com/invoicewire/invoicewire/origin/respond"
@@ -206,7 +207,7 @@ func (s *Site) newsletterChannel(r *http.Request, title string) (channel, error)
 			b.WriteString("</li>\n")
 		}
 		b.WriteString("</ul>\n")
-		u := store.NewsletterURL(s.SiteRoot, n.Week)
+		u := content.NewsletterURL(s.SiteRoot, n.Week)
 		ch.Items = append(ch.Items, item{ID: u, URL: u, Title: n.Title, ContentHTML: b.String(), Published: n.SentAt, Categories: []string{"newsletter"}})
 		if n.SentAt.After(ch.Updated) {
 			ch.Updated = n.SentAt

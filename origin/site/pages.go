@@ -385,7 +385,7 @@ type newsletterView struct {
 func (s *Site) NewsletterPage(r *http.Request) (*respond.Response, error) {
 	week := r.PathValue("issue")
 	notFound := apierror.NotFound("No newsletter issue "+strconv.Quote(truncate(week))+".", "Issues are named by ISO week, e.g. /newsletter/2026-w47/; the newsletter feed "+s.SiteRoot+"/feeds/newsletter.json lists them.")
-	if _, err := store.WeekStart(week); err != nil {
+	if _, err := content.WeekStart(week); err != nil {
 		return nil, notFound
 	}
 	notFound.SurrogateKeys = []string{store.TagNewsletterWeek(week)}

@@ -74,7 +74,7 @@ func TestFeedsMatchTheCatalog(t *testing.T) {
 	if _, err := inst.Publisher.SyncCountry(ctx, &content.Country{Code: "nl", Name: "Netherlands", MandateStatus: "planned"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := inst.Publisher.SendNewsletter(ctx, store.ISOWeek(contenttest.Base), nil); err != nil {
+	if _, err := inst.Publisher.SendNewsletter(ctx, content.ISOWeek(contenttest.Base), nil); err != nil {
 		t.Fatal(err)
 	}
 	var cat catalog

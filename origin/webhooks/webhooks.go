@@ -1,4 +1,4 @@
-// Package webhooks is the origin's side of webhook subscriptions (spec §4
+// Package webhooks is the origin's side of webhook subscriptions (the contract
 // endpoint 11, docs/decisions.md (bearer tokens), docs/decisions.md (subscriptions)): subscribing, and the owner routes that
 // list, read and delete a client's subscriptions. Deliveries are the
 // worker's job; this package only writes subscriptions and, for test=true,
@@ -9,7 +9,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -18,10 +17,8 @@ import (
 	"time"
 
 	"github.com/invoicewire/invoicewire/internal/apierror"
-	"github.com/invoicewire/invoicewire/internal/content"
 	"github.com/invoicewire/invoicewire/internal/events"
 	"github.com/invoicewire/invoicewire/internal/netguard"
-	"github.com/invoicewire/invoicewire/internal/store"
 	"github.com/invoicewire/invoicewire/internal/token"
 	"github.com/invoicewire/invoicewire/internal/webhook"
 	"github.com/invoicewire/invoicewire/origin/respond"
@@ -186,7 +183,11 @@ func (s *Service) Create(r *http.Request) (*respond.Response, error) {
 		return nil, err
 	}
 	if test {
-		if err := s.subs.EnqueueTest(ctx, sub.ID, s.testEvents(sub.Events, now), now); err != nil {
+		samples, err := s.testEvents(sub.Events, now)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.subs.EnqueueTest(ctx, sub.ID, samples, now); err != nil {
 			return nil, err
 		}
 	}
@@ -217,37 +218,18 @@ func testFlag(r *http.Request) (bool, error) {
 	return false, apierror.BadRequest("The query parameter test must be true or false.", "Send ?test=true to receive one synthetic event per subscribed kind.")
 }
 
-// testEvents builds one synthetic event per kind (docs/decisions.md, subscriptions): ids evt_test_…,
-// "test": true, and data of the kind's real shape.
-func (s *Service) testEvents(kinds []string, now time.Time) []events.Event {
-	root := s.cfg.SiteRoot
-	dek := "A synthetic article sent because the subscription was created with test=true."
-	article := &content.PublicArticle{
-		Slug: "webhook-test-article", Title: "Webhook test: a synthetic article", Dek: &dek,
-		Section: "network", Audience: []string{"vendor"}, Countries: []string{}, Tags: []string{"test"},
-		Locale: "en", PublishedAt: now.Truncate(time.Second),
-		Sources:     []content.PublicLink{{Name: "Invoicewire", URL: root + "/developers"}},
-		URL:         root + "/" + now.Format("2006/01") + "/webhook-test-article/",
-		MarkdownURL: root + "/" + now.Format("2006/01") + "/webhook-test-article.md",
-	}
-	version, changed := "3.0.0", now.Truncate(time.Second)
-	spec := &content.PublicSpec{Slug: "webhook-test-spec", Name: "Webhook test specification", Version: &version, LastChanged: &changed, URL: root + "/developers"}
-	week := store.ISOWeek(now)
-	newsletter := store.NewsletterSent{SentAt: now.Truncate(time.Second), URL: store.NewsletterURL(root, week), Title: "Webhook test newsletter", Articles: []string{"webhook-test-article"}}
-
+// testEvents builds the catalog's synthetic event of each kind
+// (docs/decisions.md, subscriptions).
+func (s *Service) testEvents(kinds []string, now time.Time) ([]events.Event, error) {
 	out := make([]events.Event, 0, len(kinds))
 	for _, k := range kinds {
-		var data any = article
-		switch k {
-		case events.SpecUpdated:
-			data = spec
-		case events.NewsletterSent:
-			data = newsletter
+		e, err := events.Sample(k, s.cfg.SiteRoot, now)
+		if err != nil {
+			return nil, fmt.Errorf("webhooks: building the test event: %w", err)
 		}
-		b, _ := json.Marshal(data)
-		out = append(out, events.Event{ID: events.NewID("evt_test_", now), Type: k, CreatedAt: now, Data: b, Test: true})
+		out = append(out, e)
 	}
-	return out
+	return out, nil
 }
 
 // List answers GET /webhooks/subscriptions (SubscriptionList), newest first.

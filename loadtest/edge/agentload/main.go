@@ -83,10 +83,14 @@ func build(mode, addr, path, dir string, key *signing.Key, n int) [][]byte {
 	}
 	out := make([][]byte, n)
 	now := time.Now().Truncate(time.Second)
+	agent, err := signing.SignatureAgent(signing.Label, dir)
+	if err != nil {
+		log.Fatal(err)
+	}
 	for i := range out {
 		req, _ := http.NewRequest(http.MethodGet, "http://"+addr+path, nil)
-		req.Header.Set("Signature-Agent", `sig1="`+dir+`"`)
-		err := key.SignRequest(req, "sig1", []signing.Component{{Name: "@authority"}, {Name: "signature-agent", Key: "sig1"}},
+		req.Header.Set(signing.HeaderSignatureAgent, agent)
+		err := key.SignRequest(req, signing.Label, []signing.Component{{Name: "@authority"}, {Name: "signature-agent", Key: signing.Label}},
 			signing.Params{Created: now, Expires: now.Add(10 * time.Minute), KeyID: key.ID, Alg: signing.Alg, Tag: "web-bot-auth", Nonce: strconv.Itoa(i)})
 		if err != nil {
 			log.Fatal(err)

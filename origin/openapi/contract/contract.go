@@ -54,21 +54,12 @@ import (
 	"github.com/pb33f/libopenapi/datamodel/high/base"
 	v3 "github.com/pb33f/libopenapi/datamodel/high/v3"
 
+	"github.com/invoicewire/invoicewire/internal/apierror"
 	"github.com/invoicewire/invoicewire/origin/openapi"
 )
 
-// APIBase is the path of {base_url} below {site_root} (spec §9).
+// APIBase is the path of {base_url} below {site_root} (the contract).
 const APIBase = "/api/v1"
-
-// statusCodes maps each status of docs/decisions.md (JSON errors) to its error code. Statuses not
-// listed (other 5xx) use "internal"; 502 and 504 from the edge use
-// "unavailable".
-var statusCodes = map[int]string{
-	400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
-	405: "method_not_allowed", 408: "request_timeout", 409: "conflict", 410: "gone", 413: "payload_too_large",
-	415: "unsupported_media_type", 422: "unprocessable", 429: "rate_limited",
-	500: "internal", 502: "unavailable", 503: "unavailable", 504: "unavailable",
-}
 
 // Checker validates exchanges against one parsed document. It is safe for
 // concurrent use by parallel tests.
@@ -315,9 +306,11 @@ func (c *Checker) errorBodyProblems(resp *http.Response, body []byte) []string {
 		} `json:"error"`
 	}
 	if json.Unmarshal(body, &e) == nil {
-		want, ok := statusCodes[resp.StatusCode]
-		if !ok && resp.StatusCode >= 500 {
-			want = "internal"
+		// The service's own table (docs/decisions.md, JSON errors); a 4xx
+		// status it has no code of its own for is not judged.
+		want := apierror.CodeFor(resp.StatusCode)
+		if resp.StatusCode < 500 && apierror.StatusFor(want) != resp.StatusCode {
+			want = ""
 		}
 		if want != "" && e.Error.Code != want {
 			probs = append(probs, fmt.Sprintf("error code %q does not go with status %d (want %q, docs/decisions.md: JSON errors)", e.Error.Code, resp.StatusCode, want))
