@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"html"
+	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -258,27 +259,50 @@ func TestSearchPage(t *testing.T) {
 			} `json:"sentences"`
 		} `json:"results"`
 	}
-	eventually(t, "the ask index has the Belgian articles", func() error {
+	ask := func() ([]byte, error) {
 		req, _ := http.NewRequest(http.MethodPost, inst.SiteRoot+"/ask", strings.NewReader(`{"query":"`+question+`"}`))
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := inst.Server.Client().Do(req)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		defer resp.Body.Close()
-		if err := json.NewDecoder(resp.Body).Decode(&answer); err != nil {
+		return io.ReadAll(resp.Body)
+	}
+	resultsOf := func(raw []byte) []byte {
+		var r struct{ Results json.RawMessage }
+		json.Unmarshal(raw, &r)
+		return r.Results
+	}
+	// The index takes the articles one change at a time, so the page and
+	// the answer it is compared with must come from the same state: the
+	// answer is asked for before and after the page, and must not differ.
+	var page string
+	eventually(t, "the ask index has the Belgian articles", func() error {
+		before, err := ask()
+		if err != nil {
+			return err
+		}
+		if err := json.Unmarshal(before, &answer); err != nil {
 			return err
 		}
 		if len(answer.Results) == 0 || answer.Results[0].Type != "SearchSummary" {
 			return errStr("no summary yet")
 		}
+		resp, body := get(t, inst, "/search?q="+url.QueryEscape(question))
+		if resp.StatusCode != 200 {
+			t.Fatalf("status %d: %s", resp.StatusCode, body)
+		}
+		after, err := ask()
+		if err != nil {
+			return err
+		}
+		if !bytes.Equal(resultsOf(before), resultsOf(after)) {
+			return errStr("the index is still taking the articles")
+		}
+		page = string(body)
 		return nil
 	})
-	resp, body := get(t, inst, "/search?q="+url.QueryEscape(question))
-	if resp.StatusCode != 200 {
-		t.Fatalf("status %d: %s", resp.StatusCode, body)
-	}
-	page := string(body)
 	summaryAt := strings.Index(page, `class="search-summary"`)
 	resultsAt := strings.Index(page, `class="search-results"`)
 	if summaryAt < 0 || resultsAt < summaryAt {
