@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"reflect"
 	"strconv"
+	"strings"
 
 	"github.com/invoicewire/invoicewire/internal/apierror"
 )
@@ -93,7 +94,79 @@ func StrictUnmarshal(body []byte, v any) error {
 	if dec.More() {
 		return apierror.BadRequest("The request body has data after the JSON value.", "Send exactly one JSON object.")
 	}
+	// encoding/json matches member names to fields without regard to case,
+	// so {"querY": …} would fill Query although the schema has no such
+	// member: a client's typo must not pass for the field it resembles.
+	var tree any
+	if err := json.Unmarshal(body, &tree); err == nil {
+		if name, field := caseOnlyMatch(tree, reflect.TypeOf(v)); name != "" {
+			return apierror.BadRequest("The request body has no member "+strconv.Quote(name)+"; member names are case-sensitive.", "Did you mean "+strconv.Quote(field)+"? Check the request schema in /openapi.json.")
+		}
+	}
 	return nil
+}
+
+// caseOnlyMatch returns the first member name of the decoded JSON value v
+// that names a field of t only when case is ignored, with that field's
+// name, looking into nested objects and arrays; "" when there is none.
+func caseOnlyMatch(v any, t reflect.Type) (name, field string) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch v := v.(type) {
+	case map[string]any:
+		switch t.Kind() {
+		case reflect.Map:
+			for _, e := range v {
+				if n, f := caseOnlyMatch(e, t.Elem()); n != "" {
+					return n, f
+				}
+			}
+		case reflect.Struct:
+			fields := jsonFields(t, map[string]reflect.Type{})
+			for k, e := range v {
+				if ft, ok := fields[k]; ok {
+					if n, f := caseOnlyMatch(e, ft); n != "" {
+						return n, f
+					}
+					continue
+				}
+				for f := range fields {
+					if strings.EqualFold(f, k) {
+						return k, f
+					}
+				}
+			}
+		}
+	case []any:
+		if t.Kind() == reflect.Slice || t.Kind() == reflect.Array {
+			for _, e := range v {
+				if n, f := caseOnlyMatch(e, t.Elem()); n != "" {
+					return n, f
+				}
+			}
+		}
+	}
+	return "", ""
+}
+
+// jsonFields adds the JSON member names of struct t's exported fields, with
+// their types, to into, including those of embedded structs.
+func jsonFields(t reflect.Type, into map[string]reflect.Type) map[string]reflect.Type {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case tag == "-" || (!f.IsExported() && !f.Anonymous):
+		case f.Anonymous && tag == "" && f.Type.Kind() == reflect.Struct:
+			jsonFields(f.Type, into)
+		case tag != "":
+			into[tag] = f.Type
+		default:
+			into[f.Name] = f.Type
+		}
+	}
+	return into
 }
 
 // jsonKind names what a Go type decodes from, in JSON's terms.

@@ -1,0 +1,45 @@
+package respond
+
+import (
+	"errors"
+	"net/http"
+	"testing"
+
+	"github.com/invoicewire/invoicewire/internal/apierror"
+)
+
+func TestStrictUnmarshalMemberNames(t *testing.T) {
+	type request struct {
+		Query  string `json:"query"`
+		Prefer *struct {
+			MaxResults int `json:"max_results"`
+		} `json:"prefer"`
+		Items []struct {
+			Name string `json:"name"`
+		} `json:"items"`
+	}
+	tests := []struct {
+		desc, body string
+		bad        bool
+	}{
+		{desc: "exact names", body: `{"query":"a","prefer":{"max_results":2},"items":[{"name":"x"}]}`},
+		{desc: "unknown member is ignored", body: `{"query":"a","site":"x"}`},
+		{desc: "case-only match at the top", body: `{"querY":"a"}`, bad: true},
+		{desc: "case-only match beside the exact one", body: `{"query":"a","QUERY":"b"}`, bad: true},
+		{desc: "case-only match in a nested object", body: `{"query":"a","prefer":{"Max_Results":2}}`, bad: true},
+		{desc: "case-only match in an array element", body: `{"query":"a","items":[{"name":"x"},{"Name":"y"}]}`, bad: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.desc, func(t *testing.T) {
+			var v request
+			err := StrictUnmarshal([]byte(tt.body), &v)
+			var ae *apierror.Error
+			switch {
+			case tt.bad && (!errors.As(err, &ae) || ae.Status != http.StatusBadRequest):
+				t.Errorf("want a 400, got %v", err)
+			case !tt.bad && err != nil:
+				t.Errorf("want no error, got %v", err)
+			}
+		})
+	}
+}
