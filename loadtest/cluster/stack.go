@@ -3,9 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/invoicewire/invoicewire/loadtest/procwatch"
 )
 
 // proc is a process the run started; it dies with the run (parent-death
@@ -104,27 +104,6 @@ func (s *stack) tail(name string) string {
 	return string(b)
 }
 
-func waitFor(timeout time.Duration, ok func() bool) error {
-	deadline := time.Now().Add(timeout)
-	for !ok() {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("not ready after %s", timeout)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return nil
-}
-
-func answers(url string) bool {
-	resp, err := http.Get(url)
-	if err != nil {
-		return false
-	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	return resp.StatusCode == http.StatusOK
-}
-
 // nodeTimeout is the cluster-node-timeout: how long a master may be
 // unreachable before its replica takes over.
 const nodeTimeout = 1000 * time.Millisecond
@@ -149,7 +128,7 @@ func (s *stack) startRedisCluster() error {
 		s.redis = append(s.redis, addr)
 	}
 	for _, addr := range s.redis {
-		if err := waitFor(10*time.Second, func() bool {
+		if err := procwatch.WaitFor(10*time.Second, func() bool {
 			out, err := exec.Command("redis-cli", "-h", "127.0.0.1", "-p", port(addr), "ping").Output()
 			return err == nil && bytes.HasPrefix(out, []byte("PONG"))
 		}); err != nil {
@@ -171,7 +150,7 @@ func (s *stack) startRedisCluster() error {
 // waitClusterOK waits until every live node reports cluster_state:ok and
 // every replica has finished its first sync.
 func (s *stack) waitClusterOK(timeout time.Duration) error {
-	return waitFor(timeout, func() bool {
+	return procwatch.WaitFor(timeout, func() bool {
 		for i, addr := range s.redis {
 			if s.procs["redis-"+strconv.Itoa(i)] == nil {
 				continue
@@ -261,7 +240,7 @@ func (s *stack) startServices() error {
 		ready["edge-"+strconv.Itoa(i)] = "http://" + e + "/api/v1/"
 	}
 	for name, url := range ready {
-		if err := waitFor(2*time.Minute, func() bool { return answers(url) }); err != nil {
+		if err := procwatch.WaitFor(2*time.Minute, func() bool { return procwatch.Answers(url) }); err != nil {
 			return fmt.Errorf("cluster: %s: %w\n%s", name, err, s.tail(name))
 		}
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -17,6 +16,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/invoicewire/invoicewire/loadtest/procwatch"
 )
 
 // proc is a process the run started: the binaries of bin/ and redis-server.
@@ -75,21 +76,8 @@ func (p *proc) stop() {
 	}
 }
 
-// rss is the process's resident set size in bytes, from /proc.
-func (p *proc) rss() int64 {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(p.cmd.Process.Pid) + "/status")
-	if err != nil {
-		return 0
-	}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
-}
+// rss is the process's resident set size in bytes.
+func (p *proc) rss() int64 { return procwatch.RSS(p.cmd.Process.Pid) }
 
 // run is what runOnce measured of a finished command.
 type run struct {

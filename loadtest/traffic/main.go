@@ -47,6 +47,7 @@ import (
 	"github.com/invoicewire/invoicewire/internal/content"
 	"github.com/invoicewire/invoicewire/internal/content/contenttest"
 	"github.com/invoicewire/invoicewire/internal/store"
+	"github.com/invoicewire/invoicewire/loadtest/procwatch"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -143,7 +144,7 @@ func benchTraffic(ctx context.Context) error {
 		return err
 	}
 	defer origin.stop()
-	if err := waitFor(5*time.Minute, func() bool { return answers("http://" + originAddr + "/api/v1/") }); err != nil {
+	if err := procwatch.WaitFor(5*time.Minute, func() bool { return procwatch.Answers("http://" + originAddr + "/api/v1/") }); err != nil {
 		return fmt.Errorf("traffic: origin: %w (see %s/origin.log)", err, work)
 	}
 	edge, err := start(work, "edge", cpu, env, "bin/edge", "run", "--config", "caddyfile/Caddyfile", "--adapter", "caddyfile")
@@ -151,7 +152,7 @@ func benchTraffic(ctx context.Context) error {
 		return err
 	}
 	defer edge.stop()
-	if err := waitFor(2*time.Minute, func() bool { return answers(base + "/api/v1/") }); err != nil {
+	if err := procwatch.WaitFor(2*time.Minute, func() bool { return procwatch.Answers(base + "/api/v1/") }); err != nil {
 		return fmt.Errorf("traffic: edge: %w (see %s/edge.log)", err, work)
 	}
 

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -15,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/invoicewire/invoicewire/loadtest/procwatch"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -61,20 +61,7 @@ func (p *proc) stop() {
 
 // rss is the process's resident set size in bytes (taskset execs the
 // binary, so the pid is the binary's).
-func (p *proc) rss() int64 {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(p.cmd.Process.Pid) + "/status")
-	if err != nil {
-		return 0
-	}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
-}
+func (p *proc) rss() int64 { return procwatch.RSS(p.cmd.Process.Pid) }
 
 // cpu is the CPU time the process has used (user + system), from /proc.
 func (p *proc) cpu() time.Duration {
@@ -115,7 +102,7 @@ func startRedis(dir, name, cpu string) (*proc, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	if err := waitFor(10*time.Second, func() bool {
+	if err := procwatch.WaitFor(10*time.Second, func() bool {
 		c, err := net.Dial("tcp", addr)
 		if err == nil {
 			c.Close()
@@ -126,29 +113,6 @@ func startRedis(dir, name, cpu string) (*proc, string, error) {
 		return nil, "", fmt.Errorf("traffic: %s did not start: %w", name, err)
 	}
 	return p, "redis://" + addr + "/0", nil
-}
-
-// waitFor polls ok until it holds or timeout passes.
-func waitFor(timeout time.Duration, ok func() bool) error {
-	deadline := time.Now().Add(timeout)
-	for !ok() {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("not ready after %s", timeout)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return nil
-}
-
-// answers reports whether GET url answers 200.
-func answers(url string) bool {
-	resp, err := http.Get(url)
-	if err != nil {
-		return false
-	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	return resp.StatusCode == http.StatusOK
 }
 
 // redisStats are the counters of INFO stats the report uses.
