@@ -1,6 +1,6 @@
 // Package procwatch holds what the load-test harnesses (loadtest/scale,
 // loadtest/traffic, loadtest/cluster) ask of the processes they start:
-// whether a process answers yet, and how much memory it holds.
+// whether a process answers yet, how much memory it holds, and stopping it.
 package procwatch
 
 import (
@@ -10,8 +10,10 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -54,4 +56,21 @@ func RSS(pid int) int64 {
 		}
 	}
 	return 0
+}
+
+// Stop ends a started command with SIGTERM and waits for it, sending
+// SIGKILL once grace has passed; a command that never started is left alone.
+func Stop(cmd *exec.Cmd, grace time.Duration) {
+	if cmd == nil || cmd.Process == nil {
+		return
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(grace):
+		cmd.Process.Kill()
+		<-done
+	}
 }

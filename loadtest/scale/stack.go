@@ -62,17 +62,8 @@ func start(name string, env []string, args ...string) (*proc, error) {
 
 // stop ends the process with SIGTERM, then SIGKILL after ten seconds.
 func (p *proc) stop() {
-	if p == nil || p.cmd.Process == nil {
-		return
-	}
-	p.cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { p.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		p.cmd.Process.Kill()
-		<-done
+	if p != nil {
+		procwatch.Stop(p.cmd, 10*time.Second)
 	}
 }
 

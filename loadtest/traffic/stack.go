@@ -47,15 +47,7 @@ func (p *proc) stop() {
 	if p == nil {
 		return
 	}
-	p.cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { p.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		p.cmd.Process.Kill()
-		<-done
-	}
+	procwatch.Stop(p.cmd, 10*time.Second)
 	p.log.Close()
 }
 
