@@ -63,7 +63,7 @@ func syncDir(ctx context.Context, p *store.Publisher, dir string, out io.Writer)
 		h.Write(raw)
 		d := string(h.Sum(nil)[:16])
 		slug := strings.TrimSuffix(path.Base(file), ".md")
-		if stored[slug] == d {
+		if stored.Of(slug) == d {
 			return true
 		}
 		mu.Lock()
