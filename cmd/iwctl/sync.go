@@ -35,9 +35,13 @@ func syncDir(ctx context.Context, p *store.Publisher, dir string, out io.Writer)
 	// What a sync keeps is a few months of articles, bounded whatever the
 	// archive's size: a collector running at a quarter of the default
 	// frequency costs a little more of that bounded memory and much less
-	// CPU.
+	// CPU. The soft limit keeps the whole well within the 2 GiB that
+	// docs/scale.md allows even for the largest months.
 	if os.Getenv("GOGC") == "" {
 		defer debug.SetGCPercent(debug.SetGCPercent(400))
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(1 << 30))
 	}
 	registries := sha256.New()
 	registries.Write([]byte(digestVersion))
