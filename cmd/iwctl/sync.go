@@ -25,6 +25,9 @@ const digestVersion = "iwctl-sync-1\n"
 // at once: enough that Redis's cost per call is spread thin.
 const syncBatch = 1024
 
+// digestBatch is how many file digests a sync records at once.
+const digestBatch = 16384
+
 // syncDir validates and publishes a content tree, a month folder at a
 // time, so that its memory does not grow with the archive (content.Stream).
 // Article files already published from exactly these bytes, with the
@@ -75,6 +78,17 @@ func syncDir(ctx context.Context, p *store.Publisher, dir string, out io.Writer)
 		mu.Unlock()
 		return false
 	}
+	// done holds the digests of stored articles until there are enough of
+	// them to give each of the store's digest buckets several at once.
+	done := map[string]string{}
+	record := func(atLeast int) error {
+		if len(done) < atLeast {
+			return nil
+		}
+		err := p.Store.SetSyncedDigests(ctx, done)
+		clear(done)
+		return err
+	}
 	var parsed, changed, emitted int
 	report := func(kind, id string, o store.Outcome) {
 		changed++
@@ -94,18 +108,21 @@ func syncDir(ctx context.Context, p *store.Publisher, dir string, out io.Writer)
 			if err := p.SyncArticles(ctx, articles, report); err != nil {
 				return err
 			}
-			digests := make(map[string]string, len(articles))
 			mu.Lock()
 			for _, a := range articles {
 				if d, ok := fresh[a.Slug]; ok {
-					digests[a.Slug] = d
+					done[a.Slug] = d
 					delete(fresh, a.Slug)
 				}
 			}
 			mu.Unlock()
-			return p.Store.SetSyncedDigests(ctx, digests)
+			return record(digestBatch)
 		},
 	})
+	// The articles stored before a failure keep their digests too.
+	if rerr := record(1); err == nil {
+		err = rerr
+	}
 	if err != nil {
 		return err
 	}
