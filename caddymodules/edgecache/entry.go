@@ -27,7 +27,6 @@ type entry struct {
 	// uriTag names the request target the entry answers, so that an
 	// unsafe request to it invalidates every variant (RFC 9111 §4.4).
 	uriTag string
-	cost   int64
 
 	// vary lists the request fields, other than Accept-Encoding (always in
 	// the key), that select this response. On a marker entry it tells how

@@ -128,7 +128,6 @@ func (h *Handler) newEntry(key string, status int, hdr http.Header, body []byte,
 			e.header304[k] = v
 		}
 	}
-	e.cost = int64(len(body)) + int64(len(key)) + 1024
 	return e
 }
 
