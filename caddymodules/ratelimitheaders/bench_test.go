@@ -5,10 +5,15 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.uber.org/zap"
+
+	"github.com/invoicewire/invoicewire/internal/redistest"
 )
 
 // headerWriter keeps nothing but a reused header map, so the benchmark
@@ -70,3 +75,49 @@ func BenchmarkServeFreshClients(b *testing.B) { benchServe(b, freshAddresses(1<<
 // BenchmarkServeOneClient is the reference: one client over and over
 // (make bench-edge's path).
 func BenchmarkServeOneClient(b *testing.B) { benchServe(b, []string{"192.0.2.1"}) }
+
+// BenchmarkSyncFreshClients is the limiter's Redis sync at make
+// bench-traffic's rate of new clients: each op counts a new client and,
+// every 1,000 of them, the sync pushes their counts to a real Redis. The
+// cpu-µs/client metric is this process's CPU (the edge's share; Redis's
+// own is not in it); compare with BenchmarkTakeFreshClients in the same run.
+func BenchmarkSyncFreshClients(b *testing.B) {
+	srv := redistest.New(b)
+	l := newLimiter(limiterConfig{window: time.Hour, prefix: "iw:ratelimit:bench", rdb: srv.Client(), log: zap.NewNop()})
+	defer l.Destruct()
+	benchTake(b, l, true)
+}
+
+// BenchmarkTakeFreshClients is BenchmarkSyncFreshClients without Redis.
+func BenchmarkTakeFreshClients(b *testing.B) {
+	l := newLimiter(limiterConfig{window: time.Hour, prefix: "iw:ratelimit:bench", log: zap.NewNop()})
+	defer l.Destruct()
+	benchTake(b, l, false)
+}
+
+func benchTake(b *testing.B, l *limiter, sync bool) {
+	ctx := context.Background()
+	keys := make([]string, 1<<20)
+	for i := range keys {
+		keys[i] = clientKey(i)
+	}
+	b.ReportAllocs()
+	cpu0 := processCPU()
+	i := 0
+	for b.Loop() {
+		l.take(ctx, keys[i%len(keys)], 1000)
+		if i++; sync && i%1000 == 0 {
+			l.sync(ctx)
+		}
+	}
+	b.ReportMetric(float64((processCPU()-cpu0).Nanoseconds())/1000/float64(i), "cpu-µs/client")
+}
+
+// processCPU is the CPU time (user and system) this process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

@@ -24,8 +24,9 @@ const counterLimit = math.MaxInt64 / 4
 // clients rarely wait on one lock.
 const shards = 64
 
-// syncWorkers bounds the Increments in flight during one sync.
-const syncWorkers = 16
+// syncWorkers bounds the Increments in flight during one sync: the calls
+// waiting together make one pipeline (pipelinedScripts).
+const syncWorkers = 256
 
 // A limiter counts requests per client in fixed windows aligned on the Unix
 // epoch (window n covers [n*w, (n+1)*w)), so every edge agrees on when a
@@ -306,15 +307,17 @@ func (l *limiter) sync(ctx context.Context) {
 		failed   []push
 		firstErr error
 	)
+	// One deadline for the whole sync: its pushes travel in a few
+	// pipelines, not one round trip each.
+	cctx, cancel := context.WithTimeout(ctx, max(4*l.interval, 2*time.Second))
+	defer cancel()
 	next := make(chan push)
 	for range min(syncWorkers, len(jobs)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for j := range next {
-				cctx, cancel := context.WithTimeout(ctx, max(l.interval, 500*time.Millisecond))
 				rc, err := remote.Increment(cctx, sharedKey(j.hash, j.window), int64(j.delta), rate)
-				cancel()
 				if err != nil {
 					failedMu.Lock()
 					failed = append(failed, j)
@@ -354,7 +357,7 @@ func (l *limiter) remoteStore() (ulule.Store, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.remote == nil {
-		st, err := redisstore.NewStoreWithOptions(l.rdb, ulule.StoreOptions{Prefix: l.prefix})
+		st, err := redisstore.NewStoreWithOptions(&pipelinedScripts{UniversalClient: l.rdb}, ulule.StoreOptions{Prefix: l.prefix})
 		if err != nil {
 			return nil, err
 		}
