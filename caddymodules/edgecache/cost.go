@@ -12,9 +12,9 @@ import (
 // really grows by):
 const (
 	// entryOverhead: the entry struct with its per-second values, the
-	// two header maps' fixed parts, the tagcache item and ristretto's
+	// header map's fixed part, the tagcache item and ristretto's
 	// slot for it, rounded up to allocation size classes.
-	entryOverhead = int64(unsafe.Sizeof(entry{})) + int64(unsafe.Sizeof(hitValues{})) + 2*64 + 64 + 288
+	entryOverhead = int64(unsafe.Sizeof(entry{})) + int64(unsafe.Sizeof(hitValues{})) + 64 + 64 + 288
 	// fieldOverhead: one header field in a map (its slot, the []string
 	// header and its backing array).
 	fieldOverhead = 96
@@ -25,7 +25,7 @@ const (
 
 // cost is what e holds in memory: its body (the stored coding's bytes, so
 // each compressed variant counts its own), its key (stored again in the tag
-// index), its tags, both header maps and the overheads above. It is what
+// index), its tags, its header map and the overheads above. It is what
 // max_bytes bounds, so that the soft memory limit derived from max_bytes
 // (docs/edge-gateway.md, "Memory") holds.
 func (e *entry) cost() int64 {
@@ -36,22 +36,18 @@ func (e *entry) cost() int64 {
 	if e.uriTag != "" {
 		n += tagOverhead
 	}
-	n += headerCost(e.header, true) + headerCost(e.header304, false)
+	n += headerCost(e.header)
 	n += int64(len(e.vary)) * 16
 	return n
 }
 
-// headerCost is the memory of a header map; values counts the bytes of the
-// names and values too (header304 shares them with header).
-func headerCost(h http.Header, values bool) int64 {
+// headerCost is the memory of a header map, names and values included.
+func headerCost(h http.Header) int64 {
 	n := int64(0)
 	for k, vs := range h {
-		n += fieldOverhead
-		if values {
-			n += int64(len(k))
-			for _, v := range vs {
-				n += int64(len(v)) + 16
-			}
+		n += fieldOverhead + int64(len(k))
+		for _, v := range vs {
+			n += int64(len(v)) + 16
 		}
 	}
 	return n

@@ -293,8 +293,10 @@ func (h *Handler) writeEntry(w http.ResponseWriter, r *http.Request, e *entry, n
 		hdr["X-Request-Id"] = id
 	}
 	if e.notModified(r) {
-		for k, v := range e.header304 {
-			hdr[k] = v
+		for k, v := range e.header {
+			if !bodyField(k) {
+				hdr[k] = v
+			}
 		}
 		hdr["Age"] = hv.age
 		hdr["Cache-Status"] = cacheStatus
