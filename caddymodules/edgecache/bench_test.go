@@ -3,9 +3,9 @@ package edgecache
 import (
 	"context"
 	"math/rand/v2"
-	"runtime/debug"
 	"net/http"
 	"net/http/httptest"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"testing"
