@@ -399,3 +399,87 @@ func containsWords(text, s string) bool {
 		i = start + 1
 	}
 }
+
+// rowAnswer finds the answer span of a table row. A row is a record, not
+// prose: the question's words anywhere in it, the key cell's "Revenue of
+// AED 50m or more" too, are next to each of its cells, and the header says
+// which cell is which ("Go live" over "1 January 2027", "Appoint provider
+// by" over "31 July 2026"). So each cell is scored as a sentence of its
+// own, with the row's question words and its column's header words beside
+// it; the span returned is in row's offsets.
+func (ix *Index) rowAnswer(q *query, asked question, phrases []synPhrase, header, row string, matched, focus []int, known float64) (best span, score float64, ok bool) {
+	var rs, hs scanned
+	rs = ix.scan(q, row, rs)
+	hs = ix.scan(q, header, hs)
+	cells, heads := cellStarts(row), cellStarts(header)
+	against := contradicts(asked, row)
+	var sc scanned
+	for k, start := range cells {
+		end := len(row)
+		if k+1 < len(cells) {
+			end = cells[k+1] - len(cellSeparator)
+		}
+		sc.words, sc.obliges = sc.words[:0], sc.obliges[:0]
+		for _, w := range rs.words {
+			sc.words = append(sc.words, sentenceWord{pos: w.pos})
+		}
+		if k < len(heads) {
+			hEnd := len(header)
+			if k+1 < len(heads) {
+				hEnd = heads[k+1]
+			}
+			for _, w := range hs.words {
+				if w.at >= heads[k] && w.at < hEnd {
+					sc.words = append(sc.words, sentenceWord{pos: w.pos})
+				}
+			}
+			var ids []int32
+			scanWords(header[heads[k]:hEnd], func(w word) {
+				if id, ok := ix.surfaceID(w.norm); ok && id >= 0 {
+					ids = append(ids, id)
+				}
+			})
+			for _, ph := range phrases {
+				if ph.in(ids) {
+					sc.words = append(sc.words, sentenceWord{pos: ph.pos})
+				}
+			}
+		}
+		cell := row[start:end]
+		sp, v, found := ix.answerSpan(q, asked, cell, sc, matched, nil, focus, known)
+		if !found {
+			continue
+		}
+		if against && !contradicts(asked, cell) {
+			v *= contradictionFactor
+		}
+		if v > score {
+			sp.start, sp.end = sp.start+start, sp.end+start
+			best, score, ok = sp, v, true
+		}
+	}
+	return best, score, ok
+}
+
+// cellSeparator joins the cells of a table row's text (text.go).
+const cellSeparator = " | "
+
+// cellStarts returns the byte offsets at which the cells of a row's text
+// start.
+func cellStarts(row string) []int {
+	out := []int{0}
+	for i := 0; ; {
+		j := strings.Index(row[i:], cellSeparator)
+		if j < 0 {
+			return out
+		}
+		i += j + len(cellSeparator)
+		out = append(out, i)
+	}
+}
+
+// readableRow reports whether a table row can be quoted as an answer: a
+// few words across two cells or more, of readable length.
+func readableRow(s string) bool {
+	return strings.Contains(s, cellSeparator) && len(s) >= 20 && len(s) <= quoteMaxBytes && len(strings.Fields(s)) >= 4
+}
