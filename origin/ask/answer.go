@@ -3,6 +3,7 @@ package ask
 import (
 	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -228,6 +229,9 @@ func (ix *Index) answerSpan(q *query, asked question, text string, sc scanned, m
 		if negated(text, sp.start) {
 			v *= negationFactor
 		}
+		if asked.kind == askWhen && asked.obliged && (datesAText(text, sp.start) || attributive(text, sp)) {
+			v *= asideFactor
+		}
 		near := 0.0
 		for _, sw := range sc.words {
 			if containsInt(focus, sw.pos) {
@@ -341,6 +345,52 @@ func negated(text string, start int) bool {
 
 // negationBytes is how far before a span a denial is looked for.
 const negationBytes = 40
+
+// asideFactor discounts a date that, for a question about when something
+// must be done, is an aside: the day a text was published ("Published on
+// 20 May, the release … becomes mandatory on 24 August") or a date that
+// names an edition ("the May 2026 release").
+const asideFactor = 0.6
+
+// datesAText reports whether the words just before a span say it is when
+// something was published, released, announced or dated.
+func datesAText(text string, start int) bool {
+	before := strings.ToLower(strings.TrimRight(text[max(0, start-24):start], " "))
+	for _, w := range []string{"published on", "published", "released on", "released", "announced on", "dated", "issued on", "of"} {
+		if w == "of" {
+			// "its notice of 2 July" dates a text; "a pilot in July" does
+			// not: only "… of" after a word for a text.
+			for _, doc := range []string{"notice of", "letter of", "decision of", "release of", "notes of", "draft of", "report of"} {
+				if strings.HasSuffix(before, doc) {
+					return true
+				}
+			}
+			continue
+		}
+		if strings.HasSuffix(before, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// attributive reports whether a month or a year, not a full date, is
+// used as an adjective after "the" or "its": "the May 2026 release" names
+// the release, it does not say when anything applies.
+func attributive(text string, sp span) bool {
+	if d, ok := parseDate(text[sp.start:sp.end]); !ok || d.day > 0 {
+		return false
+	}
+	before := strings.ToLower(strings.TrimRight(text[:sp.start], " "))
+	for _, w := range []string{"the", "its", "their", "this", "a"} {
+		if strings.HasSuffix(before, " "+w) || before == w {
+			after := strings.TrimLeft(text[sp.end:], " ")
+			r, _ := utf8.DecodeRuneInString(after)
+			return unicode.IsLower(r)
+		}
+	}
+	return false
+}
 
 // contradicts reports whether text states one of the question's bounded
 // amounts on the other side ("AED 50m or more" for a question about firms

@@ -102,7 +102,7 @@ func (ix *Index) summarize(q *query, asked question, hits []hit) *Summary {
 		}
 	}
 	if lead >= 0 {
-		lead = fullerDate(asked, cands, lead)
+		cands, lead = fullerDate(asked, cands, lead)
 		picked = append(picked, cands[lead])
 		cands = append(cands[:lead], cands[lead+1:]...)
 	}
@@ -361,18 +361,33 @@ const fullerDateShare = 0.5
 // with its day or year ("1 April 2028", "24 August 2026") and states an
 // answer at least fullerDateShare as well; else lead. The reader asked
 // when: the full date answers, and it is the same fact.
-func fullerDate(asked question, cands []candidate, lead int) int {
+func fullerDate(asked question, cands []candidate, lead int) ([]candidate, int) {
 	if asked.kind != askWhen || !cands[lead].spanned {
-		return lead
+		return cands, lead
 	}
 	l := cands[lead]
 	want, ok := parseDate(l.text[l.span.start:l.span.end])
 	if !ok || want.full() || want.month == 0 {
 		// A bare year is not upgraded: "2026" and "January 2026" may
 		// be different facts of the same year.
-		return lead
+		return cands, lead
 	}
 	best := lead
+	// The same article's other sentences first: its text gives the date
+	// in full where its standfirst shortens it, whatever else they say.
+	d := l.doc
+	for i := range d.sentenceCount() {
+		s := d.sentence(i)
+		if i == l.sent || !s.quotable() || !readable(s.text, s.kind == kindItem) {
+			continue
+		}
+		for _, m := range dateSpan.FindAllString(s.text, -1) {
+			if got, ok := parseDate(m); ok && got.completes(want) && !negated(s.text, strings.Index(s.text, m)) {
+				c := candidate{text: s.text, url: l.url, doc: d, sent: i, score: l.score, cov: l.cov, terms: sentenceIDs(d, i), lead: l.lead, span: spanOf(s.text, m), spanned: true}
+				return append(cands, c), len(cands)
+			}
+		}
+	}
 	for i, c := range cands {
 		if i == lead || !c.spanned || c.lead < fullerDateShare*l.lead {
 			continue
@@ -385,7 +400,7 @@ func fullerDate(asked question, cands []candidate, lead int) int {
 			}
 		}
 	}
-	return best
+	return cands, best
 }
 
 // calendarDate is a date as an article writes it, with the parts it
