@@ -3,6 +3,7 @@ package ask
 import (
 	"regexp"
 	"strings"
+	"unicode"
 )
 
 // Summaries: 2–4 sentences quoted from the best results, the one that
@@ -194,6 +195,7 @@ func (ix *Index) candidates(q *query, asked question, hits []hit, known float64)
 	focus := q.focusPositions(asked.focus)
 	aliases := ix.aliasWords(q, asked.text)
 	phrases := ix.phraseSynonyms(q)
+	askedSide := exchangeSide(asked.text)
 	var countries []int // the positions of the countries the question names
 	for p, t := range q.terms {
 		if strings.HasPrefix(t.text, countryTerm("")) && t.synonymOf == 0 {
@@ -325,6 +327,11 @@ func (ix *Index) candidates(q *query, asked question, hits []hit, known float64)
 						c.lead *= 1.2
 					}
 				}
+			}
+			if side := exchangeSide(s.text); askedSide != 0 && side != 0 && side != askedSide {
+				// "When must firms send…" is not answered by when they
+				// must receive: the two obligations have their own dates.
+				c.lead *= otherCountryFactor
 			}
 			if len(countries) > 0 && len(intersect(matched, countries)) == 0 {
 				// The question names a country that neither the sentence
@@ -477,4 +484,31 @@ func (d calendarDate) completes(partial calendarDate) bool {
 func spanOf(text, m string) span {
 	i := strings.Index(text, m)
 	return span{start: i, end: i + len(m), fit: 1}
+}
+
+// The two sides of an e-invoicing obligation, which take effect on their
+// own dates: issuing (sending) and receiving (accepting).
+const (
+	sideIssue   = 1
+	sideReceive = 2
+	sideBoth    = sideIssue | sideReceive
+)
+
+// exchangeSide tells which side of the exchange text speaks of: sideIssue,
+// sideReceive, 0 for neither and sideBoth for both (which contradicts
+// neither).
+func exchangeSide(text string) int {
+	side := 0
+	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) }) {
+		switch {
+		case strings.HasPrefix(w, "issu") || strings.HasPrefix(w, "send") || w == "sent":
+			side |= sideIssue
+		case strings.HasPrefix(w, "receiv") || strings.HasPrefix(w, "accept") || w == "reception":
+			side |= sideReceive
+		}
+	}
+	if side == sideBoth {
+		return 0
+	}
+	return side
 }
