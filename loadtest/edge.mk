@@ -29,9 +29,10 @@ cachetests:
 	@deploy/local/deps.sh run
 	loadtest/cachetests/cachetests.sh
 
-# The load generator runs on BENCH_LOAD_CPU (1); the servers it starts on
-# BENCH_SERVER_CPU (0). TRAFFIC_DURATION, TRAFFIC_ARTICLES... in
-# loadtest/traffic/main.go.
+# The edge has BENCH_EDGE_CPU (0) to itself; the origin and both Redis
+# servers run on BENCH_ORIGIN_CPU (1), beside the load generator
+# (BENCH_LOAD_CPU, 1), whose own CPU the report shows. TRAFFIC_DURATION,
+# TRAFFIC_WARMUP, TRAFFIC_PROFILE... in loadtest/traffic/main.go.
 bench-traffic: build
 	@deploy/local/deps.sh run
 	$(GO) build -o $(BIN)/ ./loadtest/traffic

@@ -9,8 +9,9 @@
 //   - Public writes (agent-auth register, claim, revoke, and the RFC 7592
 //     client configuration endpoint, which checks its own registration
 //     access token) pass untouched.
-//   - Owner routes (any method) and write methods (POST, PUT, PATCH,
-//     DELETE) under the API prefix need a valid token: missing → 401
+//   - Owner routes (any method; a path below them that no route has is not
+//     one) and write methods (POST, PUT, PATCH, DELETE) under the API prefix
+//     need a valid token: missing → 401
 //     unauthorized with a Bearer challenge (RFC 6750 §3, RFC 9728 §5.1);
 //     presented but unknown, expired or revoked → the same with
 //     error="invalid_token". A valid token passes, with X-Invoicewire-Client
@@ -59,8 +60,11 @@ type Handler struct {
 	// Default /api/v1.
 	APIPrefix string `json:"api_prefix,omitempty"`
 	// Protected lists paths that need a token for every method; a trailing
-	// "/*" also covers everything below. Default
-	// /api/v1/webhooks/subscriptions and /api/v1/webhooks/subscriptions/*.
+	// "/*" stands for one more path segment, as a route's {id} does. Default
+	// /api/v1/webhooks/subscriptions and /api/v1/webhooks/subscriptions/*:
+	// a path deeper than those is no route, so a read of it passes on to the
+	// origin's 404 rather than asking for credentials that would not help
+	// (docs/decisions.md, unknown paths before credentials).
 	Protected []string `json:"protected,omitempty"`
 	// PublicWrites lists paths where writes need no bearer token (same
 	// pattern syntax). Default the agent-auth register, claim and revoke
@@ -196,11 +200,12 @@ func (h *Handler) needsToken(r *http.Request) bool {
 }
 
 // matchAny reports whether p (cleaned, without a trailing slash) matches one
-// of the patterns: an exact path, or "prefix/*" for anything below prefix.
+// of the patterns: an exact path, or "prefix/*" for one segment below
+// prefix.
 func matchAny(patterns []string, p string) bool {
 	for _, pat := range patterns {
 		if prefix, ok := strings.CutSuffix(pat, "/*"); ok {
-			if strings.HasPrefix(p, prefix+"/") {
+			if rest, below := strings.CutPrefix(p, prefix+"/"); below && rest != "" && !strings.Contains(rest, "/") {
 				return true
 			}
 			continue

@@ -2,8 +2,11 @@ package edgecache
 
 import (
 	"context"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"runtime/debug"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -50,6 +53,66 @@ func BenchmarkHit(b *testing.B) {
 		if err := h.ServeHTTP(w, req, next); err != nil {
 			b.Fatal(err)
 		}
+	}
+	if !strings.Contains(w.h.Get("Cache-Status"), "hit") {
+		b.Fatalf("not a hit: %v", w.h)
+	}
+}
+
+// BenchmarkHitManyURLs is the hit path of make bench-traffic: 30,000 URLs
+// in three codings, picked with Zipf popularity (exponent 1.1) and asked
+// for with the generator's Accept-Encoding values. Compare with
+// BenchmarkHit (one URL) in the same run.
+func BenchmarkHitManyURLs(b *testing.B) {
+	// The soft memory limit the cache would set counts the edge's memory,
+	// not this benchmark's: leave the runtime's.
+	b.Setenv("GOMEMLIMIT", strconv.FormatInt(debug.SetMemoryLimit(-1), 10))
+	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
+	defer cancel()
+	h := &Handler{Name: "InvoicewireBench"}
+	if err := h.Provision(ctx); err != nil {
+		b.Fatal(err)
+	}
+	defer h.Cleanup()
+	body := []byte(strings.Repeat("x", 4<<10))
+	next := caddyhttp.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+		w.Header().Set("Cache-Control", readCC)
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("ETag", `"e"`)
+		w.Header().Set("Surrogate-Key", "article:"+r.URL.Path)
+		if ae := r.Header.Get("Accept-Encoding"); ae != "identity" {
+			w.Header().Set("Content-Encoding", ae)
+		}
+		w.Write(body)
+		return nil
+	})
+	const urls = 30_000
+	codings := []string{"zstd", "br", "gzip, deflate", "identity", "zstd, br, gzip", "gzip"}
+	for i := range urls {
+		for _, ae := range []string{"zstd", "gzip", "identity"} {
+			req := httptest.NewRequest("GET", "/api/v1/articles/a-slug-"+strconv.Itoa(i), nil)
+			req.Header.Set("Accept-Encoding", ae)
+			if err := h.ServeHTTP(httptest.NewRecorder(), req, next); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	zipf := rand.NewZipf(r, 1.1, 1, urls-1)
+	reqs := make([]*http.Request, 1<<12)
+	for i := range reqs {
+		reqs[i] = httptest.NewRequest("GET", "/api/v1/articles/a-slug-"+strconv.FormatUint(zipf.Uint64(), 10), nil)
+		reqs[i].Header.Set("Accept-Encoding", codings[r.IntN(len(codings))])
+	}
+	w := &discardWriter{h: make(http.Header, 32)}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		clear(w.h)
+		if err := h.ServeHTTP(w, reqs[i%len(reqs)], next); err != nil {
+			b.Fatal(err)
+		}
+		i++
 	}
 	if !strings.Contains(w.h.Get("Cache-Status"), "hit") {
 		b.Fatalf("not a hit: %v", w.h)

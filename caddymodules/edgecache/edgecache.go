@@ -48,6 +48,7 @@ import (
 	"go.uber.org/zap/exp/zapslog"
 	"golang.org/x/net/http/httpguts"
 
+	"github.com/invoicewire/invoicewire/caddymodules/internal/memorybudget"
 	"github.com/invoicewire/invoicewire/caddymodules/internal/negotiate"
 	"github.com/invoicewire/invoicewire/internal/apierror"
 	"github.com/invoicewire/invoicewire/internal/metrics"
@@ -158,7 +159,15 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		// The invalidation follower logs through slog; zapslog carries
 		// its records into Caddy's logging as this module's.
 		slogger := slog.New(zapslog.NewHandler(h.logger.Core(), zapslog.WithName(h.logger.Name())))
-		return newShared(h.MaxBytes, h.Redis, slogger)
+		s, err := newShared(h.MaxBytes, h.Redis, slogger)
+		if err != nil {
+			return nil, err
+		}
+		// The cache's bytes count towards the edge's soft memory limit
+		// while this cache exists (docs/edge-gateway.md, "Memory").
+		s.budget = "edge_cache " + key
+		memorybudget.Reserve(s.budget, h.MaxBytes)
+		return s, nil
 	})
 	if err != nil {
 		return fmt.Errorf("setting up the edge cache: %w", err)
@@ -284,8 +293,10 @@ func (h *Handler) writeEntry(w http.ResponseWriter, r *http.Request, e *entry, n
 		hdr["X-Request-Id"] = id
 	}
 	if e.notModified(r) {
-		for k, v := range e.header304 {
-			hdr[k] = v
+		for k, v := range e.header {
+			if !bodyField(k) {
+				hdr[k] = v
+			}
 		}
 		hdr["Age"] = hv.age
 		hdr["Cache-Status"] = cacheStatus

@@ -139,7 +139,7 @@ func (h *Handler) storeWithVary(e *entry, primary string, gen uint64, r *http.Re
 		e.key = primary
 		return h.shared.put(e, gen)
 	}
-	m := &entry{key: primary, marker: true, vary: e.vary, cost: int64(len(primary)) + 64}
+	m := &entry{key: primary, marker: true, vary: e.vary}
 	if !h.shared.put(m, gen) {
 		return false
 	}

@@ -120,15 +120,6 @@ func (h *Handler) newEntry(key string, status int, hdr http.Header, body []byte,
 	if lm := hdr.Get("Last-Modified"); lm != "" {
 		e.lastMod, _ = http.ParseTime(lm)
 	}
-	e.header304 = make(http.Header, len(e.header))
-	for k, v := range e.header {
-		switch k {
-		case "Content-Length", "Content-Type", "Content-Encoding", "Content-Range":
-		default:
-			e.header304[k] = v
-		}
-	}
-	e.cost = int64(len(body)) + int64(len(key)) + 1024
 	return e
 }
 

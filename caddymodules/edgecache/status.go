@@ -85,13 +85,15 @@ func (h *Handler) cacheStatus(f forwarded) string {
 	return s
 }
 
-// hitStatus renders the cache's Cache-Status member for a response served
-// from the cache (RFC 9211 §2.1 hit, §2.4 ttl: negative once stale), after
-// the members of the caches upstream, if any.
-func hitStatus(name, upstream string, ttl int64) string {
-	cs := name + "; hit; ttl=" + strconv.FormatInt(ttl, 10)
+// appendHitStatus appends the cache's Cache-Status member for a response
+// served from the cache (RFC 9211 §2.1 hit, §2.4 ttl: negative once stale),
+// after the members of the caches upstream, if any.
+func appendHitStatus(b []byte, name, upstream string, ttl int64) []byte {
 	if upstream != "" {
-		cs = upstream + ", " + cs
+		b = append(b, upstream...)
+		b = append(b, ", "...)
 	}
-	return cs
+	b = append(b, name...)
+	b = append(b, "; hit; ttl="...)
+	return strconv.AppendInt(b, ttl, 10)
 }

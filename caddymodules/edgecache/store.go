@@ -7,6 +7,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/invoicewire/invoicewire/caddymodules/internal/memorybudget"
 	"github.com/invoicewire/invoicewire/caddymodules/internal/redisconn"
 	"github.com/invoicewire/invoicewire/internal/invalidation"
 	"github.com/invoicewire/invoicewire/internal/store"
@@ -31,6 +32,9 @@ type shared struct {
 	// stopped.
 	cancel context.CancelFunc
 	done   chan struct{}
+
+	// budget names the cache's reservation in the soft memory limit.
+	budget string
 }
 
 // newShared builds the cache and, when redisURL is set, starts following
@@ -72,6 +76,9 @@ func (s *shared) Destruct() error {
 		redisconn.Release(s.redisURL)
 	}
 	s.cache.Close()
+	if s.budget != "" {
+		memorybudget.Release(s.budget)
+	}
 	return nil
 }
 
@@ -92,7 +99,7 @@ func (s *shared) put(e *entry, gen uint64) bool {
 	if e.uriTag != "" {
 		tags = append(tags[:len(tags):len(tags)], e.uriTag)
 	}
-	ok := s.cache.Set([]byte(e.key), e, tags, e.cost, gen)
+	ok := s.cache.Set([]byte(e.key), e, tags, e.cost(), gen)
 	// Make the entry visible before the requests waiting on this fetch
 	// look it up; this costs a little on a miss, never on a hit.
 	s.cache.Wait()

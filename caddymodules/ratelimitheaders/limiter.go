@@ -24,8 +24,9 @@ const counterLimit = math.MaxInt64 / 4
 // clients rarely wait on one lock.
 const shards = 64
 
-// syncWorkers bounds the Increments in flight during one sync.
-const syncWorkers = 16
+// syncWorkers bounds the Increments in flight during one sync: the calls
+// waiting together make one pipeline (pipelinedScripts).
+const syncWorkers = 256
 
 // A limiter counts requests per client in fixed windows aligned on the Unix
 // epoch (window n covers [n*w, (n+1)*w)), so every edge agrees on when a
@@ -43,9 +44,9 @@ const syncWorkers = 16
 // round trip) — with 2 edges at 500 requests/s each for one client and a 100
 // ms interval, about 100 extra requests per window.
 //
-// Memory: a client costs one map entry of a 64-bit key hash and a 20-byte
-// counter (about 40-80 bytes with the map's own overhead), and at most
-// maxClients are tracked. At the cap, a new client takes the place of the
+// Memory: a client costs one 32-byte slot of its shard's clientTable (a
+// 64-bit key hash and a 20-byte counter; 43 to 85 bytes a client at the
+// table's load), and at most maxClients are tracked. At the cap, a new client takes the place of the
 // least recently seen of a few sampled ones, whose count goes into a
 // count-min sketch of the window (countSketch); a client that returns after
 // being evicted starts from the sketch's estimate, never below its true
@@ -88,7 +89,7 @@ func (c *counter) total() int64 { return int64(c.pending) + int64(c.pushed) + in
 
 type shard struct {
 	mu       sync.Mutex
-	counters map[uint64]counter // by client hash
+	counters clientTable // by client hash
 	// dirty lists the clients counted since the last sync, the only ones
 	// the sync pushes.
 	dirty []uint64
@@ -146,7 +147,7 @@ func newLimiter(cfg limiterConfig) *limiter {
 	}
 	l.start = l.now()
 	for i := range l.shards {
-		l.shards[i].counters = make(map[uint64]counter)
+		l.shards[i].counters = newClientTable()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	l.cancel = cancel
@@ -200,9 +201,9 @@ func (l *limiter) take(_ context.Context, client string, quota int64) decision {
 	s := &l.shards[h%shards]
 
 	s.mu.Lock()
-	c, ok := s.counters[h]
+	c, ok := s.counters.get(h)
 	if !ok || c.window != w {
-		if !ok && len(s.counters) >= l.perShard {
+		if !ok && s.counters.len() >= l.perShard {
 			l.evictOne(s, w)
 		}
 		c = counter{window: w, others: l.evicted.estimate(h, w)}
@@ -212,7 +213,7 @@ func (l *limiter) take(_ context.Context, client string, quota int64) decision {
 	}
 	c.pending++
 	c.seen = seen
-	s.counters[h] = c
+	s.counters.put(h, c)
 	total := c.total()
 	s.mu.Unlock()
 
@@ -224,26 +225,27 @@ const evictSample = 8
 
 // evictOne makes room in the full shard s: the first counter of a closed
 // window it meets goes at once; otherwise the least recently seen of a few
-// sampled (Go's map iteration starts at a random place), whose count is
-// kept in the sketch. s.mu is held.
+// sampled from a random place, whose count is kept in the sketch. s.mu is
+// held.
 func (l *limiter) evictOne(s *shard, w uint32) {
 	var victim uint64
 	var oldest counter
-	i := 0
-	for h, c := range s.counters {
+	closed, i := false, 0
+	s.counters.sample(evictSample, func(h uint64, c counter) bool {
 		if c.window != w {
-			delete(s.counters, h)
-			return
+			victim, closed = h, true
+			return false
 		}
 		if i == 0 || c.seen < oldest.seen {
 			victim, oldest = h, c
 		}
-		if i++; i == evictSample {
-			break
-		}
+		i++
+		return true
+	})
+	if !closed {
+		l.evicted.add(victim, w, oldest.total())
 	}
-	l.evicted.add(victim, w, oldest.total())
-	delete(s.counters, victim)
+	s.counters.delete(victim)
 }
 
 func (l *limiter) run(ctx context.Context) {
@@ -278,14 +280,14 @@ func (l *limiter) sync(ctx context.Context) {
 		dirty := s.dirty
 		s.dirty = nil
 		for _, h := range dirty {
-			c, ok := s.counters[h]
+			c, ok := s.counters.get(h)
 			if !ok || c.pending == 0 || c.window != uint32(n) {
 				continue // evicted, or its window is over (Redis lets it expire)
 			}
 			jobs = append(jobs, push{hash: h, window: n, delta: c.pending})
 			c.pushed += c.pending
 			c.pending = 0
-			s.counters[h] = c
+			s.counters.put(h, c)
 		}
 		s.mu.Unlock()
 	}
@@ -305,15 +307,17 @@ func (l *limiter) sync(ctx context.Context) {
 		failed   []push
 		firstErr error
 	)
+	// One deadline for the whole sync: its pushes travel in a few
+	// pipelines, not one round trip each.
+	cctx, cancel := context.WithTimeout(ctx, max(4*l.interval, 2*time.Second))
+	defer cancel()
 	next := make(chan push)
 	for range min(syncWorkers, len(jobs)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for j := range next {
-				cctx, cancel := context.WithTimeout(ctx, max(l.interval, 500*time.Millisecond))
 				rc, err := remote.Increment(cctx, sharedKey(j.hash, j.window), int64(j.delta), rate)
-				cancel()
 				if err != nil {
 					failedMu.Lock()
 					failed = append(failed, j)
@@ -353,7 +357,7 @@ func (l *limiter) remoteStore() (ulule.Store, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.remote == nil {
-		st, err := redisstore.NewStoreWithOptions(l.rdb, ulule.StoreOptions{Prefix: l.prefix})
+		st, err := redisstore.NewStoreWithOptions(&pipelinedScripts{UniversalClient: l.rdb}, ulule.StoreOptions{Prefix: l.prefix})
 		if err != nil {
 			return nil, err
 		}
@@ -366,9 +370,9 @@ func (l *limiter) remoteStore() (ulule.Store, error) {
 func (l *limiter) learn(j push, total int64) {
 	s := &l.shards[j.hash%shards]
 	s.mu.Lock()
-	if c, ok := s.counters[j.hash]; ok && c.window == uint32(j.window) {
+	if c, ok := s.counters.get(j.hash); ok && c.window == uint32(j.window) {
 		c.others = uint32(min(max(total-int64(c.pushed), 0), math.MaxUint32))
-		s.counters[j.hash] = c
+		s.counters.put(j.hash, c)
 	}
 	s.mu.Unlock()
 }
@@ -378,13 +382,13 @@ func (l *limiter) restore(jobs []push) {
 	for _, j := range jobs {
 		s := &l.shards[j.hash%shards]
 		s.mu.Lock()
-		if c, ok := s.counters[j.hash]; ok && c.window == uint32(j.window) {
+		if c, ok := s.counters.get(j.hash); ok && c.window == uint32(j.window) {
 			if c.pending == 0 {
 				s.dirty = append(s.dirty, j.hash)
 			}
 			c.pending += j.delta
 			c.pushed -= j.delta
-			s.counters[j.hash] = c
+			s.counters.put(j.hash, c)
 		}
 		s.mu.Unlock()
 	}
@@ -409,7 +413,7 @@ func (l *limiter) tracked() int {
 	for i := range l.shards {
 		s := &l.shards[i]
 		s.mu.Lock()
-		n += len(s.counters)
+		n += s.counters.len()
 		s.mu.Unlock()
 	}
 	return n

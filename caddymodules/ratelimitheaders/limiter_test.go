@@ -224,5 +224,6 @@ func othersOf(l *limiter, client string) int64 {
 	s := &l.shards[h%shards]
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return int64(s.counters[h].others)
+	c, _ := s.counters.get(h)
+	return int64(c.others)
 }

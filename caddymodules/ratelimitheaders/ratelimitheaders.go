@@ -36,6 +36,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/invoicewire/invoicewire/caddymodules/botauth"
+	"github.com/invoicewire/invoicewire/caddymodules/internal/memorybudget"
 	"github.com/invoicewire/invoicewire/caddymodules/internal/redisconn"
 	"github.com/invoicewire/invoicewire/caddymodules/internal/tokenverifier"
 	"github.com/invoicewire/invoicewire/internal/apierror"
@@ -187,7 +188,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		return err
 	}
 
-	h.lim, h.poolKey, err = h.acquireLimiter(h.Policy, time.Duration(h.Window))
+	h.lim, h.poolKey, err = h.acquireLimiter(h.Policy, time.Duration(h.Window), true)
 	if err != nil {
 		return err
 	}
@@ -198,7 +199,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		return fmt.Errorf("serialising the register policy: %w", err)
 	}
 	h.regItemPrefix, _ = httpsfv.Marshal(httpsfv.NewItem("register"))
-	h.regLim, h.regPoolKey, err = h.acquireLimiter("register", time.Duration(h.RegisterWindow))
+	h.regLim, h.regPoolKey, err = h.acquireLimiter("register", time.Duration(h.RegisterWindow), false)
 	if err != nil {
 		return err
 	}
@@ -252,11 +253,20 @@ func (h *Handler) setDefaults() {
 }
 
 // acquireLimiter takes the shared limiter of a policy and window from the
-// usage pool, creating it on first use.
-func (h *Handler) acquireLimiter(policy string, window time.Duration) (*limiter, string, error) {
+// usage pool, creating it on first use. A limiter that counts every request
+// (reserve) holds up to MaxClients clients, which it reserves in the edge's
+// soft memory limit; the register budget's sees registrations only and
+// reserves nothing (docs/edge-gateway.md, "Memory").
+func (h *Handler) acquireLimiter(policy string, window time.Duration, reserve bool) (*limiter, string, error) {
 	key := h.limiterKey(policy, window)
 	v, _, err := limiters.LoadOrNew(key, func() (caddy.Destructor, error) {
-		return h.newPooledLimiter(window, time.Now)
+		p, err := h.newPooledLimiter(window, time.Now)
+		if err != nil || !reserve {
+			return p, err
+		}
+		p.budget = "rate_limit " + key
+		memorybudget.Reserve(p.budget, int64(h.MaxClients)*memorybudget.BytesPerClient)
+		return p, nil
 	})
 	if err != nil {
 		return nil, "", fmt.Errorf("setting up the %s limiter: %w", policy, err)
@@ -288,10 +298,16 @@ func (h *Handler) newPooledLimiter(window time.Duration, now func() time.Time) (
 type pooledLimiter struct {
 	*limiter
 	redisURL string
+	// budget names the limiter's reservation in the soft memory limit;
+	// empty: none.
+	budget string
 }
 
 func (p *pooledLimiter) Destruct() error {
 	err := p.limiter.Destruct()
+	if p.budget != "" {
+		memorybudget.Release(p.budget)
+	}
 	if p.redisURL != "" {
 		redisconn.Release(p.redisURL)
 	}

@@ -22,9 +22,12 @@ import (
 // allocates about 80 short-lived objects, most of them Caddy's per-request
 // state, while the live heap is mostly the cache: at Go's default of 100 the
 // collector took about a fifth of the CPU under load, and 400 cut the CPU of
-// a hit by about 12% (docs/edge-gateway.md, "GC"). The heap stays bounded:
-// at start Caddy sets GOMEMLIMIT to 90% of the container's (or machine's)
-// memory, and the collector runs as often as needed near that limit.
+// a hit by about 12% (docs/edge-gateway.md, "GC"). Left alone, that lets
+// a heap that is mostly a full cache grow to five times what is live, so
+// the edge_cache and rate_limit_headers modules set a soft memory limit
+// from their configured sizes (caddymodules/internal/memorybudget; 506 MiB
+// with make run's defaults; GOMEMLIMIT overrides it): below it GOGC 400
+// keeps collections rare, near it the collector runs as often as needed.
 const gcPercent = 400
 
 func main() {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync"
 
@@ -20,11 +21,31 @@ import (
 // every file is then parsed again once.
 const digestVersion = "iwctl-sync-1\n"
 
-// syncDir validates and publishes a content tree. Article files already
-// published from exactly these bytes, with the registries unchanged, are
-// read and hashed but not parsed again (docs/decisions.md, archive scale):
-// an unchanged archive of a million articles re-syncs in seconds.
+// syncBatch is the fewest articles (whole months) a sync hands the store
+// at once: enough that Redis's cost per call is spread thin.
+const syncBatch = 1024
+
+// digestBatch is how many file digests a sync records at once.
+const digestBatch = 16384
+
+// syncDir validates and publishes a content tree, a month folder at a
+// time, so that its memory does not grow with the archive (content.Stream).
+// Article files already published from exactly these bytes, with the
+// registries unchanged, are read and hashed but not parsed again
+// (docs/decisions.md, archive scale): an unchanged archive of a million
+// articles re-syncs in seconds.
 func syncDir(ctx context.Context, p *store.Publisher, dir string, out io.Writer) error {
+	// What a sync keeps is a few months of articles, bounded whatever the
+	// archive's size: a collector running at a quarter of the default
+	// frequency costs a little more of that bounded memory and much less
+	// CPU. The soft limit keeps the whole well within the 2 GiB that
+	// docs/scale.md allows even for the largest months.
+	if os.Getenv("GOGC") == "" {
+		defer debug.SetGCPercent(debug.SetGCPercent(400))
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(1 << 30))
+	}
 	registries := sha256.New()
 	registries.Write([]byte(digestVersion))
 	for _, f := range []string{"sources.yaml", "countries.yaml", "specs.yaml", "aliases.yaml"} {
@@ -39,6 +60,8 @@ func syncDir(ctx context.Context, p *store.Publisher, dir string, out io.Writer)
 	if err != nil {
 		return err
 	}
+	// fresh holds the digests of the files read but not yet published;
+	// each month's are recorded once its articles are stored.
 	var mu sync.Mutex
 	fresh := map[string]string{}
 	unchanged := func(file string, raw []byte) bool {
@@ -47,7 +70,7 @@ func syncDir(ctx context.Context, p *store.Publisher, dir string, out io.Writer)
 		h.Write(raw)
 		d := string(h.Sum(nil)[:16])
 		slug := strings.TrimSuffix(path.Base(file), ".md")
-		if stored[slug] == d {
+		if stored.Of(slug) == d {
 			return true
 		}
 		mu.Lock()
@@ -55,12 +78,19 @@ func syncDir(ctx context.Context, p *store.Publisher, dir string, out io.Writer)
 		mu.Unlock()
 		return false
 	}
-	c, err := content.LoadChanged(dir, unchanged)
-	if err != nil {
+	// done holds the digests of stored articles until there are enough of
+	// them to give each of the store's digest buckets several at once.
+	done := map[string]string{}
+	record := func(atLeast int) error {
+		if len(done) < atLeast {
+			return nil
+		}
+		err := p.Store.SetSyncedDigests(ctx, done)
+		clear(done)
 		return err
 	}
-	var changed, emitted int
-	err = p.SyncCorpus(ctx, c, func(kind, id string, o store.Outcome) {
+	var parsed, changed, emitted int
+	report := func(kind, id string, o store.Outcome) {
 		changed++
 		line := fmt.Sprintf("  %s %s: updated", kind, id)
 		if o.Event != "" {
@@ -68,14 +98,35 @@ func syncDir(ctx context.Context, p *store.Publisher, dir string, out io.Writer)
 			line += ", emitted " + o.Event
 		}
 		fmt.Fprintln(out, line)
+	}
+	c, err := content.Stream(dir, content.StreamOptions{
+		Unchanged:  unchanged,
+		Batch:      syncBatch,
+		Registries: func(c *content.Corpus) error { return p.SyncRegistries(ctx, c, report) },
+		Publish: func(articles []*content.Article) error {
+			parsed += len(articles)
+			if err := p.SyncArticles(ctx, articles, report); err != nil {
+				return err
+			}
+			mu.Lock()
+			for _, a := range articles {
+				if d, ok := fresh[a.Slug]; ok {
+					done[a.Slug] = d
+					delete(fresh, a.Slug)
+				}
+			}
+			mu.Unlock()
+			return record(digestBatch)
+		},
 	})
+	// The articles stored before a failure keep their digests too.
+	if rerr := record(1); err == nil {
+		err = rerr
+	}
 	if err != nil {
 		return err
 	}
-	if err := p.Store.SetSyncedDigests(ctx, fresh); err != nil {
-		return err
-	}
 	fmt.Fprintf(out, "sync %s: %d articles (%d files unchanged since the last sync), %d countries, %d specs, %d sources; %d changed, %d events\n",
-		dir, len(c.Articles)+c.Unchanged, c.Unchanged, len(c.Countries), len(c.Specs), len(c.Sources), changed, emitted)
+		dir, parsed+c.Unchanged, c.Unchanged, len(c.Countries), len(c.Specs), len(c.Sources), changed, emitted)
 	return nil
 }

@@ -9,11 +9,9 @@ import (
 	"os"
 	"path"
 	"regexp"
-	"runtime"
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 
 	"gopkg.in/yaml.v3"
 )
@@ -75,101 +73,15 @@ func LoadChanged(dir string, unchanged func(path string, raw []byte) bool) (*Cor
 }
 
 func loadFS(fsys fs.FS, unchanged func(path string, raw []byte) bool) (*Corpus, error) {
-	l := &loader{fsys: fsys, unchanged: unchanged}
-	c := &Corpus{Newsletters: map[string]*NewsletterIntro{}}
-
-	l.readYAML("sources.yaml", &c.Sources)
-	l.readYAML("countries.yaml", &c.Countries)
-	l.readYAML("specs.yaml", &c.Specs)
-	if len(l.errs) > 0 {
-		// The registries are what articles are checked against; without
-		// them every article would report the same missing names.
-		return nil, &LoadError{l.errs}
-	}
-	l.pinned = map[string]bool{}
-	for _, cty := range c.Countries {
-		if cty == nil {
-			continue
-		}
-		for _, m := range cty.Milestones {
-			for _, slug := range m.Articles {
-				l.pinned[slug] = true
-			}
-		}
-	}
-	sources := l.checkSources(c.Sources)
-	countries := l.checkCountries(c.Countries)
-	specs := l.checkSpecs(c.Specs)
-	c.Synonyms = l.readAliases(countries, specs)
-
-	// The article files are listed first, then read and checked on every
-	// CPU (an archive holds hundreds of thousands); errors and articles are
-	// then taken in file order, so the result does not depend on timing.
-	var paths []string
-	err := fs.WalkDir(fsys, "articles", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) && p == "articles" {
-				return fs.SkipDir
-			}
-			return err
-		}
-		if !d.IsDir() && strings.HasSuffix(p, ".md") {
-			paths = append(paths, p)
-		}
+	var articles []*Article
+	c, err := streamFS(fsys, StreamOptions{Unchanged: unchanged, Publish: func(month []*Article) error {
+		articles = append(articles, month...)
 		return nil
-	})
+	}})
 	if err != nil {
-		return nil, fmt.Errorf("content: walking articles: %w", err)
+		return nil, err
 	}
-	type read struct {
-		a    *Article
-		kept bool
-		errs []*FieldError
-	}
-	results := make([]read, len(paths))
-	var wg sync.WaitGroup
-	workers := max(1, min(runtime.GOMAXPROCS(0), len(paths)/64))
-	for w := range workers {
-		wg.Go(func() {
-			wl := &loader{fsys: fsys, unchanged: unchanged, pinned: l.pinned}
-			for i := w; i < len(paths); i += workers {
-				wl.errs = wl.errs[:0]
-				a, kept := wl.readArticle(paths[i], sources, countries, specs)
-				results[i] = read{a: a, kept: kept, errs: slices.Clone(wl.errs)}
-			}
-		})
-	}
-	wg.Wait()
-	seen := make(map[string]string, len(paths))
-	c.Articles = make([]*Article, 0, len(paths))
-	for i, r := range results {
-		l.errs = append(l.errs, r.errs...)
-		a := r.a
-		if a == nil {
-			continue
-		}
-		p := paths[i]
-		if prev, dup := seen[a.Slug]; dup {
-			l.fail(p, "slug", "duplicate of %s", prev)
-			continue
-		}
-		seen[a.Slug] = p
-		if r.kept {
-			c.Unchanged++
-			continue
-		}
-		c.Articles = append(c.Articles, a)
-	}
-	l.readNewsletters(c)
-	bySlug := make(map[string]*Article, len(c.Articles))
-	for _, a := range c.Articles {
-		bySlug[a.Slug] = a
-	}
-	l.checkMilestones(c.Countries, c.Sources, bySlug)
-
-	if len(l.errs) > 0 {
-		return nil, &LoadError{l.errs}
-	}
+	c.Articles = articles
 	sort.Slice(c.Articles, func(i, j int) bool {
 		ai, aj := c.Articles[i], c.Articles[j]
 		if !ai.PublishedAt.Equal(aj.PublishedAt) {

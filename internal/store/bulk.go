@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/invoicewire/invoicewire/internal/content"
+	"github.com/invoicewire/invoicewire/internal/events"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -16,22 +17,39 @@ import (
 // per round trip to Redis.
 const syncBatch = 512
 
-// syncArticles stores articles, in their order, as SyncArticle would one by
+// SyncArticles stores articles, in their order, as SyncArticle would one by
 // one, but a batch at a time: one MGET reads the stored records; an article
 // whose stored record is byte for byte what SyncArticle would write is
-// skipped without decoding anything; the changes of the others go out as
-// one pipeline of atomic changes, still one change and one event per
-// article and in order. A change that meets a concurrent write (a
-// retraction between the read and the write) is redone alone by
+// skipped without decoding anything; the others go out in one pipeline, in
+// order: each changed article as its own atomic change, and each run of
+// articles new to the store as one atomic change (firstPublishScript) that
+// still emits one article.published per article. A change that meets a
+// concurrent write (a retraction between the read and the write, an
+// article published meanwhile) is redone article by article by
 // SyncArticle. Unchanged archives therefore cost one round trip per batch,
-// and a full publish is bound by Redis, not by round trips.
+// and a full publish is bound by Redis, not by round trips. report, if not
+// nil, is told of every article that changed.
+func (p *Publisher) SyncArticles(ctx context.Context, articles []*content.Article, report func(kind, id string, o Outcome)) error {
+	return p.syncArticles(ctx, articles, func(slug string, o Outcome, err error) error {
+		if err != nil {
+			return fmt.Errorf("store: syncing article %s: %w", slug, err)
+		}
+		if o.Changed && report != nil {
+			report("article", slug, o)
+		}
+		return nil
+	})
+}
+
 func (p *Publisher) syncArticles(ctx context.Context, articles []*content.Article, step func(slug string, o Outcome, err error) error) error {
 	if len(articles) == 0 {
 		return nil
 	}
 	// The pipeline sends EVALSHA only, which cannot fall back to EVAL.
-	if err := applyScript.Load(ctx, p.Store.rdb).Err(); err != nil {
-		return fmt.Errorf("store: loading the change script: %w", err)
+	for _, s := range []*redis.Script{applyScript, firstPublishScript} {
+		if err := s.Load(ctx, p.Store.rdb).Err(); err != nil {
+			return fmt.Errorf("store: loading the change scripts: %w", err)
+		}
 	}
 	docs := make([][]byte, syncBatch)
 	for lo := 0; lo < len(articles); lo += syncBatch {
@@ -47,62 +65,106 @@ func (p *Publisher) syncArticles(ctx context.Context, articles []*content.Articl
 		if err != nil {
 			return fmt.Errorf("store: reading articles to sync: %w", err)
 		}
-		var (
-			changes []*Change
-			kinds   []string
-			which   []*content.Article
-		)
-		for i, a := range batch {
-			var raw []byte
-			var cur *ArticleRecord
-			if s, ok := stored[i].(string); ok {
-				if s == string(docs[i]) {
-					continue // published and unchanged: the common case
-				}
-				raw = []byte(s)
-				cur = &ArticleRecord{}
-				if err := json.Unmarshal(raw, cur); err != nil {
-					return fmt.Errorf("store: decoding article %q: %w", a.Slug, err)
-				}
+		// The articles new to the store, whose events are encoded on
+		// every CPU like their records.
+		var fresh []int
+		for i := range batch {
+			if stored[i] == nil {
+				fresh = append(fresh, i)
 			}
-			c, kind, err := p.articleChange(a, cur, raw, docs[i])
+		}
+		evs := make([]events.Event, len(batch))
+		if err := parallel(len(fresh), func(k int) error {
+			i := fresh[k]
+			ev, err := p.articleEvent(events.ArticlePublished, &ArticleRecord{Article: *batch[i], State: StatePublished})
+			evs[i] = ev
+			return err
+		}); err != nil {
+			return err
+		}
+		// calls are the batch's writes in order; a call is one change of
+		// one article or one first publish of a run of them.
+		type call struct {
+			articles []*content.Article
+			kind     string
+			cmd      *redis.Cmd
+		}
+		var calls []*call
+		pipe := p.Store.rdb.Pipeline()
+		for i := 0; i < len(batch); {
+			if stored[i] == nil {
+				j := i
+				for j < len(batch) && j-i < firstPublishBatch && stored[j] == nil {
+					j++
+				}
+				fp := p.newFirstPublish(batch[i:j], docs[i:j], evs[i:j])
+				calls = append(calls, &call{articles: batch[i:j], kind: events.ArticlePublished,
+					cmd: firstPublishScript.EvalSha(ctx, pipe, fp.keys, fp.args...)})
+				i = j
+				continue
+			}
+			a := batch[i]
+			s, _ := stored[i].(string)
+			i++
+			if s == string(docs[i-1]) {
+				continue // published and unchanged: the common case
+			}
+			raw := []byte(s)
+			cur := &ArticleRecord{}
+			if err := json.Unmarshal(raw, cur); err != nil {
+				return fmt.Errorf("store: decoding article %q: %w", a.Slug, err)
+			}
+			c, kind, err := p.articleChange(a, cur, raw, docs[i-1])
 			if err != nil {
 				return step(a.Slug, Outcome{}, err)
 			}
 			if c != nil {
-				changes, kinds, which = append(changes, c), append(kinds, kind), append(which, a)
+				calls = append(calls, &call{articles: []*content.Article{a}, kind: kind,
+					cmd: applyScript.EvalSha(ctx, pipe, c.keys, c.args()...)})
 			}
 		}
-		versions, errs := p.Store.applyAll(ctx, changes)
-		for i, a := range which {
-			o, err := Outcome{Changed: true, Event: kinds[i], Version: versions[i]}, errs[i]
-			if errors.Is(err, ErrConflict) || isNoScript(err) {
-				o, err = p.SyncArticle(ctx, a)
+		if len(calls) > 0 {
+			pipe.Exec(ctx) // each command's error is read below
+		}
+		for _, c := range calls {
+			v, err := c.cmd.Int64()
+			if err == nil && v < 0 {
+				err = ErrConflict
 			}
-			if err := step(a.Slug, o, err); err != nil {
-				return err
+			if errors.Is(err, ErrConflict) || isNoScript(err) {
+				for _, a := range c.articles {
+					o, err := p.SyncArticle(ctx, a)
+					if err := step(a.Slug, o, err); err != nil {
+						return err
+					}
+				}
+				continue
+			}
+			if err != nil {
+				err = fmt.Errorf("store: applying change: %w", err)
+			}
+			for _, a := range c.articles {
+				if err := step(a.Slug, Outcome{Changed: true, Event: c.kind, Version: v}, err); err != nil {
+					return err
+				}
 			}
 		}
 	}
 	return nil
 }
 
-// encodePublished writes into docs the record each article of batch has
-// when published and never retracted, on every CPU: encoding is most of a
-// sync's work in Go.
-func encodePublished(batch []*content.Article, docs [][]byte) error {
-	workers := min(runtime.GOMAXPROCS(0), len(batch))
+// parallel runs f(0) … f(n-1) on every CPU and returns their errors.
+func parallel(n int, f func(i int) error) error {
+	workers := min(runtime.GOMAXPROCS(0), n)
 	var wg sync.WaitGroup
 	errs := make([]error, workers)
 	for w := range workers {
 		wg.Go(func() {
-			for i := w; i < len(batch); i += workers {
-				doc, err := json.Marshal(&ArticleRecord{Article: *batch[i], State: StatePublished})
-				if err != nil {
-					errs[w] = fmt.Errorf("store: encoding article %q: %w", batch[i].Slug, err)
+			for i := w; i < n; i += workers {
+				if err := f(i); err != nil {
+					errs[w] = err
 					return
 				}
-				docs[i] = doc
 			}
 		})
 	}
@@ -110,34 +172,18 @@ func encodePublished(batch []*content.Article, docs [][]byte) error {
 	return errors.Join(errs...)
 }
 
-// applyAll applies changes in order in one pipeline. Each is atomic on its
-// own, exactly as Apply; the i-th version or error belongs to the i-th
-// change.
-func (s *Store) applyAll(ctx context.Context, changes []*Change) ([]int64, []error) {
-	versions, errs := make([]int64, len(changes)), make([]error, len(changes))
-	if len(changes) == 0 {
-		return versions, errs
-	}
-	pipe := s.rdb.Pipeline()
-	sent := make([]int, 0, len(changes))
-	for i, c := range changes {
-		applyScript.EvalSha(ctx, pipe, c.keys, c.args()...)
-		sent = append(sent, i)
-	}
-	cmds, _ := pipe.Exec(ctx)
-	for k, cmd := range cmds {
-		i := sent[k]
-		v, err := cmd.(*redis.Cmd).Int64()
-		switch {
-		case err != nil:
-			errs[i] = fmt.Errorf("store: applying change: %w", err)
-		case v < 0:
-			errs[i] = ErrConflict
-		default:
-			versions[i] = v
+// encodePublished writes into docs the record each article of batch has
+// when published and never retracted, on every CPU: encoding is most of a
+// sync's work in Go.
+func encodePublished(batch []*content.Article, docs [][]byte) error {
+	return parallel(len(batch), func(i int) error {
+		doc, err := json.Marshal(&ArticleRecord{Article: *batch[i], State: StatePublished})
+		if err != nil {
+			return fmt.Errorf("store: encoding article %q: %w", batch[i].Slug, err)
 		}
-	}
-	return versions, errs
+		docs[i] = doc
+		return nil
+	})
 }
 
 // isNoScript reports a script cache emptied between the load and the

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/invoicewire/invoicewire/internal/content"
 	"github.com/invoicewire/invoicewire/internal/content/contenttest"
 	"github.com/invoicewire/invoicewire/internal/events"
+	"github.com/invoicewire/invoicewire/internal/redistest"
 	"github.com/invoicewire/invoicewire/internal/store"
 )
 
@@ -90,4 +92,96 @@ func testSyncCorpusInBatches(t *testing.T, rdb redis.UniversalClient) {
 	if again := syncCorpus(t, p, c); len(again) != 0 {
 		t.Errorf("a third sync emitted %v, want nothing", again)
 	}
+}
+
+// TestFirstPublishMatchesOneByOne publishes the same corpus into two empty
+// stores, once as a sync does (runs of new articles in one change each)
+// and once article by article with SyncArticle: records, indexes, sitemap
+// files and the events' data must be the same, and the sitemap files must
+// have split alike.
+func TestFirstPublishMatchesOneByOne(t *testing.T) {
+	ctx := context.Background()
+	c := contenttest.Corpus(700) // three runs of firstPublishBatch
+	var dumps [2]map[string]string
+	for i, publish := range []func(p *store.Publisher) error{
+		func(p *store.Publisher) error { return p.SyncCorpus(ctx, c, nil) },
+		func(p *store.Publisher) error {
+			if err := p.SyncRegistries(ctx, c, nil); err != nil {
+				return err
+			}
+			for j := len(c.Articles) - 1; j >= 0; j-- { // oldest first
+				if _, err := p.SyncArticle(ctx, c.Articles[j]); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	} {
+		rdb := redistest.Start(t).Client()
+		p := newPublisher(rdb)
+		p.SitemapURLs = 40
+		if err := publish(p); err != nil {
+			t.Fatal(err)
+		}
+		dumps[i] = contentDump(t, rdb)
+	}
+	if len(dumps[0]) < len(c.Articles)+10 {
+		t.Fatalf("the store holds only %d keys", len(dumps[0]))
+	}
+	for k, v := range dumps[1] {
+		if dumps[0][k] != v {
+			t.Errorf("%s: batched %.200q, one by one %.200q", k, dumps[0][k], v)
+		}
+	}
+	for k := range dumps[0] {
+		if _, ok := dumps[1][k]; !ok {
+			t.Errorf("%s: only in the batched store", k)
+		}
+	}
+}
+
+// contentDump renders every content key but the version as text: strings
+// as they are, hashes and sorted sets as their sorted members, the events
+// stream as its events' types and data in order.
+func contentDump(t *testing.T, rdb redis.UniversalClient) map[string]string {
+	t.Helper()
+	ctx := context.Background()
+	keys, err := rdb.Keys(ctx, "iw:{content}:*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, k := range keys {
+		if strings.HasSuffix(k, ":version") {
+			continue
+		}
+		typ, err := rdb.Type(ctx, k).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var lines []string
+		switch typ {
+		case "string":
+			lines = []string{rdb.Get(ctx, k).Val()}
+		case "hash":
+			for f, v := range rdb.HGetAll(ctx, k).Val() {
+				lines = append(lines, f+"="+v)
+			}
+		case "zset":
+			for _, z := range rdb.ZRangeWithScores(ctx, k, 0, -1).Val() {
+				lines = append(lines, fmt.Sprintf("%v %v", z.Score, z.Member))
+			}
+		case "stream":
+			for _, e := range streamTypes(t, rdb) {
+				lines = append(lines, e.Type+" "+string(e.Data))
+			}
+		default:
+			t.Fatalf("%s: unexpected type %s", k, typ)
+		}
+		if typ != "stream" {
+			slices.Sort(lines)
+		}
+		out[k] = strings.Join(lines, "\n")
+	}
+	return out
 }

@@ -336,6 +336,19 @@ func (p *Publisher) syncHash(ctx context.Context, key, field string, v any, even
 // so events go out in publication order. report, if not nil, is told of
 // every entry that changed.
 func (p *Publisher) SyncCorpus(ctx context.Context, c *content.Corpus, report func(kind, id string, o Outcome)) error {
+	if err := p.SyncRegistries(ctx, c, report); err != nil {
+		return err
+	}
+	// c.Articles is newest first (content.Load's order).
+	byAge := slices.Clone(c.Articles)
+	slices.SortStableFunc(byAge, func(a, b *content.Article) int { return a.PublishedAt.Compare(b.PublishedAt) })
+	return p.SyncArticles(ctx, byAge, report)
+}
+
+// SyncRegistries publishes what a content tree holds besides its articles
+// (sources, countries, specs, synonym groups), which the articles refer
+// to: a sync stores them before any article. report is as SyncCorpus's.
+func (p *Publisher) SyncRegistries(ctx context.Context, c *content.Corpus, report func(kind, id string, o Outcome)) error {
 	step := func(kind, id string, o Outcome, err error) error {
 		if err != nil {
 			return fmt.Errorf("store: syncing %s %s: %w", kind, id, err)
@@ -367,11 +380,5 @@ func (p *Publisher) SyncCorpus(ctx context.Context, c *content.Corpus, report fu
 	if err := step("synonyms", synonymsField, o, err); err != nil {
 		return err
 	}
-	if err := p.backfillSitemaps(ctx); err != nil {
-		return err
-	}
-	// c.Articles is newest first (content.Load's order).
-	byAge := slices.Clone(c.Articles)
-	slices.SortStableFunc(byAge, func(a, b *content.Article) int { return a.PublishedAt.Compare(b.PublishedAt) })
-	return p.syncArticles(ctx, byAge, func(slug string, o Outcome, err error) error { return step("article", slug, o, err) })
+	return p.backfillSitemaps(ctx)
 }

@@ -125,6 +125,46 @@ local function smadd(slug, entry)
     level, nxt = smstate()
   end
 end
+-- smaddall is smadd for the k (slug, entry) pairs of ARGV from i on: one
+-- HSET per file touched, one count update, then the same splits.
+local function smaddall(i, k)
+  local level, nxt, n = smstate()
+  local hashes, files, order = {}, {}, {}
+  for j = i, i + 2 * k - 1, 2 do
+    local h = smhash(ARGV[j])
+    hashes[#hashes+1] = h
+    local b = smbucket(h, level, nxt)
+    local f = files[b]
+    if not f then f = {}; files[b] = f; order[#order+1] = b end
+    f[#f+1] = ARGV[j]; f[#f+1] = ARGV[j+1]
+  end
+  local added = 0
+  for _, b in ipairs(order) do
+    added = added + redis.call('HSET', smkey(b), unpack(files[b]))
+    smtag(b)
+  end
+  if added > 0 then n = redis.call('HINCRBY', smeta, 'count', added) end
+  while n * 3 > (2 ^ level + nxt) * smcap do
+    smsplit()
+    level, nxt = smstate()
+  end
+  local full = true
+  while full do
+    full = false
+    local seen = {}
+    for _, h in ipairs(hashes) do
+      local b = smbucket(h, level, nxt)
+      if not seen[b] then
+        seen[b] = true
+        if redis.call('HLEN', smkey(b)) > smcap then full = true; break end
+      end
+    end
+    if full then
+      smsplit()
+      level, nxt = smstate()
+    end
+  end
+end
 local function smdel(slug)
   local level, nxt = smstate()
   local b = smbucket(smhash(slug), level, nxt)

@@ -178,14 +178,16 @@ func measure(ctx context.Context, base *content.Corpus, n int, out string) (*tab
 	t.add("redis", "used_memory, events not yet delivered", fmt.Sprintf("%d MiB", used/mib), "", "")
 	t.add("redis", "stored article JSON", fmt.Sprintf("%d MiB", jsonBytes/mib), "", "")
 	t.add("redis", "used_memory ÷ stored JSON, events not yet delivered", fmt.Sprintf("%.2f", float64(used)/float64(jsonBytes)), "", "")
-	for _, k := range []struct{ what, key string }{
+	for _, k := range []struct{ what, pattern string }{
 		{"events stream (until the worker delivers them)", events.Stream},
 		{"index of all articles (sorted set)", "iw:{content}:idx:all"},
-		{"sync digests (hash)", "iw:{content}:synced"},
+		{"all indexes (sorted sets)", "iw:{content}:idx:*"},
+		{"sitemap files (hashes)", "iw:{content}:sitemap:*"},
+		{"sync digests (hashes)", "iw:{content}:synced*"},
 	} {
-		n, err := rdb.MemoryUsage(ctx, k.key, 0).Result()
+		n, err := keysMemory(ctx, rdb, k.pattern)
 		if err != nil {
-			return nil, fmt.Errorf("measuring %s: %w", k.key, err)
+			return nil, fmt.Errorf("measuring %s: %w", k.pattern, err)
 		}
 		t.add("redis", k.what, fmt.Sprintf("%d MiB", n/mib), "", "")
 	}
@@ -393,6 +395,20 @@ func retractAll(ctx context.Context, pub *store.Publisher, slugs []string) error
 }
 
 // redisMemory is Redis's used_memory and the bytes of article JSON stored.
+// keysMemory is the memory Redis reports for the keys matching pattern.
+func keysMemory(ctx context.Context, rdb redis.UniversalClient, pattern string) (int64, error) {
+	var total int64
+	iter := rdb.Scan(ctx, 0, pattern, 1000).Iterator()
+	for iter.Next(ctx) {
+		n, err := rdb.MemoryUsage(ctx, iter.Val(), 0).Result()
+		if err != nil {
+			return 0, err
+		}
+		total += n
+	}
+	return total, iter.Err()
+}
+
 func redisMemory(ctx context.Context, rdb redis.UniversalClient) (used, jsonBytes int64, err error) {
 	info, err := rdb.Info(ctx, "memory").Result()
 	if err != nil {

@@ -6,9 +6,13 @@
 // bin/iwctl and TRAFFIC_ARTICLES (10,000) articles of make bench-scale's
 // generated archive (contenttest.ArchiveSource, the same seed) with the
 // publisher iwctl uses, then runs bin/origin and bin/edge (make run's
-// caddyfile/Caddyfile, IW_TRUSTED_PROXIES=127.0.0.0/8) pinned to the server
-// core while this program, pinned to the other core by the make target,
-// sends the load over keep-alive connections:
+// caddyfile/Caddyfile, IW_TRUSTED_PROXIES=127.0.0.0/8). The edge has a core
+// of its own (BENCH_EDGE_CPU, 0); the origin and both Redis servers share
+// the other (BENCH_ORIGIN_CPU, 1) with this program, which the make target
+// pins there too (BENCH_LOAD_CPU): the ratio then compares what the edge
+// does with one core in both phases, and the origin's renderings of misses
+// do not take the edge's CPU. This program sends the load over keep-alive
+// connections of its own (raw HTTP/1.1, a few allocations a request):
 //
 //   - single URL: one article's JSON, from 65,536 addresses in turn (the
 //     quota is the real one, so one address would be refused): the
@@ -21,15 +25,23 @@
 //     (IW_RATELIMIT_QUOTA per IW_RATELIMIT_WINDOW, the README's defaults)
 //     on connections of their own, so 429.
 //
+// Before both, the traffic mix runs for TRAFFIC_WARMUP (30 s, not
+// reported), as an edge that has been serving for a while would have its
+// cache filled by the same popularity.
+//
 // It reports req/s, p50/p99/p99.9, edge peak RSS, the edge's GC pause time,
-// the counters Redis's commands/s and bytes/s, the hit ratio of the hot set
-// (the 100 most popular URLs) and the load average, as a table on stdout
-// and in loadtest/out/traffic.md, with the raw figures in
-// loadtest/out/traffic.txt.
+// the CPU the edge spent per request in each phase, the generator's own
+// CPU, the counters Redis's commands/s and bytes/s, the hit ratio of the
+// hot set (the 100 most popular URLs) and the load average, as a table on
+// stdout and in loadtest/out/traffic.md, with the raw figures in
+// loadtest/out/traffic.txt. With TRAFFIC_PROFILE=1 it also saves the
+// edge's CPU profile (20 s in the middle of the traffic phase) and heap
+// profile (at its end) from the admin API's /debug/pprof to
+// loadtest/out/traffic/edge-{cpu,heap}.pprof.
 //
 // Environment: TRAFFIC_ARTICLES (10000), TRAFFIC_DURATION (60s),
-// TRAFFIC_SINGLE_DURATION (20s), TRAFFIC_CONNECTIONS (64),
-// BENCH_SERVER_CPU (0).
+// TRAFFIC_SINGLE_DURATION (20s), TRAFFIC_WARMUP (30s), TRAFFIC_CONNECTIONS
+// (64), TRAFFIC_PROFILE, BENCH_EDGE_CPU (0), BENCH_ORIGIN_CPU (1).
 package main
 
 import (
@@ -70,6 +82,13 @@ func envInt(name string, def int) int {
 	return def
 }
 
+func envString(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
 func envDuration(name string, def time.Duration) time.Duration {
 	if v, err := time.ParseDuration(os.Getenv(name)); err == nil && v > 0 {
 		return v
@@ -82,10 +101,8 @@ func benchTraffic(ctx context.Context) error {
 	dur := envDuration("TRAFFIC_DURATION", 60*time.Second)
 	single := envDuration("TRAFFIC_SINGLE_DURATION", 20*time.Second)
 	conns := envInt("TRAFFIC_CONNECTIONS", 64)
-	cpu := os.Getenv("BENCH_SERVER_CPU")
-	if cpu == "" {
-		cpu = "0"
-	}
+	warm := envDuration("TRAFFIC_WARMUP", 30*time.Second)
+	edgeCPU, cpu := envString("BENCH_EDGE_CPU", "0"), envString("BENCH_ORIGIN_CPU", "1")
 	out := "loadtest/out"
 	work := filepath.Join(out, "traffic")
 	if err := os.MkdirAll(work, 0o755); err != nil {
@@ -147,7 +164,7 @@ func benchTraffic(ctx context.Context) error {
 	if err := procwatch.WaitFor(5*time.Minute, func() bool { return procwatch.Answers("http://" + originAddr + "/api/v1/") }); err != nil {
 		return fmt.Errorf("traffic: origin: %w (see %s/origin.log)", err, work)
 	}
-	edge, err := start(work, "edge", cpu, env, "bin/edge", "run", "--config", "caddyfile/Caddyfile", "--adapter", "caddyfile")
+	edge, err := start(work, "edge", edgeCPU, env, "bin/edge", "run", "--config", "caddyfile/Caddyfile", "--adapter", "caddyfile")
 	if err != nil {
 		return err
 	}
@@ -175,9 +192,11 @@ func benchTraffic(ctx context.Context) error {
 		heavy: []string{"198.51.100.1", "198.51.100.2", "2001:db8:ffff:1::1"}, heavyRate: 2 * quota / window.Seconds()}
 	reference := &mix{urls: urls[:1], hot: 1, fixedClients: 65536}
 
-	// Warm-up, not reported: the hot set in the cache, connections open.
-	logf("warming up (10 s)")
-	run(ctx, base, traffic, conns, 10*time.Second, 1)
+	// Warm-up, not reported: the cache filled by the traffic's own
+	// popularity, connections open.
+	logf("warming up (%s)", warm)
+	wu := run(ctx, edgeAddr, traffic, conns, warm, 1)
+	logf("warm-up: %d requests, hit ratio %.1f%%", wu.requests, 100*float64(wu.hits)/float64(max(wu.cacheable, 1)))
 
 	sample := func(stop <-chan struct{}, peak *int64, wg *sync.WaitGroup) {
 		defer wg.Done()
@@ -201,13 +220,15 @@ func benchTraffic(ctx context.Context) error {
 		wg.Add(1)
 		go sample(stop, &peak, &wg)
 		logf("%s: %s over %d connections", name, d, conns)
-		res := run(ctx, base, m, conns, d, 7)
+		res := run(ctx, edgeAddr, m, conns, d, 7)
 		close(stop)
 		wg.Wait()
 		return res, peak
 	}
 
+	es0 := edge.cpu()
 	ref, refRSS := phase("single URL", reference, single)
+	refEdgeCPU := edge.cpu() - es0
 
 	rdb := redis.NewClient(&redis.Options{Addr: strings.TrimSuffix(strings.TrimPrefix(countersURL, "redis://"), "/0")})
 	defer rdb.Close()
@@ -215,7 +236,21 @@ func benchTraffic(ctx context.Context) error {
 	defer crdb.Close()
 	gc0, rs0, cs0 := readGC("http://"+edgeAdmin+"/metrics"), readRedisStats(ctx, rdb), readRedisStats(ctx, crdb)
 	e0, o0 := edge.cpu(), origin.cpu()
+	profiled := make(chan struct{})
+	if os.Getenv("TRAFFIC_PROFILE") != "" {
+		go func() {
+			defer close(profiled)
+			time.Sleep(dur / 4)
+			saveProfile("http://"+edgeAdmin+"/debug/pprof/profile?seconds=20", filepath.Join(work, "edge-cpu.pprof"))
+		}()
+	} else {
+		close(profiled)
+	}
 	res, rss := phase("traffic", traffic, dur)
+	<-profiled
+	if os.Getenv("TRAFFIC_PROFILE") != "" {
+		saveProfile("http://"+edgeAdmin+"/debug/pprof/heap", filepath.Join(work, "edge-heap.pprof"))
+	}
 	e1, o1 := edge.cpu(), origin.cpu()
 	gc1, rs1, cs1 := readGC("http://"+edgeAdmin+"/metrics"), readRedisStats(ctx, rdb), readRedisStats(ctx, crdb)
 	counters, _ := rdb.DBSize(ctx).Result()
@@ -225,8 +260,10 @@ func benchTraffic(ctx context.Context) error {
 
 	rep := &report{
 		n: len(articles), urls: len(urls), conns: conns, loadBefore: loadBefore, loadAfter: loadAfter,
-		ref: ref, refRSS: refRSS, res: res, rss: rss, edgeCPU: e1 - e0, originCPU: o1 - o0,
-		gcPause: time.Duration((gc1.pauseSum - gc0.pauseSum) * float64(time.Second)), gcCount: int64(gc1.count - gc0.count),
+		ref: ref, refRSS: refRSS, res: res, rss: rss, edgeCPU: e1 - e0, originCPU: o1 - o0, refEdgeCPU: refEdgeCPU,
+		heap:     readMetric("http://"+edgeAdmin+"/metrics", "go_memstats_heap_inuse_bytes"),
+		memLimit: readMetric("http://"+edgeAdmin+"/metrics", "go_gc_gomemlimit_bytes"),
+		gcPause:  time.Duration((gc1.pauseSum - gc0.pauseSum) * float64(time.Second)), gcCount: int64(gc1.count - gc0.count),
 		gcMax:    time.Duration(gc1.maxPause * float64(time.Second)),
 		counters: rs1.sub(rs0), content: cs1.sub(cs0), counterKeys: counters, counterMemory: infoField(mem, "used_memory_human"),
 	}

@@ -16,6 +16,8 @@ type report struct {
 	gcPause, gcMax        time.Duration
 	gcCount               int64
 	edgeCPU, originCPU    time.Duration
+	refEdgeCPU            time.Duration
+	heap, memLimit        float64
 	counters, content     redisStats
 	counterKeys           int64
 	counterMemory         string
@@ -57,7 +59,13 @@ func (p *report) String() string {
 		all = float64(p.res.hits) / float64(p.res.cacheable)
 	}
 	row("hit ratio, every GET (long tail included)", "", fmt.Sprintf("%.2f%%", 100*all), "", "")
-	row("server core: edge CPU, origin CPU (share of wall)", "", fmt.Sprintf("%.0f%%, %.0f%%", 100*p.edgeCPU.Seconds()/secs, 100*p.originCPU.Seconds()/secs), "", "")
+	refSecs := p.ref.wall.Seconds()
+	row("edge CPU (share of its core)", fmt.Sprintf("%.0f%%", 100*p.refEdgeCPU.Seconds()/refSecs), fmt.Sprintf("%.0f%%", 100*p.edgeCPU.Seconds()/secs), "", "")
+	row("edge CPU per request µs", perRequest(p.refEdgeCPU, p.ref), perRequest(p.edgeCPU, p.res), "", "")
+	row("origin CPU (share of the other core)", "", fmt.Sprintf("%.0f%%", 100*p.originCPU.Seconds()/secs), "", "")
+	row("generator CPU (share of the other core), per request µs", fmt.Sprintf("%.0f%%, %s", 100*p.ref.cpu.Seconds()/refSecs, perRequest(p.ref.cpu, p.ref)),
+		fmt.Sprintf("%.0f%%, %s", 100*p.res.cpu.Seconds()/secs, perRequest(p.res.cpu, p.res)), "", "")
+	row("edge Go heap in use at end, memory limit MiB", "", fmt.Sprintf("%.0f, %.0f", p.heap/mib, p.memLimit/mib), "", "")
 	row("distinct clients / minute", "65,536 in turn", fmt.Sprintf("%.0f", float64(p.res.distinctClients)/secs*60), "~1,000,000", "")
 	row("edge GC pause total (count, max)", "", fmt.Sprintf("%s (%d, max %s)", p.gcPause.Round(time.Microsecond), p.gcCount, p.gcMax.Round(time.Microsecond)), "", "")
 	row("edge GC pause share of wall time", "", fmt.Sprintf("%.2f%%", 100*p.gcPause.Seconds()/secs), "", "")
@@ -70,6 +78,13 @@ func (p *report) String() string {
 	row("304 to conditional requests", "", fmt.Sprint(p.res.conditional304), "", "")
 	row("POST /ask answered 200", "", fmt.Sprint(p.res.askOK), "", "")
 	return b.String()
+}
+
+func perRequest(cpu time.Duration, r *result) string {
+	if r.requests == 0 {
+		return "?"
+	}
+	return fmt.Sprintf("%.1f", float64(cpu.Microseconds())/float64(r.requests))
 }
 
 // raw is every status count and latency quantile, for loadtest/out.

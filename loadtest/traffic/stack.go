@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -18,7 +19,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// proc is a process the run started, pinned to the server core.
+// proc is a process the run started, pinned to a core.
 type proc struct {
 	name string
 	cmd  *exec.Cmd
@@ -156,6 +157,40 @@ func readGC(metricsURL string) gcStats {
 		}
 	}
 	return g
+}
+
+// readMetric is the value of an unlabelled metric on the edge's /metrics.
+func readMetric(metricsURL, name string) float64 {
+	resp, err := http.Get(metricsURL)
+	if err != nil {
+		return 0
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), name+" "); ok {
+			f, _ := strconv.ParseFloat(v, 64)
+			return f
+		}
+	}
+	return 0
+}
+
+// saveProfile writes what url answers (a pprof profile) to path.
+func saveProfile(url, path string) {
+	resp, err := http.Get(url)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "traffic: profile:", err)
+		return
+	}
+	defer resp.Body.Close()
+	f, err := os.Create(path)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	io.Copy(f, resp.Body)
 }
 
 func loadAvg() string {

@@ -3,6 +3,7 @@ package ask
 import (
 	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -228,6 +229,9 @@ func (ix *Index) answerSpan(q *query, asked question, text string, sc scanned, m
 		if negated(text, sp.start) {
 			v *= negationFactor
 		}
+		if asked.kind == askWhen && asked.obliged && (datesAText(text, sp.start) || attributive(text, sp)) {
+			v *= asideFactor
+		}
 		near := 0.0
 		for _, sw := range sc.words {
 			if containsInt(focus, sw.pos) {
@@ -342,6 +346,52 @@ func negated(text string, start int) bool {
 // negationBytes is how far before a span a denial is looked for.
 const negationBytes = 40
 
+// asideFactor discounts a date that, for a question about when something
+// must be done, is an aside: the day a text was published ("Published on
+// 20 May, the release … becomes mandatory on 24 August") or a date that
+// names an edition ("the May 2026 release").
+const asideFactor = 0.6
+
+// datesAText reports whether the words just before a span say it is when
+// something was published, released, announced or dated.
+func datesAText(text string, start int) bool {
+	before := strings.ToLower(strings.TrimRight(text[max(0, start-24):start], " "))
+	for _, w := range []string{"published on", "published", "released on", "released", "announced on", "dated", "issued on", "of"} {
+		if w == "of" {
+			// "its notice of 2 July" dates a text; "a pilot in July" does
+			// not: only "… of" after a word for a text.
+			for _, doc := range []string{"notice of", "letter of", "decision of", "release of", "notes of", "draft of", "report of"} {
+				if strings.HasSuffix(before, doc) {
+					return true
+				}
+			}
+			continue
+		}
+		if strings.HasSuffix(before, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// attributive reports whether a month or a year, not a full date, is
+// used as an adjective after "the" or "its": "the May 2026 release" names
+// the release, it does not say when anything applies.
+func attributive(text string, sp span) bool {
+	if d, ok := parseDate(text[sp.start:sp.end]); !ok || d.day > 0 {
+		return false
+	}
+	before := strings.ToLower(strings.TrimRight(text[:sp.start], " "))
+	for _, w := range []string{"the", "its", "their", "this", "a"} {
+		if strings.HasSuffix(before, " "+w) || before == w {
+			after := strings.TrimLeft(text[sp.end:], " ")
+			r, _ := utf8.DecodeRuneInString(after)
+			return unicode.IsLower(r)
+		}
+	}
+	return false
+}
+
 // contradicts reports whether text states one of the question's bounded
 // amounts on the other side ("AED 50m or more" for a question about firms
 // "under AED 50m"): it is about the other group.
@@ -398,4 +448,88 @@ func containsWords(text, s string) bool {
 		}
 		i = start + 1
 	}
+}
+
+// rowAnswer finds the answer span of a table row. A row is a record, not
+// prose: the question's words anywhere in it, the key cell's "Revenue of
+// AED 50m or more" too, are next to each of its cells, and the header says
+// which cell is which ("Go live" over "1 January 2027", "Appoint provider
+// by" over "31 July 2026"). So each cell is scored as a sentence of its
+// own, with the row's question words and its column's header words beside
+// it; the span returned is in row's offsets.
+func (ix *Index) rowAnswer(q *query, asked question, phrases []synPhrase, header, row string, matched, focus []int, known float64) (best span, score float64, ok bool) {
+	var rs, hs scanned
+	rs = ix.scan(q, row, rs)
+	hs = ix.scan(q, header, hs)
+	cells, heads := cellStarts(row), cellStarts(header)
+	against := contradicts(asked, row)
+	var sc scanned
+	for k, start := range cells {
+		end := len(row)
+		if k+1 < len(cells) {
+			end = cells[k+1] - len(cellSeparator)
+		}
+		sc.words, sc.obliges = sc.words[:0], sc.obliges[:0]
+		for _, w := range rs.words {
+			sc.words = append(sc.words, sentenceWord{pos: w.pos})
+		}
+		if k < len(heads) {
+			hEnd := len(header)
+			if k+1 < len(heads) {
+				hEnd = heads[k+1]
+			}
+			for _, w := range hs.words {
+				if w.at >= heads[k] && w.at < hEnd {
+					sc.words = append(sc.words, sentenceWord{pos: w.pos})
+				}
+			}
+			var ids []int32
+			scanWords(header[heads[k]:hEnd], func(w word) {
+				if id, ok := ix.surfaceID(w.norm); ok && id >= 0 {
+					ids = append(ids, id)
+				}
+			})
+			for _, ph := range phrases {
+				if ph.in(ids) {
+					sc.words = append(sc.words, sentenceWord{pos: ph.pos})
+				}
+			}
+		}
+		cell := row[start:end]
+		sp, v, found := ix.answerSpan(q, asked, cell, sc, matched, nil, focus, known)
+		if !found {
+			continue
+		}
+		if against && !contradicts(asked, cell) {
+			v *= contradictionFactor
+		}
+		if v > score {
+			sp.start, sp.end = sp.start+start, sp.end+start
+			best, score, ok = sp, v, true
+		}
+	}
+	return best, score, ok
+}
+
+// cellSeparator joins the cells of a table row's text (text.go).
+const cellSeparator = " | "
+
+// cellStarts returns the byte offsets at which the cells of a row's text
+// start.
+func cellStarts(row string) []int {
+	out := []int{0}
+	for i := 0; ; {
+		j := strings.Index(row[i:], cellSeparator)
+		if j < 0 {
+			return out
+		}
+		i += j + len(cellSeparator)
+		out = append(out, i)
+	}
+}
+
+// readableRow reports whether a table row can be quoted as an answer: a
+// few words across two cells or more, of readable length.
+func readableRow(s string) bool {
+	return strings.Contains(s, cellSeparator) && len(s) >= 20 && len(s) <= quoteMaxBytes && len(strings.Fields(s)) >= 4
 }

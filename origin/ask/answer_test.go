@@ -89,11 +89,15 @@ func TestSummaryLeadsWithTheAnswer(t *testing.T) {
 	}
 	testCases := []struct {
 		desc, question, answer string
+		// row: the answer is a table row, quoted with its header.
+		row bool
 	}{
 		{desc: "when: the date, not the topic sentence", question: "When does Belgium require B2B e-invoices?", answer: "1 January 2026"},
 		{desc: "how much: the amounts", question: "How much are the Belgian e-invoicing penalties?", answer: "€1,500"},
 		{desc: "threshold", question: "Above what turnover must German businesses issue e-invoices from 2027?", answer: "€800,000"},
 		{desc: "when for the smaller group, not the larger", question: "When do French SMEs have to issue e-invoices?", answer: "1 September 2027"},
+		{desc: "a table row, by its column's header", question: "When do UAE businesses with AED 50m revenue or more go live?", answer: "1 January 2027", row: true},
+		{desc: "the date in full, not its month alone", question: "When do the smallest existing GST-registered businesses in Singapore join InvoiceNow?", answer: "1 April 2028"},
 	}
 	for _, tc := range testCases {
 		t.Run(tc.desc, func(t *testing.T) {
@@ -111,11 +115,41 @@ func TestSummaryLeadsWithTheAnswer(t *testing.T) {
 			if s.Answer == nil || s.Answer.Sentence != s.Sentences[0].Text || !strings.Contains(s.Answer.Sentence, s.Answer.Text) || s.Answer.URL != s.Sentences[0].URL {
 				t.Errorf("answer span %+v is not a span of the first sentence", s.Answer)
 			}
+			if tc.row && s.Sentences[0].Header == "" {
+				t.Errorf("first sentence %q has no table header", s.Sentences[0].Text)
+			}
 			for _, q := range s.Sentences {
 				slug := strings.TrimSuffix(q.URL[strings.LastIndex(strings.TrimSuffix(q.URL, "/"), "/")+1:], "/")
-				if !strings.Contains(strings.Join(strings.Fields(bodies[slug]), " "), q.Text) {
-					t.Errorf("%q is not verbatim in %s", q.Text, slug)
+				body := strings.Join(strings.Fields(bodies[slug]), " ")
+				if !strings.Contains(body, q.Text) || !strings.Contains(body, q.Header) {
+					t.Errorf("%q (header %q) is not verbatim in %s", q.Text, q.Header, slug)
 				}
+			}
+		})
+	}
+}
+
+func TestDateCompletes(t *testing.T) {
+	testCases := []struct {
+		desc, full, partial string
+		want                bool
+	}{
+		{desc: "the day added", full: "1 April 2028", partial: "April 2028", want: true},
+		{desc: "the year added", full: "24 August 2026", partial: "24 August", want: true},
+		{desc: "another day", full: "2 April 2028", partial: "1 April", want: false},
+		{desc: "another year", full: "1 April 2029", partial: "April 2028", want: false},
+		{desc: "nothing added", full: "1 April 2028", partial: "1 April 2028", want: false},
+		{desc: "no year, so not full", full: "24 August", partial: "August", want: false},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			f, ok1 := parseDate(tc.full)
+			p, ok2 := parseDate(tc.partial)
+			if !ok1 || !ok2 {
+				t.Fatalf("parseDate(%q) %v, parseDate(%q) %v", tc.full, ok1, tc.partial, ok2)
+			}
+			if got := f.completes(p); got != tc.want {
+				t.Errorf("%q completes %q = %v, want %v", tc.full, tc.partial, got, tc.want)
 			}
 		})
 	}

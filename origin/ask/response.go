@@ -201,6 +201,9 @@ type AnswerSpan struct {
 type Quote struct {
 	Text string `json:"text"`
 	URL  string `json:"url"`
+	// Header is set when Text is a row of a table: the table's header
+	// row, verbatim too, which says what each cell of the row is.
+	Header string `json:"header,omitempty"`
 }
 
 // Answer is the answer to a Request.

@@ -71,6 +71,8 @@ type candidate struct {
 	// span is the answer span, as byte offsets into text, when spanned.
 	span    span
 	spanned bool
+	// header is, for a table row, its table's header row.
+	header string
 }
 
 // refersBack matches a sentence that opens by referring to the one before
@@ -100,6 +102,7 @@ func (ix *Index) summarize(q *query, asked question, hits []hit) *Summary {
 		}
 	}
 	if lead >= 0 {
+		cands, lead = fullerDate(asked, cands, lead)
 		picked = append(picked, cands[lead])
 		cands = append(cands[:lead], cands[lead+1:]...)
 	}
@@ -112,6 +115,9 @@ func (ix *Index) summarize(q *query, asked question, hits []hit) *Summary {
 	for len(picked) < summaryMax {
 		best, bestVal := -1, 0.0
 		for i, c := range cands {
+			if c.header != "" {
+				continue // a table row is quoted only as the answer
+			}
 			sim := 0.0
 			for _, p := range picked {
 				sim = max(sim, jaccard(c.terms, p.terms))
@@ -143,7 +149,7 @@ func (ix *Index) summarize(q *query, asked question, hits []hit) *Summary {
 	texts := make([]string, 0, len(picked))
 	for _, p := range picked {
 		texts = append(texts, p.text)
-		s.Sentences = append(s.Sentences, Quote{Text: p.text, URL: p.url})
+		s.Sentences = append(s.Sentences, Quote{Text: p.text, URL: p.url, Header: p.header})
 		if !containsString(s.Citations, p.url) {
 			s.Citations = append(s.Citations, p.url)
 		}
@@ -172,6 +178,7 @@ func (ix *Index) candidates(q *query, asked question, hits []hit, known float64)
 	}
 	focus := q.focusPositions(asked.focus)
 	aliases := ix.aliasWords(q, asked.text)
+	phrases := ix.phraseSynonyms(q)
 	var (
 		cands                    []candidate
 		matched, before, context []int
@@ -202,11 +209,31 @@ func (ix *Index) candidates(q *query, asked question, hits []hit, known float64)
 		before = before[:0]
 		for i := range d.sentenceCount() {
 			s := d.sentence(i)
-			if !s.quotable() {
+			row := s.kind == kindTable && s.head >= 0
+			if !s.quotable() && !row {
 				before = before[:0] // a heading starts a new passage
 				continue
 			}
 			matched = q.sentenceTerms(d, i, matched)
+			for _, ph := range phrases {
+				if !containsInt(matched, ph.pos) && ph.in(d.termIDs(i)) {
+					matched = append(matched, ph.pos)
+				}
+			}
+			if row {
+				// A row says what its header says of each cell: "Go
+				// live" over "1 January 2027".
+				for _, p := range q.sentenceTerms(d, int(s.head), nil) {
+					if !containsInt(matched, p) {
+						matched = append(matched, p)
+					}
+				}
+				for _, ph := range phrases {
+					if !containsInt(matched, ph.pos) && ph.in(d.termIDs(int(s.head))) {
+						matched = append(matched, ph.pos)
+					}
+				}
+			}
 			for _, p := range filed {
 				if !containsInt(matched, p) {
 					matched = append(matched, p)
@@ -220,16 +247,23 @@ func (ix *Index) candidates(q *query, asked question, hits []hit, known float64)
 				}
 			}
 			context = context[:0]
-			if refersBack.MatchString(s.text) {
+			if !row && refersBack.MatchString(s.text) {
 				for _, p := range before {
 					if !containsInt(matched, p) {
 						context = append(context, p)
 					}
 				}
 			}
-			before = append(before[:0], matched...)
-			if !readable(s.text, s.kind == kindItem) {
-				continue
+			if row {
+				before = before[:0]
+				if !readableRow(s.text) || !spanKind(asked.kind) || asked.kind == askYesNo {
+					continue
+				}
+			} else {
+				before = append(before[:0], matched...)
+				if !readable(s.text, s.kind == kindItem) {
+					continue
+				}
 			}
 			own, inherited := q.coverageOf(matched, known), q.coverageOf(context, known)
 			// The words of the sentence before make this one about the
@@ -252,14 +286,30 @@ func (ix *Index) candidates(q *query, asked question, hits []hit, known float64)
 					}
 				}
 			} else {
-				sc = ix.scan(q, s.text, sc)
-				if span, v, ok := ix.answerSpan(q, asked, s.text, sc, matched, context, focus, known); ok {
+				var (
+					span span
+					v    float64
+					ok   bool
+				)
+				if row {
+					span, v, ok = ix.rowAnswer(q, asked, phrases, d.sentence(int(s.head)).text, s.text, matched, focus, known)
+				} else {
+					sc = ix.scan(q, s.text, sc)
+					span, v, ok = ix.answerSpan(q, asked, s.text, sc, matched, context, focus, known)
+				}
+				if ok {
 					c.span, c.spanned = span, true
 					c.lead = v * leadPrior / (1 + 0.01*float64(i))
 					if s.kind != kindDek && strings.Contains(headline, s.text[span.start:span.end]) {
 						c.lead *= 1.2
 					}
 				}
+			}
+			if row {
+				if !c.spanned {
+					continue // a row is quoted only for the answer it holds
+				}
+				c.header = d.sentence(int(s.head)).text
 			}
 			cands = append(cands, c)
 		}
@@ -299,4 +349,105 @@ func intersect(a, b []int) []int {
 		}
 	}
 	return out
+}
+
+// fullerDateShare is how well, against the lead, a sentence must state an
+// answer for its fuller form of the lead's date to lead instead.
+const fullerDateShare = 0.5
+
+// fullerDate returns the candidate that states the lead's date in full,
+// when the lead gives it only in part ("from April 2028", "on 24 August")
+// and another quotable sentence or row of the answer gives the same date
+// with its day or year ("1 April 2028", "24 August 2026") and states an
+// answer at least fullerDateShare as well; else lead. The reader asked
+// when: the full date answers, and it is the same fact.
+func fullerDate(asked question, cands []candidate, lead int) ([]candidate, int) {
+	if asked.kind != askWhen || !cands[lead].spanned {
+		return cands, lead
+	}
+	l := cands[lead]
+	want, ok := parseDate(l.text[l.span.start:l.span.end])
+	if !ok || want.full() || want.month == 0 {
+		// A bare year is not upgraded: "2026" and "January 2026" may
+		// be different facts of the same year.
+		return cands, lead
+	}
+	best := lead
+	// The same article's other sentences first: its text gives the date
+	// in full where its standfirst shortens it, whatever else they say.
+	d := l.doc
+	for i := range d.sentenceCount() {
+		s := d.sentence(i)
+		if i == l.sent || !s.quotable() || !readable(s.text, s.kind == kindItem) {
+			continue
+		}
+		for _, m := range dateSpan.FindAllString(s.text, -1) {
+			if got, ok := parseDate(m); ok && got.completes(want) && !negated(s.text, strings.Index(s.text, m)) {
+				c := candidate{text: s.text, url: l.url, doc: d, sent: i, score: l.score, cov: l.cov, terms: sentenceIDs(d, i), lead: l.lead, span: spanOf(s.text, m), spanned: true}
+				return append(cands, c), len(cands)
+			}
+		}
+	}
+	for i, c := range cands {
+		if i == lead || !c.spanned || c.lead < fullerDateShare*l.lead {
+			continue
+		}
+		for _, m := range dateSpan.FindAllString(c.text, -1) {
+			got, ok := parseDate(m)
+			if ok && got.completes(want) && (best == lead || c.lead > cands[best].lead) {
+				best = i
+				cands[i].span = spanOf(c.text, m)
+			}
+		}
+	}
+	return cands, best
+}
+
+// calendarDate is a date as an article writes it, with the parts it
+// gives (0 for a missing part).
+type calendarDate struct{ day, month, year int }
+
+var datePattern = regexp.MustCompile(`^(?:(\d{1,2}) )?(` + month + `)(?: (\d{1,2}),)?(?: (\d{4}))?$|^((?:19|20)\d{2})$`)
+
+func parseDate(s string) (calendarDate, bool) {
+	m := datePattern.FindStringSubmatch(s)
+	if m == nil {
+		return calendarDate{}, false
+	}
+	atoi := func(s string) int {
+		n := 0
+		for _, r := range s {
+			n = n*10 + int(r-'0')
+		}
+		return n
+	}
+	if m[5] != "" {
+		return calendarDate{year: atoi(m[5])}, true
+	}
+	d := calendarDate{day: atoi(m[1] + m[3]), year: atoi(m[4])}
+	for i, name := range monthNames {
+		if name == m[2] {
+			d.month = i + 1
+		}
+	}
+	return d, true
+}
+
+var monthNames = [...]string{"January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"}
+
+// full reports whether d has its day, month and year.
+func (d calendarDate) full() bool { return d.day > 0 && d.month > 0 && d.year > 0 }
+
+// completes reports whether d is the date partial gives, with more of its
+// parts: every part partial has is the same in d.
+func (d calendarDate) completes(partial calendarDate) bool {
+	same := func(a, b int) bool { return b == 0 || a == b }
+	more := (d.day > 0 && partial.day == 0) || (d.month > 0 && partial.month == 0) || (d.year > 0 && partial.year == 0)
+	return more && same(d.day, partial.day) && same(d.month, partial.month) && same(d.year, partial.year) && d.year > 0
+}
+
+// spanOf returns the span of the first occurrence of m in text.
+func spanOf(text, m string) span {
+	i := strings.Index(text, m)
+	return span{start: i, end: i + len(m), fit: 1}
 }

@@ -1,6 +1,9 @@
 package ask
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Synonyms: readers ask about "bills" and "firms" and "sanctions"; articles
 // say "invoices", "businesses" and "penalties". The editors keep groups of
@@ -121,4 +124,63 @@ func (q *query) standsFor(p int) int {
 		return s - 1
 	}
 	return p
+}
+
+// synPhrase is a synonym of two words or more ("go live" for "start") that
+// a sentence may say instead of a question's word: its term ids in order,
+// and the position in q.terms of the word it stands for.
+type synPhrase struct {
+	ids []int32
+	pos int
+}
+
+// phraseSynonyms returns the longer members of the groups the question's
+// words belong to. The index matches one-word synonyms (expand); a phrase
+// is matched in the sentences an answer quotes, where "Go live" over a
+// table's dates answers "when must … start".
+func (ix *Index) phraseSynonyms(q *query) []synPhrase {
+	if ix.synonyms == nil {
+		return nil
+	}
+	var out []synPhrase
+	for _, g := range ix.synonyms.groups {
+		base := -1
+		for _, s := range g.singles {
+			if id, ok := ix.termID(s); ok {
+				if p, asked := q.pos[id]; asked {
+					base = q.standsFor(p)
+					break
+				}
+			}
+		}
+		if base < 0 {
+			continue
+		}
+		for _, ph := range g.phrases {
+			ids := make([]int32, 0, len(ph))
+			for _, w := range ph {
+				id, ok := ix.termID(w)
+				if !ok {
+					ids = nil
+					break
+				}
+				ids = append(ids, id)
+			}
+			if len(ids) > 0 {
+				out = append(out, synPhrase{ids: ids, pos: base})
+			}
+		}
+	}
+	return out
+}
+
+// in reports whether the term ids of a sentence hold ph's in a
+// row.
+func (ph synPhrase) in(ids []int32) bool {
+	for i := 0; i+len(ph.ids) <= len(ids); i++ {
+		if slices.Equal(ids[i:i+len(ph.ids)], ph.ids) {
+			return true
+		}
+	}
+	return false
 }

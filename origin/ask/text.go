@@ -9,16 +9,20 @@ import (
 // Snippets and summaries quote articles verbatim, so they are cut from the
 // article's own text: the markdown body reduced to plain text (emphasis
 // markers and link targets dropped, words untouched) and split into
-// sentences. Headings and table rows are kept apart: they are labels, not
-// statements, and are never quoted.
+// sentences. Headings and table rows are kept apart: a heading is a label,
+// never quoted; a table row is quoted only as the answer to a question of
+// its cells' kind, with the table's header row beside it (summary.go).
+// A row's text is its cells as the article writes them, joined by " | ",
+// so that it is verbatim in the article's plain text.
 
 // Kinds of sentence, by the markdown block they come from.
 const (
-	kindDek     uint8 = iota // the standfirst
-	kindPara                 // a paragraph
-	kindItem                 // a list item
-	kindHeading              // a heading: never quoted
-	kindTable                // a table row: never quoted
+	kindDek       uint8 = iota // the standfirst
+	kindPara                   // a paragraph
+	kindItem                   // a list item
+	kindHeading                // a heading: never quoted
+	kindTable                  // a table row: quoted only as an answer
+	kindTableHead              // a table's header row: never quoted
 )
 
 // sentence is one sentence of an article, in plain text. Once indexed,
@@ -27,6 +31,9 @@ type sentence struct {
 	text       string
 	kind       uint8
 	start, end uint32
+	// head is, for a table row, the index of its table's header row among
+	// the article's sentences, or -1.
+	head int32
 }
 
 // quotable reports whether s may appear in a snippet or a summary.
@@ -37,15 +44,26 @@ func (s sentence) quotable() bool { return s.kind <= kindItem }
 func articleSentences(dek, body string) []sentence {
 	var out []sentence
 	for _, s := range splitSentences(strings.TrimSpace(dek)) {
-		out = append(out, sentence{text: s, kind: kindDek})
+		out = append(out, sentence{text: s, kind: kindDek, head: -1})
 	}
+	head := int32(-1)
 	for _, b := range markdownBlocks(body) {
-		if b.kind == kindHeading || b.kind == kindTable {
-			out = append(out, sentence{text: b.text, kind: b.kind})
+		switch b.kind {
+		case kindTableHead:
+			head = int32(len(out))
+			out = append(out, sentence{text: b.text, kind: b.kind, head: -1})
+			continue
+		case kindTable:
+			out = append(out, sentence{text: b.text, kind: b.kind, head: head})
+			continue
+		}
+		head = -1
+		if b.kind == kindHeading {
+			out = append(out, sentence{text: b.text, kind: b.kind, head: -1})
 			continue
 		}
 		for _, s := range splitSentences(b.text) {
-			out = append(out, sentence{text: s, kind: b.kind})
+			out = append(out, sentence{text: s, kind: b.kind, head: -1})
 		}
 	}
 	return out
@@ -83,14 +101,19 @@ func markdownBlocks(body string) []block {
 			flush()
 		case strings.HasPrefix(trimmed, "|"):
 			flush()
-			if !isTableRule(trimmed) {
-				cells := strings.Split(strings.Trim(trimmed, "|"), "|")
-				for i := range cells {
-					cells[i] = strings.TrimSpace(cells[i])
+			if isTableRule(trimmed) {
+				// The row above the rule is the table's header.
+				if n := len(blocks); n > 0 && blocks[n-1].kind == kindTable {
+					blocks[n-1].kind = kindTableHead
 				}
-				cur, curKind = []string{strings.Join(cells, " · ")}, kindTable
-				flush()
+				continue
 			}
+			cells := strings.Split(strings.Trim(trimmed, "|"), "|")
+			for i := range cells {
+				cells[i] = strings.Join(strings.Fields(cells[i]), " ")
+			}
+			cur, curKind = []string{strings.Join(cells, cellSeparator)}, kindTable
+			flush()
 		case listMarker(trimmed) > 0:
 			flush()
 			cur, curKind = []string{trimmed[listMarker(trimmed):]}, kindItem

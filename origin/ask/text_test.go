@@ -46,8 +46,8 @@ func TestMarkdownBlocks(t *testing.T) {
 		{text: "1 January 2027: issuing starts. It continues.", kind: kindItem},
 		{text: "Second item.", kind: kindItem},
 		{text: "Numbered item.", kind: kindItem},
-		{text: "From · Who", kind: kindTable},
-		{text: "1 February 2026 · All taxpayers", kind: kindTable},
+		{text: "From | Who", kind: kindTableHead},
+		{text: "1 February 2026 | All taxpayers", kind: kindTable},
 		{text: "A quote.", kind: kindPara},
 	}
 	if got := markdownBlocks(md); !reflect.DeepEqual(got, want) {
@@ -56,13 +56,22 @@ func TestMarkdownBlocks(t *testing.T) {
 }
 
 func TestArticleSentences(t *testing.T) {
-	got := articleSentences("One. Two.", "Body **here**. More.\n\n## H\n")
-	want := []sentence{{text: "One.", kind: kindDek}, {text: "Two.", kind: kindDek}, {text: "Body here.", kind: kindPara}, {text: "More.", kind: kindPara}, {text: "H", kind: kindHeading}}
+	got := articleSentences("One. Two.", "Body **here**. More.\n\n## H\n\n| From | Who |\n|---|---|\n| 1 April 2026 | **All** other  taxpayers |\n\nAfter.")
+	want := []sentence{
+		{text: "One.", kind: kindDek, head: -1}, {text: "Two.", kind: kindDek, head: -1},
+		{text: "Body here.", kind: kindPara, head: -1}, {text: "More.", kind: kindPara, head: -1},
+		{text: "H", kind: kindHeading, head: -1},
+		{text: "From | Who", kind: kindTableHead, head: -1},
+		// A row points at its header; its text is verbatim in the
+		// article's plain text (cells as written, " | " between).
+		{text: "1 April 2026 | All other taxpayers", kind: kindTable, head: 5},
+		{text: "After.", kind: kindPara, head: -1},
+	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %+v, want %+v", got, want)
 	}
-	if got[4].quotable() || !got[0].quotable() {
-		t.Error("a heading is quotable or the dek is not")
+	if got[4].quotable() || !got[0].quotable() || got[5].quotable() || got[6].quotable() {
+		t.Error("a heading or a table row is quotable as a sentence, or the dek is not")
 	}
 }
 

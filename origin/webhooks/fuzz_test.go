@@ -86,11 +86,8 @@ func FuzzSubscriptionRoutes(f *testing.F) {
 	f.Fuzz(func(t *testing.T, authorization, id string) {
 		h := http.Header{"Authorization": {authorization}}
 		inst.Untrusted(t, checker, "GET", "/api/v1/webhooks/subscriptions", h, nil)
-		// The router reads a trailing slash as the list's address; what
-		// follows a '?' or '#' is not part of the path.
-		if path, _, _ := strings.Cut(id, "#"); path == "" || strings.HasSuffix(strings.SplitN(path, "?", 2)[0], "/") {
-			return
-		}
+		// Any id, a trailing slash, '?', '#', "/.." or "" included: the
+		// contract checker reads paths as the router does.
 		inst.Untrusted(t, checker, "GET", "/api/v1/webhooks/subscriptions/"+id, h, nil)
 		inst.Untrusted(t, checker, "DELETE", "/api/v1/webhooks/subscriptions/"+id, h, nil)
 	})

@@ -4,7 +4,6 @@
 package repo
 
 import (
-	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -117,24 +116,4 @@ func Build(t testing.TB, root, dir string, names ...string) map[string]string {
 		t.Fatalf("repo: go %s: %v\n%s", strings.Join(args, " "), err, b)
 	}
 	return out
-}
-
-// Missing returns the names among want for which cmd/<name> does not exist.
-func Missing(root string, want ...string) []string {
-	var miss []string
-	for _, n := range want {
-		if !HasCommand(root, n) {
-			miss = append(miss, n)
-		}
-	}
-	return miss
-}
-
-// SkipUnmerged skips t, naming the branches still missing, when some of the
-// commands want are not in this checkout yet.
-func SkipUnmerged(t testing.TB, root string, want ...string) {
-	t.Helper()
-	if miss := Missing(root, want...); len(miss) > 0 {
-		t.Skip(fmt.Sprintf("SKIPPED UNTIL MERGED: cmd/%s not in this checkout yet (branches %s); this test must run once they are merged", strings.Join(miss, ", cmd/"), strings.Join(miss, ", ")))
-	}
 }

@@ -74,6 +74,32 @@ func fake() http.Handler {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="invoicewire", resource_metadata="http://localhost:8080/.well-known/oauth-protected-resource"`)
 		json(w, 401, "no-store", `{"error":{"code":"unauthorized","message":"A bearer token is required."}}`)
 	})
+	challenge401 := func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="invoicewire", resource_metadata="http://localhost:8080/.well-known/oauth-protected-resource"`)
+		json(w, 401, "no-store", `{"error":{"code":"unauthorized","message":"A bearer token is required."}}`)
+	}
+	// The owner route with the trailing slash the router accepts, and a
+	// path below it that no route has: the service asks for credentials on
+	// the first and answers 404 for the second; "auth-first" asks for
+	// credentials on both.
+	mux.HandleFunc("GET /good/api/v1/webhooks/subscriptions/{id}/{$}", challenge401)
+	mux.HandleFunc("GET /good/api/v1/webhooks/subscriptions/{id}/{more}", func(w http.ResponseWriter, r *http.Request) {
+		json(w, 404, "public, max-age=60", `{"error":{"code":"not_found","message":"Nothing is published at this address."}}`)
+	})
+	mux.HandleFunc("GET /auth-first/api/v1/webhooks/subscriptions/{id}/{more}", challenge401)
+	// An article page's shape under /api/v1, answered as the page.
+	mux.HandleFunc("GET /good/api/v1/2025/12/a/", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Cache-Control", readCache)
+		io.WriteString(w, "<!doctype html><title>a</title>")
+	})
+	// Creating a subscription from a body whose Content-Type is no media
+	// type: refused (the good variant answers 401 to every POST), or
+	// accepted by a lenient service.
+	mux.HandleFunc("POST /lenient/api/v1/webhooks", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Location", "http://localhost:8080/api/v1/webhooks/subscriptions/sub_1")
+		json(w, 201, "no-store", `{"id":"sub_1"}`)
+	})
 	mux.HandleFunc("POST /bad-challenge/api/v1/webhooks", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("WWW-Authenticate", `Basic realm="x"`)
 		json(w, 401, "no-store", `{"error":{"code":"unauthorized","message":"A bearer token is required."}}`)
@@ -104,7 +130,7 @@ func fake() http.Handler {
 	// Serve each variant at its prefix with the prefix stripped, so the
 	// checker sees the service's real paths.
 	root := http.NewServeMux()
-	for _, v := range []string{"good", "bad-field", "bad-type", "no-etag", "html-error", "wrong-code", "lenient", "no-allow", "bad-challenge", "bad-stream"} {
+	for _, v := range []string{"good", "bad-field", "bad-type", "no-etag", "html-error", "wrong-code", "lenient", "no-allow", "bad-challenge", "bad-stream", "auth-first"} {
 		root.Handle("/"+v+"/", http.StripPrefix("/"+v, prefixed(v, mux)))
 	}
 	return root
@@ -150,7 +176,13 @@ func TestChecker(t *testing.T) {
 		{desc: "401 with the Bearer challenge", variant: "good", method: "POST", path: "/api/v1/webhooks", body: `{"url":"https://example.com/h","events":["spec.updated"]}`, ctype: "application/json"},
 		{desc: "401 with a Basic challenge", variant: "bad-challenge", method: "POST", path: "/api/v1/webhooks", body: `{"url":"https://example.com/h","events":["spec.updated"]}`, ctype: "application/json", wantProblem: "WWW-Authenticate"},
 		{desc: "site-root feed", variant: "good", method: "GET", path: "/feeds/all.json"},
-		{desc: "site-root path served under /api/v1", variant: "good", method: "GET", path: "/api/v1/feeds/all.json", wantProblem: "site-root path"},
+		{desc: "site-root path served under /api/v1", variant: "good", method: "GET", path: "/api/v1/feeds/all.json", wantProblem: "unknown path"},
+		{desc: "article page served under /api/v1", variant: "good", method: "GET", path: "/api/v1/2025/12/a/", wantProblem: "unknown path"},
+		{desc: "API path with a trailing slash is the API path, not the article page /{year}/{month}/{slug}/", variant: "good", method: "GET", path: "/api/v1/webhooks/subscriptions/x/"},
+		{desc: "unknown path below an owner route answers 404", variant: "good", method: "GET", path: "/api/v1/webhooks/subscriptions/x/y"},
+		{desc: "unknown path below an owner route asks for credentials", variant: "auth-first", method: "GET", path: "/api/v1/webhooks/subscriptions/x/y", wantProblem: "unknown path"},
+		{desc: "Content-Type without a subtype refused", variant: "good", method: "POST", path: "/api/v1/webhooks", body: `{"url":"https://example.com/h","events":["spec.updated"]}`, ctype: "application"},
+		{desc: "Content-Type without a subtype accepted", variant: "lenient", method: "POST", path: "/api/v1/webhooks", body: `{"url":"https://example.com/h","events":["spec.updated"]}`, ctype: "application", wantProblem: "not a media type"},
 		{desc: "valid ask event stream", variant: "good", method: "POST", path: "/ask", body: `{"query":"peppol","prefer":{"streaming":true}}`, ctype: "application/json"},
 		{desc: "ask event stream out of order and invalid", variant: "bad-stream", method: "POST", path: "/ask", body: `{"query":"peppol"}`, ctype: "application/json", wantProblem: "want start"},
 	}

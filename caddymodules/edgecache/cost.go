@@ -1,0 +1,54 @@
+// What a stored entry costs: the bound the cache's max_bytes counts in.
+
+package edgecache
+
+import (
+	"net/http"
+	"unsafe"
+)
+
+// Per-object overheads of the Go structures an entry lives in, measured by
+// TestCostBoundsHeap (which fails when the costs fall below what the heap
+// really grows by):
+const (
+	// entryOverhead: the entry struct with its per-second values, the
+	// header map's fixed part, the tagcache item and ristretto's
+	// slot for it, rounded up to allocation size classes.
+	entryOverhead = int64(unsafe.Sizeof(entry{})) + int64(unsafe.Sizeof(hitValues{})) + 64 + 64 + 288
+	// fieldOverhead: one header field in a map (its slot, the []string
+	// header and its backing array).
+	fieldOverhead = 96
+	// tagOverhead: one tag of the entry, in its own list and in the tag
+	// index's set (a slot holding the entry's key).
+	tagOverhead = 96
+)
+
+// cost is what e holds in memory: its body (the stored coding's bytes, so
+// each compressed variant counts its own), its key (stored again in the tag
+// index), its tags, its header map and the overheads above. It is what
+// max_bytes bounds, so that the soft memory limit derived from max_bytes
+// (docs/edge-gateway.md, "Memory") holds.
+func (e *entry) cost() int64 {
+	n := entryOverhead + int64(len(e.body)) + 2*int64(len(e.key)) + int64(len(e.uriTag)) + int64(len(e.upstreamStatus))
+	for _, t := range e.tags {
+		n += int64(len(t)) + tagOverhead
+	}
+	if e.uriTag != "" {
+		n += tagOverhead
+	}
+	n += headerCost(e.header)
+	n += int64(len(e.vary)) * 16
+	return n
+}
+
+// headerCost is the memory of a header map, names and values included.
+func headerCost(h http.Header) int64 {
+	n := int64(0)
+	for k, vs := range h {
+		n += fieldOverhead + int64(len(k))
+		for _, v := range vs {
+			n += int64(len(v)) + 16
+		}
+	}
+	return n
+}

@@ -1,0 +1,135 @@
+package store
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/invoicewire/invoicewire/internal/content"
+	"github.com/invoicewire/invoicewire/internal/events"
+	"github.com/invoicewire/invoicewire/internal/invalidation"
+)
+
+// firstPublishBatch bounds the articles of one firstPublish call: Lua's
+// unpack takes at most about 8,000 values, and a ZADD of the index of all
+// articles gets two per article.
+const firstPublishBatch = 256
+
+// firstPublishScript publishes a run of articles that are not in the store
+// yet, as one atomic change (docs/decisions.md, archive scale): every
+// record, index entry, sitemap entry and event of the run, one content
+// version and one invalidation message. The change script does the same
+// per article; one call per run saves what each call and each command costs
+// Redis beyond the work itself (each index gets one ZADD of the run's
+// members, the records one MSET, each sitemap file one HSET), which was
+// most of a first publish's Redis time. The arguments are laid out so that
+// each command takes a range of them as they are (unpack), without Lua
+// building tables.
+//
+// KEYS[1] is the version, KEYS[2] the events stream, KEYS[3] to
+// KEYS[n+2] the n articles' keys, then the index keys. ARGV[1] is the
+// invalidation channel, ARGV[2] the surrogate keys as a JSON array, ARGV[3]
+// the capacity of a sitemap file, ARGV[4] n, ARGV[5] the number of
+// indexes; then n pairs (article key, record), n pairs (slug, sitemap
+// entry), n events of four arguments (id, type, created_at, data), and per
+// index its key, the number of its members m and m pairs (score, slug). It
+// returns the new content version, or -1, writing nothing, when one of the
+// articles exists already.
+var firstPublishScript = redis.NewScript(`
+local smcap = tonumber(ARGV[3])
+local smtags = {}
+` + sitemapLua + `
+local n, g = tonumber(ARGV[4]), tonumber(ARGV[5])
+if redis.call('EXISTS', unpack(KEYS, 3, n + 2)) > 0 then return -1 end
+local i = 6
+redis.call('MSET', unpack(ARGV, i, i + 2 * n - 1))
+i = i + 2 * n
+smaddall(i, n)
+i = i + 2 * n
+local v = redis.call('INCR', KEYS[1])
+for _ = 1, n do
+  redis.call('XADD', KEYS[2], '*', 'id', ARGV[i], 'type', ARGV[i+1], 'created_at', ARGV[i+2], 'data', ARGV[i+3])
+  i = i + 4
+end
+for _ = 1, g do
+  local m = tonumber(ARGV[i+1])
+  redis.call('ZADD', ARGV[i], unpack(ARGV, i + 2, i + 1 + 2 * m))
+  i = i + 2 + 2 * m
+end
+local tags = ARGV[2]
+if #smtags > 0 then
+  tags = string.sub(tags, 1, -2) .. ',"' .. table.concat(smtags, '","') .. '"]'
+end
+redis.call('PUBLISH', ARGV[1], '{"version":' .. v .. ',"keys":' .. tags .. '}')
+return v
+`)
+
+// firstPublish is one call of firstPublishScript.
+type firstPublish struct {
+	keys []string
+	args []any
+}
+
+// newFirstPublish renders the call that publishes articles (at most
+// firstPublishBatch) as new: docs are their records, evs their
+// article.published events.
+func (p *Publisher) newFirstPublish(articles []*content.Article, docs [][]byte, evs []events.Event) *firstPublish {
+	c := p.newChange() // for its key positions and sitemap capacity
+	n := len(articles)
+	for _, a := range articles {
+		c.key(keyArticle(a.Slug))
+	}
+	tags := map[string]bool{}
+	type index struct {
+		key     string
+		members []any
+	}
+	var indexes []*index
+	byKey := map[string]*index{}
+	add := func(key string, sc int64, slug string) {
+		ix := byKey[key]
+		if ix == nil {
+			c.key(key)
+			ix = &index{key: key}
+			byKey[key] = ix
+			indexes = append(indexes, ix)
+		}
+		ix.members = append(ix.members, sc, slug)
+	}
+	args := make([]any, 5, 5+8*n+14*n)
+	args[0], args[2], args[3] = invalidation.Channel, c.sitemapCap(), n
+	for i, a := range articles {
+		args = append(args, keyArticle(a.Slug), docs[i])
+	}
+	for _, a := range articles {
+		args = append(args, a.Slug, sitemapEntry(a))
+	}
+	for i, a := range articles {
+		e := evs[i]
+		args = append(args, e.ID, e.Type, e.CreatedAt.Format(time.RFC3339Nano), []byte(e.Data))
+		for _, t := range articleTags(a) {
+			tags[t] = true
+		}
+		sc := score(a.PublishedAt)
+		add(keyIndexAll, sc, a.Slug)
+		add(keyIndex("section", a.Section), sc, a.Slug)
+		for _, au := range a.Audience {
+			add(keyIndex("audience", au), sc, a.Slug)
+		}
+		for _, cc := range a.Countries {
+			add(keyIndex("country", cc), sc, a.Slug)
+		}
+	}
+	for _, ix := range indexes {
+		args = append(args, ix.key, len(ix.members)/2)
+		args = append(args, ix.members...)
+	}
+	list := make([]string, 0, len(tags))
+	for t := range tags {
+		list = append(list, t)
+	}
+	tagJSON, _ := json.Marshal(list) // strings always encode
+	args[1], args[4] = tagJSON, len(indexes)
+	return &firstPublish{keys: c.keys, args: args}
+}
