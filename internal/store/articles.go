@@ -133,8 +133,9 @@ func score(t time.Time) int64 { return -t.Unix() }
 // One set is a range read, O(log N + limit). Several are walked along the
 // smallest, from the cursor's place in it, each member looked up in the
 // others until the page and one more match are found: the cost follows the
-// page, not the archive, and the total comes from ZINTERCARD, which only
-// counts. A walk that has not found its page after walkBudget members (a
+// page, not the archive, and the total is the filter's counter (ARGV[6]
+// names it in the counts hash ARGV[7], counts.go), or, until the counters
+// are ready, ZINTERCARD, which only counts. A walk that has not found its page after walkBudget members (a
 // deep offset into a rare combination) intersects the sets whole instead.
 var pageScript = redis.NewScript(`
 local cs, cslug = ARGV[1], ARGV[2]
@@ -164,7 +165,12 @@ for i = 2, #KEYS do
   local n = redis.call('ZCARD', KEYS[i])
   if n < size then small, size = KEYS[i], n end
 end
-local total = redis.call('ZINTERCARD', #KEYS, unpack(KEYS))
+local total
+if ARGV[6] ~= '' and redis.call('HEXISTS', ARGV[7], 'ready') == 1 then
+  total = tonumber(redis.call('HGET', ARGV[7], ARGV[6]) or '0')
+else
+  total = redis.call('ZINTERCARD', #KEYS, unpack(KEYS))
+end
 local out = {total, offset, 0}
 local pos, skip = 0, offset
 if cs ~= '' then
@@ -224,7 +230,7 @@ func (s *Store) Articles(ctx context.Context, f ArticleFilter, offset, limit int
 	if after != nil {
 		cs, cslug = strconv.FormatInt(score(after.PublishedAt), 10), after.Slug
 	}
-	res, err := pageScript.Run(ctx, s.rdb, f.indexKeys(), cs, cslug, offset, limit, walkBudget).Slice()
+	res, err := pageScript.Run(ctx, s.rdb, f.indexKeys(), cs, cslug, offset, limit, walkBudget, countField(f), keyCounts).Slice()
 	if err != nil {
 		return nil, fmt.Errorf("store: listing articles: %w", err)
 	}

@@ -147,6 +147,7 @@ for j = i, #ARGV, 4 do
   elseif o == 'smadd' then smadd(a, b)
   elseif o == 'smdel' then smdel(a)
   elseif o == 'hset' then redis.call('HSET', k, a, b)
+  elseif o == 'hincr' then redis.call('HINCRBY', k, a, b)
   elseif o == 'del' then redis.call('DEL', k)
   else return redis.error_reply('unknown op ' .. tostring(o)) end
 end

@@ -32,8 +32,10 @@ const firstPublishBatch = 256
 // invalidation channel, ARGV[2] the surrogate keys as a JSON array, ARGV[3]
 // the capacity of a sitemap file, ARGV[4] n, ARGV[5] the number of
 // indexes; then n pairs (article key, record), n pairs (slug, sitemap
-// entry), n events of four arguments (id, type, created_at, data), and per
-// index its key, the number of its members m and m pairs (score, slug). It
+// entry), n events of four arguments (id, type, created_at, data), per
+// index its key, the number of its members m and m pairs (score, slug),
+// then the position of the counts key in KEYS, the number of counters and
+// as many pairs (counter, increment) (counts.go). It
 // returns the new content version, or -1, writing nothing, when one of the
 // articles exists already.
 var firstPublishScript = redis.NewScript(`
@@ -56,6 +58,10 @@ for _ = 1, g do
   local m = tonumber(ARGV[i+1])
   redis.call('ZADD', ARGV[i], unpack(ARGV, i + 2, i + 1 + 2 * m))
   i = i + 2 + 2 * m
+end
+local counts = KEYS[tonumber(ARGV[i])]
+for j = i + 2, i + 2 * tonumber(ARGV[i+1]), 2 do
+  redis.call('HINCRBY', counts, ARGV[j], ARGV[j+1])
 end
 local tags = ARGV[2]
 if #smtags > 0 then
@@ -124,6 +130,20 @@ func (p *Publisher) newFirstPublish(articles []*content.Article, docs [][]byte, 
 	for _, ix := range indexes {
 		args = append(args, ix.key, len(ix.members)/2)
 		args = append(args, ix.members...)
+	}
+	counts := map[string]int{}
+	var fields []string
+	for _, a := range articles {
+		for _, f := range articleCounts(a) {
+			if counts[f] == 0 {
+				fields = append(fields, f)
+			}
+			counts[f]++
+		}
+	}
+	args = append(args, c.key(keyCounts), len(fields))
+	for _, f := range fields {
+		args = append(args, f, counts[f])
 	}
 	list := make([]string, 0, len(tags))
 	for t := range tags {

@@ -89,20 +89,29 @@ func TestWaitLoadedWaitsThroughLoading(t *testing.T) {
 	if err := store.WaitLoaded(wctx, rdb, slog.New(slog.NewTextHandler(&logs, nil))); err != nil {
 		t.Fatalf("WaitLoaded: %v", err)
 	}
-	// Returned: every key is back, and commands succeed.
-	n, err := rdb.DBSize(ctx).Result()
-	if err != nil || n != keys {
-		t.Fatalf("after WaitLoaded DBSIZE = %d, %v; want %d keys and no error", n, err, keys)
+	// Returned: loading is over and commands succeed. The keys WaitLoaded
+	// lets the caller see are the reloaded data set's, all of them: under
+	// heavy machine load redis-server 7.0 has been seen to finish DEBUG
+	// RELOAD with key-load-delay a few thousand keys short (loading:0, no
+	// error), so the count is compared with the server's own final count,
+	// not with the keys populated.
+	info, err := rdb.Info(ctx, "persistence").Result()
+	if err != nil || !strings.Contains(info, "loading:0") {
+		t.Fatalf("after WaitLoaded INFO persistence = %q, %v; want loading:0", info, err)
 	}
-	if v, err := rdb.Get(ctx, "key:"+strconv.Itoa(keys-1)).Result(); err != nil || v == "" {
-		t.Errorf("the last key after WaitLoaded: %q, %v", v, err)
+	n, err := rdb.DBSize(ctx).Result()
+	if err != nil || n == 0 {
+		t.Fatalf("after WaitLoaded DBSIZE = %d, %v; want the reloaded keys and no error", n, err)
+	}
+	if err := <-reloaded; err != nil {
+		t.Errorf("DEBUG RELOAD: %v", err)
+	}
+	if final, err := rdb.DBSize(ctx).Result(); err != nil || final != n {
+		t.Errorf("DBSIZE when WaitLoaded returned = %d, once DEBUG RELOAD answered = %d (%v): WaitLoaded returned mid-load", n, final, err)
 	}
 	if !strings.Contains(logs.String(), "waiting for redis to load its data") ||
 		!strings.Contains(logs.String(), "redis finished loading its data") {
 		t.Errorf("WaitLoaded logged %q; want the wait and its end", logs.String())
-	}
-	if err := <-reloaded; err != nil {
-		t.Errorf("DEBUG RELOAD: %v", err)
 	}
 }
 

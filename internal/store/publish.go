@@ -89,6 +89,7 @@ func index(c *Change, a *content.Article) {
 	for _, cc := range a.Countries {
 		c.zadd(keyIndex("country", cc), sc, a.Slug)
 	}
+	c.count(a, 1)
 }
 
 func unindex(c *Change, a *content.Article) {
@@ -101,6 +102,7 @@ func unindex(c *Change, a *content.Article) {
 	for _, cc := range a.Countries {
 		c.zrem(keyIndex("country", cc), a.Slug)
 	}
+	c.count(a, -1)
 }
 
 // Outcome says what an operation did.
@@ -380,5 +382,8 @@ func (p *Publisher) SyncRegistries(ctx context.Context, c *content.Corpus, repor
 	if err := step("synonyms", synonymsField, o, err); err != nil {
 		return err
 	}
-	return p.backfillSitemaps(ctx)
+	if err := p.backfillSitemaps(ctx); err != nil {
+		return err
+	}
+	return p.backfillCounts(ctx, c.Countries)
 }

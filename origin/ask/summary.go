@@ -3,6 +3,7 @@ package ask
 import (
 	"regexp"
 	"strings"
+	"unicode"
 )
 
 // Summaries: 2–4 sentences quoted from the best results, the one that
@@ -24,6 +25,16 @@ const (
 	// summaryDocs is how many of the best results sentences are drawn from,
 	// and summaryDocShare how close to the best result one must score.
 	summaryDocs     = 3
+	// otherCountryFactor discounts a sentence as the answer to a question
+	// about a country that neither it nor its article is about.
+	otherCountryFactor = 0.5
+	// summaryLeadDocs is how many of the best results the lead may come
+	// from: the article that states the answer is not always among the
+	// three that match the question's words best (a reader's "British
+	// firms" finds the German rules first), and one that does is quoted
+	// for its answer, the sentences after it still coming from the
+	// summaryDocs best.
+	summaryLeadDocs = 5
 	summaryDocShare = 0.6
 	// summaryNewer is the most a later report is preferred over an earlier
 	// one.
@@ -52,6 +63,8 @@ const (
 
 // candidate is a sentence that may go into a summary.
 type candidate struct {
+	// rank is its article's rank among the results.
+	rank int
 	text string
 	url  string
 	// doc and sent locate the sentence in its article's text.
@@ -118,6 +131,9 @@ func (ix *Index) summarize(q *query, asked question, hits []hit) *Summary {
 			if c.header != "" {
 				continue // a table row is quoted only as the answer
 			}
+			if c.rank >= summaryDocs && (len(picked) == 0 || c.doc != picked[0].doc) {
+				continue // beyond the best few, only the lead's article
+			}
 			sim := 0.0
 			for _, p := range picked {
 				sim = max(sim, jaccard(c.terms, p.terms))
@@ -169,7 +185,7 @@ func (ix *Index) candidates(q *query, asked question, hits []hit, known float64)
 	// moved, a threshold rose) the later report states it. The preference
 	// grows with the time between the reports, up to summaryNewer after
 	// half a year; reports a few days apart are the same news.
-	docs := hits[:min(summaryDocs, len(hits))]
+	docs := hits[:min(summaryLeadDocs, len(hits))]
 	oldest := docs[0].text.published
 	for _, h := range docs {
 		if p := h.text.published; p.Before(oldest) {
@@ -179,6 +195,13 @@ func (ix *Index) candidates(q *query, asked question, hits []hit, known float64)
 	focus := q.focusPositions(asked.focus)
 	aliases := ix.aliasWords(q, asked.text)
 	phrases := ix.phraseSynonyms(q)
+	askedSide := exchangeSide(asked.text)
+	var countries []int // the positions of the countries the question names
+	for p, t := range q.terms {
+		if strings.HasPrefix(t.text, countryTerm("")) && t.synonymOf == 0 {
+			countries = append(countries, p)
+		}
+	}
 	var (
 		cands                    []candidate
 		matched, before, context []int
@@ -272,7 +295,7 @@ func (ix *Index) candidates(q *query, asked question, hits []hit, known float64)
 			if cov < summaryMinCoverage {
 				continue
 			}
-			c := candidate{text: s.text, url: d.url, doc: d, sent: i, score: cov * prior / (1 + 0.02*float64(i)), cov: cov, terms: sentenceIDs(d, i)}
+			c := candidate{rank: rank, text: s.text, url: d.url, doc: d, sent: i, score: cov * prior / (1 + 0.02*float64(i)), cov: cov, terms: sentenceIDs(d, i)}
 			if !spanKind(asked.kind) || asked.kind == askYesNo {
 				// What, why and how ask for no span, and the answer to a
 				// yes-no question restates it: the sentence that covers
@@ -304,6 +327,17 @@ func (ix *Index) candidates(q *query, asked question, hits []hit, known float64)
 						c.lead *= 1.2
 					}
 				}
+			}
+			if side := exchangeSide(s.text); askedSide != 0 && side != 0 && side != askedSide {
+				// "When must firms send…" is not answered by when they
+				// must receive: the two obligations have their own dates.
+				c.lead *= otherCountryFactor
+			}
+			if len(countries) > 0 && len(intersect(matched, countries)) == 0 {
+				// The question names a country that neither the sentence
+				// nor its article's filing does: its date or amount is
+				// another country's.
+				c.lead *= otherCountryFactor
 			}
 			if row {
 				if !c.spanned {
@@ -450,4 +484,31 @@ func (d calendarDate) completes(partial calendarDate) bool {
 func spanOf(text, m string) span {
 	i := strings.Index(text, m)
 	return span{start: i, end: i + len(m), fit: 1}
+}
+
+// The two sides of an e-invoicing obligation, which take effect on their
+// own dates: issuing (sending) and receiving (accepting).
+const (
+	sideIssue   = 1
+	sideReceive = 2
+	sideBoth    = sideIssue | sideReceive
+)
+
+// exchangeSide tells which side of the exchange text speaks of: sideIssue,
+// sideReceive, 0 for neither and sideBoth for both (which contradicts
+// neither).
+func exchangeSide(text string) int {
+	side := 0
+	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) }) {
+		switch {
+		case strings.HasPrefix(w, "issu") || strings.HasPrefix(w, "send") || w == "sent":
+			side |= sideIssue
+		case strings.HasPrefix(w, "receiv") || strings.HasPrefix(w, "accept") || w == "reception":
+			side |= sideReceive
+		}
+	}
+	if side == sideBoth {
+		return 0
+	}
+	return side
 }

@@ -27,6 +27,9 @@ func TestStrictUnmarshalMemberNames(t *testing.T) {
 		{desc: "case-only match at the top", body: `{"querY":"a"}`, bad: true},
 		{desc: "case-only match beside the exact one", body: `{"query":"a","QUERY":"b"}`, bad: true},
 		{desc: "case-only match in a nested object", body: `{"query":"a","prefer":{"Max_Results":2}}`, bad: true},
+		{desc: "a stray closing brace after the value", body: `{"query":"a"}}`, bad: true},
+		{desc: "a stray closing bracket after the value", body: `{"query":"a"} ]`, bad: true},
+		{desc: "white space after the value", body: "{\"query\":\"a\"} \r\n\t"},
 		{desc: "case-only match in an array element", body: `{"query":"a","items":[{"name":"x"},{"Name":"y"}]}`, bad: true},
 	}
 	for _, tt := range tests {
