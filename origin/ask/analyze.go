@@ -45,7 +45,14 @@ type word struct {
 
 // scanWords calls fn for each word of text, in order. Parts of a hyphenated
 // compound come first, then the joined form.
-func scanWords(text string, fn func(w word)) {
+func scanWords(text string, fn func(w word)) { scanWordsWith(text, normalize, fn) }
+
+// scanWordsWith is scanWords with the normalisation of a word as written
+// done by norm, which must return what normalize returns: the index build
+// remembers the words it has normalised (most words of an archive are
+// words it has seen), which skips normalize's work and its allocations.
+// norm is called for each word as written just before fn is told of it.
+func scanWordsWith(text string, norm func(raw string) string, fn func(w word)) {
 	var parts []string
 	n := len(text)
 	i := 0
@@ -63,7 +70,7 @@ func scanWords(text string, fn func(w word)) {
 			if len(raw) > maxWordBytes {
 				raw = truncateUTF8(raw, maxWordBytes)
 			}
-			nw := normalize(raw)
+			nw := norm(raw)
 			if nw != "" {
 				fn(word{norm: nw, raw: raw})
 				parts = append(parts, nw)

@@ -31,6 +31,10 @@ type share struct {
 	lists    []postingList    // local id → postings
 	counts   [][numFields]uint16
 	touched  []int32
+	// words are the words as written seen so far; last is the one
+	// normalize resolved last, which scanWordsWith passes on next.
+	words map[string]*wordInfo
+	last  *wordInfo
 	// fields are the current article's terms by field, as local ids.
 	fields [numFields][]int32
 	// seq and raw collect a sentence's words for entity matching.
@@ -39,8 +43,30 @@ type share struct {
 	lo, hi int
 }
 
+// wordInfo is what a share knows of a word as written.
+type wordInfo struct {
+	norm string
+	// id is the local term id of norm, -1 for a word not indexed, unknown
+	// (resolved) until the word is first passed on.
+	id       int32
+	resolved bool
+	// names is true while the word may start the name of a country or
+	// specification whose synthetic term the share has no id for yet: a
+	// sentence with such a word is matched against the names. Once every
+	// term it could name has an id, matching could add nothing.
+	names bool
+}
+
+// maxWords bounds the words as written a share remembers: an archive of
+// natural text has a long tail of words seen once.
+const maxWords = 1 << 18
+
 func newShare(entities *entityMatcher, guess int) *share {
-	return &share{st: newStemmer(), entities: entities, surface: make(map[string]int32, guess), ids: make(map[string]int32, guess)}
+	return &share{
+		st: newStemmer(), entities: entities,
+		surface: make(map[string]int32, guess), ids: make(map[string]int32, guess),
+		words: make(map[string]*wordInfo, guess),
+	}
 }
 
 func (sh *share) id(t string) int32 {
@@ -54,30 +80,84 @@ func (sh *share) id(t string) int32 {
 	return id
 }
 
+// normalize is normalize with the words as written remembered (see
+// scanWordsWith). The key is copied: a substring would keep the whole
+// article's text in memory.
+func (sh *share) normalize(raw string) string {
+	if wi, ok := sh.words[raw]; ok {
+		sh.last = wi
+		return wi.norm
+	}
+	wi := &wordInfo{norm: normalize(raw)}
+	_, alias := sh.entities.byFirst[wi.norm]
+	code := len(raw) <= 3 && sh.entities.codes[raw] != ""
+	wi.names = alias || code
+	if len(sh.words) < maxWords {
+		sh.words[strings.Clone(raw)] = wi
+	}
+	sh.last = wi
+	return wi.norm
+}
+
+// termID returns the local term id of a normalised word, -1 for a word
+// not indexed.
+func (sh *share) termID(w word) int32 {
+	id, ok := sh.surface[w.norm]
+	if !ok {
+		id = -1
+		if t := termOf(w, sh.st.stem); t != "" {
+			id = sh.id(t)
+		}
+		sh.surface[w.norm] = id
+	}
+	return id
+}
+
+// unnamed reports whether a word that may start a name (wordInfo.names)
+// can still name a term the share has no id for, and forgets that it may
+// once it cannot.
+func (sh *share) unnamed(wi *wordInfo, raw string) bool {
+	for _, p := range sh.entities.byFirst[wi.norm] {
+		if _, ok := sh.ids[p.term]; !ok {
+			return true
+		}
+	}
+	if t := sh.entities.codes[raw]; t != "" && len(raw) <= 3 {
+		if _, ok := sh.ids[t]; !ok {
+			return true
+		}
+	}
+	wi.names = false
+	return false
+}
+
 // text appends the local term ids of text to dst. With words, it also
 // gives the countries and specs a sentence names an id: quoting counts
 // them as terms of the sentence (doctext.go), and a question that names
-// one must find it in the vocabulary.
+// one must find it in the vocabulary. The ids are all the index keeps of
+// them, so text whose names all have ids already is not matched.
 func (sh *share) text(dst []int32, text string, words bool) []int32 {
 	sh.seq, sh.raw = sh.seq[:0], sh.raw[:0]
 	named := false
-	scanWords(text, func(w word) {
-		id, ok := sh.surface[w.norm]
-		if !ok {
-			id = -1
-			if t := termOf(w, sh.st.stem); t != "" {
-				id = sh.id(t)
+	scanWordsWith(text, sh.normalize, func(w word) {
+		var id int32
+		if w.joined {
+			id = sh.termID(w)
+		} else {
+			wi := sh.last
+			if !wi.resolved {
+				wi.id, wi.resolved = sh.termID(w), true
 			}
-			sh.surface[w.norm] = id
+			id = wi.id
+			if words {
+				sh.seq, sh.raw = append(sh.seq, w.norm), append(sh.raw, w.raw)
+				if wi.names && !named && sh.unnamed(wi, w.raw) {
+					named = true
+				}
+			}
 		}
 		if id >= 0 {
 			dst = append(dst, id)
-		}
-		if words && !w.joined {
-			sh.seq, sh.raw = append(sh.seq, w.norm), append(sh.raw, w.raw)
-			if _, alias := sh.entities.byFirst[w.norm]; alias || (len(w.raw) <= 3 && sh.entities.codes[w.raw] != "") {
-				named = true
-			}
 		}
 	})
 	if named {
@@ -88,13 +168,18 @@ func (sh *share) text(dst []int32, text string, words bool) []int32 {
 	return dst
 }
 
-// analyse fills sh.fields with the terms of a's fields.
+// analyse fills sh.fields with the terms of a's fields. The body is
+// analysed a markdown block at a time, not a sentence at a time as answers
+// quote it: the words are the same, and a name is not split by the end of
+// a sentence.
 func (sh *share) analyse(a *content.Article) {
 	for f := range sh.fields {
 		sh.fields[f] = sh.fields[f][:0]
 	}
 	sh.fields[fieldTitle] = sh.text(sh.fields[fieldTitle], a.Title, false)
-	sh.fields[fieldTags] = sh.text(sh.fields[fieldTags], strings.Join(a.Tags, " "), false)
+	for _, t := range a.Tags {
+		sh.fields[fieldTags] = sh.text(sh.fields[fieldTags], t, false)
+	}
 	sh.fields[fieldTags] = sh.text(sh.fields[fieldTags], a.Kicker, false)
 	ent := sh.fields[fieldEntities]
 	for _, cc := range a.Countries {
@@ -104,12 +189,9 @@ func (sh *share) analyse(a *content.Article) {
 		ent = append(ent, sh.id(specTerm(sp)))
 	}
 	sh.fields[fieldEntities] = sh.text(ent, sectionWords[a.Section], false)
-	for _, s := range articleSentences(a.Dek, a.Body) {
-		f := fieldBody
-		if s.kind == kindDek {
-			f = fieldDek
-		}
-		sh.fields[f] = sh.text(sh.fields[f], s.text, true)
+	sh.fields[fieldDek] = sh.text(sh.fields[fieldDek], a.Dek, true)
+	for _, b := range markdownBlocks(a.Body) {
+		sh.fields[fieldBody] = sh.text(sh.fields[fieldBody], b.text, true)
 	}
 }
 
@@ -181,9 +263,10 @@ func averages(sample []*content.Article, entities *entityMatcher) [numFields]flo
 	return avg
 }
 
-// articleSource reads an article by slug; it returns nil, nil when the
-// article is no longer published.
-type articleSource func(ctx context.Context, slug string) (*content.Article, error)
+// articleSource reads the articles of an answer in one go (one round trip
+// to the store, however many articles an answer shows). The result is
+// aligned with slugs: nil where an article is no longer published.
+type articleSource func(ctx context.Context, slugs []string) ([]*content.Article, error)
 
 // corpusSource serves the articles of a corpus held in memory.
 func corpusSource(articles []*content.Article) articleSource {
@@ -193,7 +276,13 @@ func corpusSource(articles []*content.Article) articleSource {
 			bySlug[a.Slug] = a
 		}
 	}
-	return func(_ context.Context, slug string) (*content.Article, error) { return bySlug[slug], nil }
+	return func(_ context.Context, slugs []string) ([]*content.Article, error) {
+		out := make([]*content.Article, len(slugs))
+		for i, slug := range slugs {
+			out[i] = bySlug[slug]
+		}
+		return out, nil
+	}
 }
 
 // articleRange reads the articles at positions lo to hi of a listing; it
@@ -286,13 +375,18 @@ func buildPaged(ctx context.Context, c Corpus, n int, read articleRange, siteRoo
 	ix.newest = slices.Max(newest)
 
 	// Merge, in share order: one vocabulary, global term ids everywhere.
+	// Each global list is allocated once at its final size, and a share's
+	// lists are let go as they are copied, so the merge holds little more
+	// than the postings once.
 	words, terms := 0, 0
 	for _, sh := range shares {
 		words += len(sh.surface)
 		terms += len(sh.terms)
 	}
 	v := &vocabulary{surface: make(map[string]int32, words), terms: make(map[string]int32, terms)}
-	for _, sh := range shares {
+	globals := make([][]int32, len(shares))
+	var sizes []struct{ blocks, data int }
+	for k, sh := range shares {
 		global := make([]int32, len(sh.terms))
 		for lid, t := range sh.terms {
 			id, ok := v.terms[t]
@@ -300,14 +394,15 @@ func buildPaged(ctx context.Context, c Corpus, n int, read articleRange, siteRoo
 				id = int32(len(v.names))
 				v.terms[t] = id
 				v.names = append(v.names, t)
-				base.lists = append(base.lists, postingList{})
+				sizes = append(sizes, struct{ blocks, data int }{})
 			}
 			global[lid] = id
 			if lid < len(sh.lists) {
-				base.lists[id].appendList(&sh.lists[lid])
-				sh.lists[lid] = postingList{}
+				sizes[id].blocks += len(sh.lists[lid].blocks)
+				sizes[id].data += len(sh.lists[lid].data)
 			}
 		}
+		globals[k] = global
 		for w, id := range sh.surface {
 			if _, ok := v.surface[w]; !ok {
 				if id >= 0 {
@@ -317,8 +412,16 @@ func buildPaged(ctx context.Context, c Corpus, n int, read articleRange, siteRoo
 			}
 		}
 	}
-	for i := range base.lists {
-		base.lists[i].trim()
+	base.lists = make([]postingList, len(v.names))
+	for id, sz := range sizes {
+		base.lists[id] = postingList{blocks: make([]postingBlock, 0, sz.blocks), data: make([]byte, 0, sz.data)}
+	}
+	for k, sh := range shares {
+		for lid := range sh.lists {
+			base.lists[globals[k][lid]].appendList(&sh.lists[lid])
+			sh.lists[lid] = postingList{}
+		}
+		shares[k] = nil
 	}
 	ix.vocab = v
 	ix.added.from = int32(len(v.names))
@@ -335,5 +438,6 @@ func buildPaged(ctx context.Context, c Corpus, n int, read articleRange, siteRoo
 		ix.langs[d.lang]++
 	}
 	ix.builtDead = len(ix.dead)
+	base.index()
 	return ix, nil
 }

@@ -3,7 +3,9 @@ package ask
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/invoicewire/invoicewire/internal/content"
@@ -41,44 +43,46 @@ type sentEntity struct {
 	id   int32
 }
 
-// loadReaders bounds the articles read at once for one answer.
-const loadReaders = 4
-
-// load reads and analyses the text of every hit, dropping the hits whose
-// article is no longer published (retracted since the snapshot was made).
+// load reads the text of every hit in one round trip and analyses it,
+// dropping the hits whose article is no longer published (retracted since
+// the snapshot was made). Articles are analysed on up to GOMAXPROCS
+// goroutines: each is independent, and an answer shows up to 50.
 func (ix *Index) load(ctx context.Context, hits []hit) ([]hit, error) {
 	if len(hits) == 0 {
 		return hits, nil
 	}
-	errs := make([]error, len(hits))
-	var wg sync.WaitGroup
-	work := make(chan int, len(hits))
-	for i := range hits {
-		work <- i
+	slugs := make([]string, len(hits))
+	for i, h := range hits {
+		slugs[i] = ix.meta(h.doc).slug
 	}
-	close(work)
-	for range min(loadReaders, len(hits)) {
-		wg.Go(func() {
-			st := newStemmer()
-			for i := range work {
-				slug := ix.meta(hits[i].doc).slug
-				a, err := ix.source(ctx, slug)
-				if err != nil {
-					errs[i] = fmt.Errorf("ask: reading article %s: %w", slug, err)
-					continue
-				}
-				if a != nil {
-					hits[i].text = ix.docText(a, st)
-				}
+	articles, err := ix.source(ctx, slugs)
+	if err != nil {
+		return nil, fmt.Errorf("ask: reading %d articles: %w", len(slugs), err)
+	}
+	if len(articles) != len(hits) {
+		return nil, fmt.Errorf("ask: reading %d articles: %d returned", len(slugs), len(articles))
+	}
+	var next atomic.Int32
+	analyse := func() {
+		st := newStemmer()
+		for {
+			i := int(next.Add(1)) - 1
+			if i >= len(hits) {
+				return
 			}
-		})
+			if a := articles[i]; a != nil {
+				hits[i].text = ix.docText(a, st)
+			}
+		}
 	}
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(hits)) - 1 {
+		wg.Go(analyse)
+	}
+	analyse()
 	wg.Wait()
 	out := hits[:0]
-	for i, h := range hits {
-		if errs[i] != nil {
-			return nil, errs[i]
-		}
+	for _, h := range hits {
 		if h.text != nil {
 			out = append(out, h)
 		}

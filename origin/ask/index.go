@@ -75,6 +75,33 @@ type segment struct {
 	// byTerm holds them instead in a delta, which has few terms.
 	lists  []postingList
 	byTerm map[int32]*postingList
+	// newestIn is the newest publication time of each run of boostRun
+	// documents: the largest recency boost the run can have, a bound that
+	// lets a search skip old articles when recency decides the top
+	// (search.go). The base lists articles newest first, as the store does,
+	// so the bound is tight.
+	newestIn []int64
+}
+
+// boostRun is the number of documents newestIn bounds together.
+const boostRun = 256
+
+// index fills newestIn from docs.
+func (s *segment) index() {
+	s.newestIn = make([]int64, (len(s.docs)+boostRun-1)/boostRun)
+	for i := range s.docs {
+		s.newestIn[i/boostRun] = max(s.newestIn[i/boostRun], s.docs[i].published)
+	}
+}
+
+// boostBound is the largest recency boost of the documents of s's run of
+// boostRun that holds doc d, and the last document of that run.
+func (ix *Index) boostBound(s *segment, d uint32) (float64, uint32) {
+	r := d / boostRun
+	if int(r) >= len(s.newestIn) {
+		return maxBoost, endDoc
+	}
+	return ix.boost(s.newestIn[r]), (r+1)*boostRun - 1
 }
 
 // list returns the posting list of term id, nil when the segment has none.

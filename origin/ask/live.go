@@ -146,5 +146,6 @@ func buildDelta(pending map[string]*deltaDoc) *segment {
 			l.add(uint32(i), dd.imps[k])
 		}
 	}
+	s.index()
 	return s
 }

@@ -2,8 +2,9 @@ package ask
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -160,33 +161,35 @@ func (e *Engine) applyNamed(ctx context.Context) error {
 	return nil
 }
 
-// read reads the named articles from the store as changes.
+// read reads the named articles from the store as changes, in one round
+// trip.
 func (e *Engine) read(ctx context.Context, named map[string]uint64) ([]change, error) {
-	changes := make([]change, 0, len(named))
-	for slug := range named {
-		a, err := e.readArticle(ctx, slug)
-		if err != nil {
-			return nil, err
-		}
-		changes = append(changes, change{slug: slug, a: a})
+	slugs := slices.Sorted(maps.Keys(named))
+	articles, err := e.readArticles(ctx, slugs)
+	if err != nil {
+		return nil, err
+	}
+	changes := make([]change, len(slugs))
+	for i, slug := range slugs {
+		changes[i] = change{slug: slug, a: articles[i]}
 	}
 	return changes, nil
 }
 
-// readArticle reads a published article from the store: nil, nil when it
-// is retracted or gone.
-func (e *Engine) readArticle(ctx context.Context, slug string) (*content.Article, error) {
-	rec, err := e.cfg.Store.Article(ctx, slug)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil
-	}
+// readArticles reads published articles from the store with one MGET
+// (an articleSource): nil for an article retracted or gone.
+func (e *Engine) readArticles(ctx context.Context, slugs []string) ([]*content.Article, error) {
+	recs, err := e.cfg.Store.ArticlesBySlug(ctx, slugs)
 	if err != nil {
-		return nil, fmt.Errorf("ask: reading article %s: %w", slug, err)
+		return nil, fmt.Errorf("ask: reading articles: %w", err)
 	}
-	if rec.Retracted() {
-		return nil, nil
+	out := make([]*content.Article, len(slugs))
+	for i, rec := range recs {
+		if rec != nil && !rec.Retracted() {
+			out[i] = &rec.Article
+		}
 	}
-	return &rec.Article, nil
+	return out, nil
 }
 
 // buildFromStore builds an index from the store, reading the articles a
@@ -225,7 +228,7 @@ func (e *Engine) buildFromStore(ctx context.Context) (*Index, error) {
 		}
 		return out, nil
 	}
-	return buildPaged(ctx, c, first.Total, read, e.cfg.SiteRoot, e.readArticle)
+	return buildPaged(ctx, c, first.Total, read, e.cfg.SiteRoot, e.readArticles)
 }
 
 // Use replaces the index with one built from c, for tests and offline tools

@@ -85,16 +85,6 @@ func (pl *postingList) appendList(o *postingList) {
 	pl.max = max(pl.max, o.max)
 }
 
-// trim drops the spare capacity appends left.
-func (pl *postingList) trim() {
-	if cap(pl.blocks) > len(pl.blocks) {
-		pl.blocks = append([]postingBlock(nil), pl.blocks...)
-	}
-	if cap(pl.data) > len(pl.data) {
-		pl.data = append([]byte(nil), pl.data...)
-	}
-}
-
 // bytes is the memory the list holds.
 func (pl *postingList) bytes() int { return cap(pl.blocks)*16 + cap(pl.data) }
 

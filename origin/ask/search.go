@@ -121,8 +121,16 @@ func (s *searcher) segment(ctx context.Context, seg *segment, off uint32, dead m
 		prefix[i] = sum * maxBoost * pruneSlack
 	}
 	// essential is the first term that must be walked: the terms before it
-	// cannot reach the threshold together.
+	// cannot reach the threshold together. The block bound found for a
+	// document holds up to winUntil (every list's block covers it), so it
+	// is computed again only past that.
 	essential, theta := 0, -1.0
+	winBound, winUntil := 0.0, uint32(0)
+	winValid := false
+	// winBound bounds the score of every document of the window, up to
+	// winUntil: the blocks of every list that cover it and the largest
+	// recency boost in it. blockPrefix are the same sums for cs[:i+1].
+	blockPrefix := make([]float64, len(cs))
 	for steps := 0; ; steps++ {
 		if steps&1023 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -146,25 +154,30 @@ func (s *searcher) segment(ctx context.Context, seg *segment, off uint32, dead m
 			return nil
 		}
 		if theta > 0 {
-			bound, until := 0.0, uint32(endDoc)
-			for _, tc := range cs {
-				m, u := tc.c.blockAt(d)
-				bound += float64(tc.f * saturation(m))
-				until = min(until, u)
+			if !winValid || d > winUntil {
+				var rb float64
+				rb, winUntil = s.ix.boostBound(seg, d)
+				winBound = 0
+				for i, tc := range cs {
+					m, u := tc.c.blockAt(d)
+					winBound += float64(tc.f * saturation(m))
+					winUntil = min(winUntil, u)
+					blockPrefix[i] = winBound * rb * pruneSlack
+				}
+				winBound *= rb * pruneSlack
+				winValid = true
 			}
-			if bound*maxBoost*pruneSlack < theta {
-				if until == endDoc {
+			if winBound < theta {
+				if winUntil == endDoc {
 					return nil
 				}
 				for _, tc := range cs[essential:] {
-					tc.c.seek(until + 1)
+					tc.c.seek(winUntil + 1)
 				}
 				continue
 			}
 		}
-		if _, gone := dead[d]; !gone && (s.accept == nil || s.accept(off+d)) {
-			s.score(cs, essential, d, off)
-		}
+		s.score(cs, blockPrefix, essential, d, off, theta, dead)
 		for _, tc := range cs[essential:] {
 			if tc.c.doc == d {
 				tc.c.next()
@@ -173,20 +186,45 @@ func (s *searcher) segment(ctx context.Context, seg *segment, off uint32, dead m
 	}
 }
 
-// score computes the score of document d of the segment and offers it.
-func (s *searcher) score(cs []*termCursor, essential int, d, off uint32) {
+// score computes the score of document d of the segment and offers it,
+// unless d is dead or not accepted. The essential terms' cursors are at d
+// or past it; the others are moved to d only while d can still reach theta
+// (MaxScore, with the bounds of the blocks that cover d rather than of the
+// whole lists): from the largest bound down, a document whose score so far
+// plus the bounds of the terms left (bounds, scaled like every other
+// bound) stays below theta is dropped without reading their lists. Whether
+// d is dead or accepted is asked last: most documents are dropped before.
+func (s *searcher) score(cs []*termCursor, bounds []float64, essential int, d, off uint32, theta float64, dead map[uint32]struct{}) {
 	clear(s.contrib)
-	found := false
-	for i, tc := range cs {
-		if i < essential && tc.c.doc < d {
+	m := s.ix.meta(off + d)
+	boost := s.ix.boost(m.published)
+	bound := boost * pruneSlack
+	partial := 0.0
+	for _, tc := range cs[essential:] {
+		if tc.c.doc == d {
+			c := tc.f * saturation(tc.c.imp)
+			s.contrib[tc.qi] = c
+			partial += float64(c)
+		}
+	}
+	for i := essential - 1; i >= 0; i-- {
+		if theta > 0 && partial*bound+bounds[i] < theta {
+			return
+		}
+		tc := cs[i]
+		if tc.c.doc < d {
 			tc.c.seek(d)
 		}
 		if tc.c.doc == d {
-			s.contrib[tc.qi] = tc.f * saturation(tc.c.imp)
-			found = true
+			c := tc.f * saturation(tc.c.imp)
+			s.contrib[tc.qi] = c
+			partial += float64(c)
 		}
 	}
-	if !found {
+	if partial == 0 || partial*bound < theta {
+		return
+	}
+	if _, gone := dead[d]; gone || (s.accept != nil && !s.accept(off+d)) {
 		return
 	}
 	// Summed in the question's order, as an exhaustive evaluation would.
@@ -194,6 +232,5 @@ func (s *searcher) score(cs []*termCursor, essential int, d, off uint32) {
 	for _, c := range s.contrib {
 		sum += c
 	}
-	m := s.ix.meta(off + d)
-	s.offer(hit{doc: off + d, score: float64(sum) * s.ix.boost(m.published)})
+	s.offer(hit{doc: off + d, score: float64(sum) * boost})
 }

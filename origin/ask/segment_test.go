@@ -2,6 +2,8 @@ package ask
 
 import (
 	"context"
+	"encoding/json"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -44,10 +46,66 @@ func exhaustive(ix *Index, q *query, limit int) []hit {
 // TestPrunedSearchIsExact: MaxScore and block-max skipping never change an
 // answer: for questions of rare, common and absent words, at several
 // depths, the pruned search returns exactly the hits and scores of scoring
-// every posting.
+// every posting. Two corpora: synthetic text with a long-tailed vocabulary,
+// and an archive recombined from the real articles, whose small vocabulary
+// makes most question terms common (the case where pruning does the most).
 func TestPrunedSearchIsExact(t *testing.T) {
-	c := contenttest.RichCorpus(3000)
-	ix := buildIndex(Corpus{Articles: c.Articles, Countries: c.Countries, Specs: c.Specs, Synonyms: c.Synonyms}, testSiteRoot)
+	base, err := content.Load(corpusDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rich, archive := contenttest.RichCorpus(3000), contenttest.Archive(base, 6000, 15)
+	// Newest first, as the store lists them and the origin indexes them:
+	// recency then bounds whole runs of articles.
+	newestFirst(archive.Articles)
+	questions := append(slices.Clone(benchQuestions), "invoice e-invoicing", "the", "Peppol invoice update penalties")
+	for _, ev := range []string{"testdata/eval.json", "testdata/eval-paraphrased.json"} {
+		questions = append(questions, evalQueries(t, ev)[:20]...)
+	}
+	for _, tc := range []struct {
+		desc string
+		c    Corpus
+	}{
+		{desc: "synthetic", c: Corpus{Articles: rich.Articles, Countries: rich.Countries, Specs: rich.Specs, Synonyms: rich.Synonyms}},
+		{desc: "archive", c: Corpus{Articles: archive.Articles, Countries: archive.Countries, Specs: archive.Specs, Synonyms: base.Synonyms}},
+	} {
+		t.Run(tc.desc, func(t *testing.T) { checkPrunedSearch(t, tc.c, questions) })
+	}
+}
+
+// newestFirst sorts articles as the store lists them.
+func newestFirst(articles []*content.Article) {
+	slices.SortStableFunc(articles, func(a, b *content.Article) int {
+		if c := b.PublishedAt.Compare(a.PublishedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Slug, b.Slug)
+	})
+}
+
+// evalQueries returns the questions of an evaluation set.
+func evalQueries(t testing.TB, path string) []string {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var set struct {
+		Questions []struct {
+			Query string `json:"query"`
+		} `json:"questions"`
+	}
+	if err := json.Unmarshal(raw, &set); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	var out []string
+	for _, q := range set.Questions {
+		out = append(out, q.Query)
+	}
+	return out
+}
+
+func checkPrunedSearch(t *testing.T, c Corpus, questions []string) {
+	ix := buildIndex(c, testSiteRoot)
 	// Some changes, so the delta and the tombstones are searched too.
 	var changes []change
 	for i := range 40 {
@@ -60,7 +118,6 @@ func TestPrunedSearchIsExact(t *testing.T) {
 		changes = append(changes, change{slug: a.Slug, a: &a})
 	}
 	ix = ix.with(changes)
-	questions := append(slices.Clone(benchQuestions), "invoice e-invoicing", "the", "Peppol invoice update penalties")
 	for _, question := range questions {
 		for _, limit := range []int{1, 3, 10, 50} {
 			q := ix.parse(question)
