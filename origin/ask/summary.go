@@ -24,10 +24,13 @@ const (
 	summaryWeakCoverage = 0.3
 	// summaryDocs is how many of the best results sentences are drawn from,
 	// and summaryDocShare how close to the best result one must score.
-	summaryDocs     = 3
+	summaryDocs = 3
 	// otherCountryFactor discounts a sentence as the answer to a question
 	// about a country that neither it nor its article is about.
 	otherCountryFactor = 0.5
+	// otherSideFactor discounts a sentence about receiving as the answer
+	// to a question about sending, or the reverse.
+	otherSideFactor = 0.5
 	// summaryLeadDocs is how many of the best results the lead may come
 	// from: the article that states the answer is not always among the
 	// three that match the question's words best (a reader's "British
@@ -328,10 +331,10 @@ func (ix *Index) candidates(q *query, asked question, hits []hit, known float64)
 					}
 				}
 			}
-			if side := exchangeSide(s.text); askedSide != 0 && side != 0 && side != askedSide {
+			if askedSide != 0 && c.lead > 0 && exchangeSide(s.text) == sideBoth^askedSide {
 				// "When must firms send…" is not answered by when they
 				// must receive: the two obligations have their own dates.
-				c.lead *= otherCountryFactor
+				c.lead *= otherSideFactor
 			}
 			if len(countries) > 0 && len(intersect(matched, countries)) == 0 {
 				// The question names a country that neither the sentence
