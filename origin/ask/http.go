@@ -148,15 +148,20 @@ func readRequest(r *http.Request) (req Request, stream bool, err error) {
 	if req.Prev, err = prevQueries(prev); err != nil {
 		return req, false, err
 	}
-	for _, m := range []*string{wr.GenerateMode, wr.Mode} {
-		if m != nil {
-			req.Mode = *m
+	var prefMode *string
+	if wr.Prefer != nil {
+		prefMode = wr.Prefer.Mode
+	}
+	for _, m := range []*string{wr.GenerateMode, wr.Mode, prefMode} {
+		if m == nil {
+			continue
 		}
+		if *m == "" {
+			return req, false, apierror.BadRequest("mode is empty.", "Send mode list (the default), summarize or generate, or leave it out.")
+		}
+		req.Mode = *m
 	}
 	if wr.Prefer != nil {
-		if wr.Prefer.Mode != nil {
-			req.Mode = *wr.Prefer.Mode
-		}
 		if wr.Prefer.MaxResults != nil {
 			req.MaxResults = *wr.Prefer.MaxResults
 			if req.MaxResults == 0 {

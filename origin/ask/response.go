@@ -106,12 +106,15 @@ func (r Request) normalize() (Request, error) {
 		}
 	}
 	r.Prev = prev
-	switch r.Mode = strings.ToLower(strings.TrimSpace(r.Mode)); r.Mode {
-	case "", "list", "none":
+	// The values are the OpenAPI document's enum, exactly: a mode in another
+	// case is a client mistake. "" is a mode left out (readRequest refuses
+	// one sent empty).
+	switch r.Mode {
+	case "", ModeList, "none":
 		r.Mode = ModeList
 	case ModeSummarize, ModeGenerate:
 	default:
-		return r, apierror.BadRequest(fmt.Sprintf("mode %q is not supported.", r.Mode), "Send mode list (the default), summarize or generate.")
+		return r, apierror.BadRequest(fmt.Sprintf("mode %q is not supported.", r.Mode), "Send mode list (the default), summarize or generate, in lower case.")
 	}
 	switch {
 	case r.MaxResults == 0 && r.Mode != ModeList:
