@@ -22,15 +22,22 @@ func (d *discardWriter) Header() http.Header         { return d.h }
 func (d *discardWriter) Write(b []byte) (int, error) { return len(b), nil }
 func (d *discardWriter) WriteHeader(int)             {}
 
-// BenchmarkHit measures a cache hit of a 16 KB body in the module alone.
-func BenchmarkHit(b *testing.B) {
+// benchHandler is a provisioned cache with the default settings, cleaned up
+// when the benchmark ends.
+func benchHandler(b *testing.B) *Handler {
 	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
-	defer cancel()
+	b.Cleanup(cancel)
 	h := &Handler{Name: "InvoicewireBench"}
 	if err := h.Provision(ctx); err != nil {
 		b.Fatal(err)
 	}
-	defer h.Cleanup()
+	b.Cleanup(func() { h.Cleanup() })
+	return h
+}
+
+// BenchmarkHit measures a cache hit of a 16 KB body in the module alone.
+func BenchmarkHit(b *testing.B) {
+	h := benchHandler(b)
 	body := []byte(strings.Repeat("x", 16<<10))
 	next := caddyhttp.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
 		w.Header().Set("Cache-Control", readCC)
@@ -67,13 +74,7 @@ func BenchmarkHitManyURLs(b *testing.B) {
 	// The soft memory limit the cache would set counts the edge's memory,
 	// not this benchmark's: leave the runtime's.
 	b.Setenv("GOMEMLIMIT", strconv.FormatInt(debug.SetMemoryLimit(-1), 10))
-	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
-	defer cancel()
-	h := &Handler{Name: "InvoicewireBench"}
-	if err := h.Provision(ctx); err != nil {
-		b.Fatal(err)
-	}
-	defer h.Cleanup()
+	h := benchHandler(b)
 	body := []byte(strings.Repeat("x", 4<<10))
 	next := caddyhttp.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
 		w.Header().Set("Cache-Control", readCC)
