@@ -239,6 +239,13 @@ func checkExported(t *testing.T, sels []selectorIn, caddyfile string, haveEdge, 
 			get("/api/v1/countries", "X-Forwarded-For", fmt.Sprintf("192.0.2.%d", 10+i))
 			time.Sleep(100 * time.Millisecond)
 		}
+		// A sync that cannot reach Redis fails at its deadline (a few
+		// sync intervals, caddymodules/ratelimitheaders), not at once.
+		if haveEdge {
+			waitFor(t, ctx, st.EdgeMetrics, "a failed rate limit sync", func(s series) bool {
+				return s.has(selector{name: "caddy_rate_limit_headers_syncs_total", labels: map[string]string{"result": "error"}})
+			})
+		}
 		scrape("edge", st.EdgeMetrics)
 		// With no traffic at all, the processes' own probe reports the
 		// outage that InvoicewireRedisUnreachable alerts on.
