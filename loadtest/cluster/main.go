@@ -36,12 +36,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/invoicewire/invoicewire/internal/store"
+	"github.com/invoicewire/invoicewire/loadtest/procwatch"
 )
 
 // run is one bench-cluster run.
@@ -72,15 +72,6 @@ func main() {
 	}
 }
 
-func loadAvg() string {
-	b, _ := os.ReadFile("/proc/loadavg")
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "?"
-	}
-	return strings.Join(f[:3], " ")
-}
-
 func benchCluster(ctx context.Context) (bool, error) {
 	quick := os.Getenv("CLUSTER_QUICK") == "1"
 	const quota, window = 1000, 10 * time.Second
@@ -94,7 +85,7 @@ func benchCluster(ctx context.Context) (bool, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return false, err
 	}
-	loadBefore := loadAvg()
+	loadBefore := procwatch.LoadAverage()
 	fmt.Printf("cluster: load average before %s; files in %s\n", loadBefore, dir)
 
 	st := &stack{dir: dir, procs: map[string]*proc{}}
@@ -159,7 +150,7 @@ func benchCluster(ctx context.Context) (bool, error) {
 	}
 	fmt.Println("cluster: 4. kill -9 of an edge and an origin under load")
 	rep.kills = r.processKills(ctx, 2*time.Second, killLoad)
-	rep.loadAfter = loadAvg()
+	rep.loadAfter = procwatch.LoadAverage()
 
 	table, ok := rep.table()
 	fmt.Print(table)

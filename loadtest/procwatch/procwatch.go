@@ -74,3 +74,15 @@ func Stop(cmd *exec.Cmd, grace time.Duration) {
 		<-done
 	}
 }
+
+// LoadAverage is the machine's load average over 1, 5 and 15 minutes, as
+// /proc/loadavg gives it, or "?": the wall times a harness reports are read
+// beside it.
+func LoadAverage() string {
+	b, _ := os.ReadFile("/proc/loadavg")
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}

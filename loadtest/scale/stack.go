@@ -101,20 +101,6 @@ func runOnce(name string, env []string, args ...string) (r run, err error) {
 	return r, err
 }
 
-// loadAverage is the machine's one-minute load average, to read the wall
-// times beside.
-func loadAverage() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "-"
-	}
-	f := strings.Fields(string(b))
-	if len(f) == 0 {
-		return "-"
-	}
-	return f[0]
-}
-
 // freePort asks the kernel for a port nobody listens on.
 func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")

@@ -114,7 +114,7 @@ func benchTraffic(ctx context.Context) error {
 		fmt.Fprintln(os.Stderr, line)
 		fmt.Fprintln(&raw, line)
 	}
-	loadBefore := loadAvg()
+	loadBefore := procwatch.LoadAverage()
 	logf("load average before: %s", loadBefore)
 
 	contentRedis, contentURL, err := startRedis(work, "redis-content", cpu)
@@ -255,7 +255,7 @@ func benchTraffic(ctx context.Context) error {
 	gc1, rs1, cs1 := readGC("http://"+edgeAdmin+"/metrics"), readRedisStats(ctx, rdb), readRedisStats(ctx, crdb)
 	counters, _ := rdb.DBSize(ctx).Result()
 	mem, _ := rdb.Info(ctx, "memory").Result()
-	loadAfter := loadAvg()
+	loadAfter := procwatch.LoadAverage()
 	logf("load average after: %s", loadAfter)
 
 	rep := &report{

@@ -192,12 +192,3 @@ func saveProfile(url, path string) {
 	defer f.Close()
 	io.Copy(f, resp.Body)
 }
-
-func loadAvg() string {
-	b, _ := os.ReadFile("/proc/loadavg")
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "?"
-	}
-	return strings.Join(f[:3], " ")
-}
