@@ -111,6 +111,27 @@ func (h *Handler) encoded(e *entry, ae string, r *http.Request, gen uint64) *ent
 	if e.coding == ae {
 		return e
 	}
+	// Requests waiting on one fetch (or arriving together after a purge)
+	// want the same coding of the same body: compress it once.
+	var kb [256]byte
+	primary := string(h.primaryKey(kb[:0], r, ae))
+	flightKey := "\x00encode " + primary
+	if len(e.vary) > 0 {
+		flightKey = "\x00encode " + string(h.secondaryKey([]byte(primary), e.vary, r))
+	}
+	v, _, _ := h.shared.flight.Do(flightKey, func() (any, error) {
+		return h.encode(e, ae, primary, r, gen), nil
+	})
+	if ce := v.(*entry); ce.respTime.Equal(e.respTime) {
+		return ce
+	}
+	// A flight for another version of the body was under way.
+	return h.encode(e, ae, primary, r, gen)
+}
+
+// encode compresses e into coding ae and stores the result under primary
+// (and its secondary key when e varies).
+func (h *Handler) encode(e *entry, ae, primary string, r *http.Request, gen uint64) *entry {
 	cw := &captureWriter{header: make(http.Header, len(e.header)+2)}
 	for k, v := range e.header {
 		// Clipped, so the encoder's Add (Vary) copies instead of writing
@@ -144,8 +165,7 @@ func (h *Handler) encoded(e *entry, ae string, r *http.Request, gen uint64) *ent
 		mustRevalidate: e.mustRevalidate,
 		upstreamStatus: e.upstreamStatus,
 	}
-	var kb [256]byte
-	h.storeWithVary(ce, string(h.primaryKey(kb[:0], r, ae)), gen, r)
+	h.storeWithVary(ce, primary, gen, r)
 	return ce
 }
 
