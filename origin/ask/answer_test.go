@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/invoicewire/invoicewire/internal/content/contenttest"
 )
 
 func TestClassify(t *testing.T) {
@@ -150,6 +152,54 @@ func TestDateCompletes(t *testing.T) {
 			}
 			if got := f.completes(p); got != tc.want {
 				t.Errorf("%q completes %q = %v, want %v", tc.full, tc.partial, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestSentenceFramedByItsArticle checks that a sentence which names only
+// the thing asked about ("The current version is 7.4.2") may state the
+// answer when its article says the question's other words: the reader's
+// question is matched by the article as a whole. Without the article's
+// words the sentence covers too little of the question to be quoted, and
+// the summary misses the answer.
+func TestSentenceFramedByItsArticle(t *testing.T) {
+	c := realCorpus(t)
+	a := contenttest.Article(500)
+	a.Slug = "zephyr-courier-envelope-explained"
+	a.Title = "The Zephyr courier envelope explained"
+	a.Dek = "Every message between Zephyr relay nodes travels in the courier envelope, which the relay operators' steering group maintains."
+	a.Body = "The Zephyr courier envelope carries every message between relay nodes and checks its signature before delivery.\n\n" +
+		"Relay operators publish their endpoints in a shared register, and each relay node verifies the sender's key with the courier envelope.\n\n" +
+		"## Versions\n\n" +
+		"The current version is 7.4.2, dated 3 March 2025.\n\n" +
+		"Senders that exceed the limit of 64 kilobytes per message are refused, and the operators count 4,800 relay nodes today.\n\n" +
+		"Older copies are kept for reference on the group's website, next to the test suite.\n"
+	a.Countries, a.Specs = nil, nil
+	c.Articles = append(c.Articles, a)
+	e := mustNew(t, Config{SiteRoot: testSiteRoot})
+	e.Use(c)
+	testCases := []struct {
+		desc, question, answer string
+	}{
+		{desc: "which version: the sentence names only the version", question: "Which version of the Zephyr courier envelope do relay nodes use?", answer: "7.4.2"},
+		{desc: "when: the sentence names only the date", question: "Since when has the Zephyr courier envelope version in force applied to relay nodes?", answer: "3 March 2025"},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			ans, err := e.Ask(context.Background(), Request{Query: tc.question})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ans.Results) == 0 || ans.Results[0].Slug != a.Slug {
+				t.Fatalf("the article is not the best result: %+v", ans.Results)
+			}
+			s := ans.Summary
+			if s == nil {
+				t.Fatal("no summary")
+			}
+			if !strings.Contains(s.Sentences[0].Text, tc.answer) {
+				t.Errorf("first sentence %q does not state %s (summary %q)", s.Sentences[0].Text, tc.answer, s.Text)
 			}
 		})
 	}

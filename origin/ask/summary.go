@@ -208,6 +208,7 @@ func (ix *Index) candidates(q *query, asked question, hits []hit, known float64)
 	var (
 		cands                    []candidate
 		matched, before, context []int
+		inDoc, framed            []int
 		sc                       scanned
 	)
 	for rank, h := range docs {
@@ -233,6 +234,7 @@ func (ix *Index) candidates(q *query, asked question, hits []hit, known float64)
 		// repeats is the article's own answer.
 		headline := d.title
 		before = before[:0]
+		inDoc = ix.articleTerms(q, h, inDoc)
 		for i := range d.sentenceCount() {
 			s := d.sentence(i)
 			row := s.kind == kindTable && s.head >= 0
@@ -291,14 +293,21 @@ func (ix *Index) candidates(q *query, asked question, hits []hit, known float64)
 					continue
 				}
 			}
+			framed = framed[:0]
+			for _, p := range inDoc {
+				if !containsInt(matched, p) && !containsInt(context, p) {
+					framed = append(framed, p)
+				}
+			}
 			own, inherited := q.coverageOf(matched, known), q.coverageOf(context, known)
 			// The words of the sentence before make this one about the
 			// question; they are not what it says.
-			cov := own + contextWeight*inherited
+			said := own + contextWeight*inherited
+			cov := said + articleWeight*q.coverageOf(framed, known)
 			if cov < summaryMinCoverage {
 				continue
 			}
-			c := candidate{rank: rank, text: s.text, url: d.url, doc: d, sent: i, score: cov * prior / (1 + 0.02*float64(i)), cov: cov, terms: sentenceIDs(d, i)}
+			c := candidate{rank: rank, text: s.text, url: d.url, doc: d, sent: i, score: said * prior / (1 + 0.02*float64(i)), cov: cov, terms: sentenceIDs(d, i)}
 			if !spanKind(asked.kind) || asked.kind == askYesNo {
 				// What, why and how ask for no span, and the answer to a
 				// yes-no question restates it: the sentence that covers
