@@ -261,7 +261,9 @@ func (ix *Index) answerSpan(q *query, asked question, text string, sc scanned, m
 			}
 		}
 		v *= 1 + focusBoost*near
-		if bounded(text, sp.start, asked.bound) {
+		if bounded(text, sp.start, asked.bound) || asked.group && (bounded(text, sp.start, boundAbove) || bounded(text, sp.start, boundBelow)) {
+			// "Which bodies…" is answered by the threshold that sets them
+			// apart ("agencies that handle more than 2,000 invoices").
 			v *= boundBoost
 		}
 		if asked.obliged && (asked.kind == askWhen || asked.kind == askAmount) {

@@ -204,3 +204,41 @@ func TestSentenceFramedByItsArticle(t *testing.T) {
 		})
 	}
 }
+
+// TestGroupAnsweredByItsThreshold checks that a question about which
+// parties a rule covers is answered by the threshold that delimits them
+// ("more than 4,800 messages a day"), not by another figure of the same
+// sentence.
+func TestGroupAnsweredByItsThreshold(t *testing.T) {
+	c := realCorpus(t)
+	a := contenttest.Article(502)
+	a.Slug = "zephyr-relay-logging-rule"
+	a.Title = "Zephyr relays must keep signed logs"
+	a.Dek = "The steering group's logging rule applies to the busiest relays from next year."
+	a.Body = "From 1 March 2027, Zephyr relay companies that forward more than 4,800 messages a day must keep signed logs and answer 95% of audit requests within ten days.\n\n" +
+		"Smaller relays may keep logs voluntarily, and the steering group publishes a reference tool for them.\n"
+	a.Countries, a.Specs = nil, nil
+	c.Articles = append(c.Articles, a)
+	e := mustNew(t, Config{SiteRoot: testSiteRoot})
+	e.Use(c)
+	testCases := []struct {
+		desc, question, answer string
+	}{
+		{desc: "which companies: the threshold, not the share", question: "Which Zephyr relay companies are covered by the signed logging rule?", answer: "4,800"},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			ans, err := e.Ask(context.Background(), Request{Query: tc.question})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := ans.Summary
+			if s == nil || s.Answer == nil {
+				t.Fatalf("no summary or no answer span: %+v", s)
+			}
+			if !strings.HasPrefix(s.Answer.Text, tc.answer) {
+				t.Errorf("answer span %q of %q, want %q", s.Answer.Text, s.Answer.Sentence, tc.answer)
+			}
+		})
+	}
+}

@@ -209,6 +209,8 @@ func (ix *Index) candidates(q *query, asked question, hits []hit, known float64)
 		cands                    []candidate
 		matched, before, context []int
 		inDoc, framed            []int
+		shorts                   []shortForm
+		shortWords               []sentenceWord
 		sc                       scanned
 	)
 	for rank, h := range docs {
@@ -235,6 +237,7 @@ func (ix *Index) candidates(q *query, asked question, hits []hit, known float64)
 		headline := d.title
 		before = before[:0]
 		inDoc = ix.articleTerms(q, h, inDoc)
+		shorts = ix.abbreviations(q, d, shorts)
 		for i := range d.sentenceCount() {
 			s := d.sentence(i)
 			row := s.kind == kindTable && s.head >= 0
@@ -260,6 +263,14 @@ func (ix *Index) candidates(q *query, asked question, hits []hit, known float64)
 					if !containsInt(matched, ph.pos) && ph.in(d.termIDs(int(s.head))) {
 						matched = append(matched, ph.pos)
 					}
+				}
+			}
+			// A short form the article defines says its long form's
+			// words ("G3" for "the third-generation Peppol PKI").
+			shortWords = shortFormsIn(shorts, s.text, shortWords[:0])
+			for _, w := range shortWords {
+				if !containsInt(matched, w.pos) {
+					matched = append(matched, w.pos)
 				}
 			}
 			for _, p := range filed {
@@ -330,6 +341,7 @@ func (ix *Index) candidates(q *query, asked question, hits []hit, known float64)
 					span, v, ok = ix.rowAnswer(q, asked, phrases, d.sentence(int(s.head)).text, s.text, matched, focus, known)
 				} else {
 					sc = ix.scan(q, s.text, sc)
+					sc.words = append(sc.words, shortWords...)
 					span, v, ok = ix.answerSpan(q, asked, s.text, sc, matched, context, focus, known)
 				}
 				if ok {

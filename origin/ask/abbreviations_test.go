@@ -1,0 +1,73 @@
+package ask
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/invoicewire/invoicewire/internal/content/contenttest"
+)
+
+func TestLongForm(t *testing.T) {
+	testCases := []struct {
+		desc, short, before, want string
+	}{
+		{desc: "a compound starts it", short: "G3", before: "test certificates of the third-generation Peppol PKI ", want: "third-generation Peppol PKI"},
+		{desc: "initials", short: "SBDH", before: "wrapped in an envelope, the Standard Business Document Header ", want: "Standard Business Document Header"},
+		{desc: "the shortest that fits", short: "PKI", before: "a move to the Peppol Public Key Infrastructure ", want: "Public Key Infrastructure"},
+		{desc: "a legal citation defines nothing", short: "EU", before: "It consists of Council Directive ", want: ""},
+		{desc: "letters not in the words", short: "BMF", before: "Germany's Federal Ministry of Finance ", want: ""},
+		{desc: "not past a comma", short: "SR", before: "the Revenue, State ", want: ""},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			if got := longForm(tc.short, tc.before); got != tc.want {
+				t.Errorf("longForm(%q, %q) = %q, want %q", tc.short, tc.before, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestAnswerThroughShortForm checks that a sentence which states the answer
+// with a short form its article defines ("QZ2 production keys") answers a
+// question asked in the long form's words, and that a short form defined
+// in another article does not.
+func TestAnswerThroughShortForm(t *testing.T) {
+	c := realCorpus(t)
+	a := contenttest.Article(501)
+	a.Slug = "zephyr-keyring-rollover"
+	a.Title = "Zephyr relays start the keyring rollover"
+	a.Dek = "Relay operators get new signing keys this year and must switch before the old keyring is revoked."
+	a.Body = "Under the operators' rollover plan, test keys of the quantum-resistant Zephyr keyring (QZ2) became available on 4 May 2026.\n\n" +
+		"## The dates in the plan\n\n" +
+		"- 4 May 2026: test keys available for every relay.\n" +
+		"- 9 September 2026: QZ2 production keys available.\n" +
+		"- 1 December 2026: the old keyring is revoked and relays without new keys stop.\n"
+	a.Countries, a.Specs = nil, nil
+	c.Articles = append(c.Articles, a)
+	e := mustNew(t, Config{SiteRoot: testSiteRoot})
+	e.Use(c)
+	testCases := []struct {
+		desc, question, answer string
+	}{
+		{desc: "the short form says the long form's words", question: "When can operators fetch production keys for the quantum-resistant keyring?", answer: "9 September 2026"},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			ans, err := e.Ask(context.Background(), Request{Query: tc.question})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ans.Results) == 0 || ans.Results[0].Slug != a.Slug {
+				t.Fatalf("the article is not the best result: %+v", ans.Results)
+			}
+			s := ans.Summary
+			if s == nil {
+				t.Fatal("no summary")
+			}
+			if !strings.Contains(s.Sentences[0].Text, tc.answer) {
+				t.Errorf("first sentence %q does not state %s (summary %q)", s.Sentences[0].Text, tc.answer, s.Text)
+			}
+		})
+	}
+}
