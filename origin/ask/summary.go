@@ -318,6 +318,13 @@ func (ix *Index) candidates(q *query, asked question, hits []hit, known float64)
 			if cov < summaryMinCoverage {
 				continue
 			}
+			// A sentence quoted only for its article's words is worth
+			// quoting only as the answer: it must say some of the
+			// question itself and hold a span of the asked kind.
+			framedOnly := said < summaryMinCoverage
+			if framedOnly && (said == 0 || !spanKind(asked.kind) || asked.kind == askYesNo) {
+				continue
+			}
 			c := candidate{rank: rank, text: s.text, url: d.url, doc: d, sent: i, score: said * prior / (1 + 0.02*float64(i)), cov: cov, terms: sentenceIDs(d, i)}
 			if !spanKind(asked.kind) || asked.kind == askYesNo {
 				// What, why and how ask for no span, and the answer to a
@@ -362,6 +369,9 @@ func (ix *Index) candidates(q *query, asked question, hits []hit, known float64)
 				// nor its article's filing does: its date or amount is
 				// another country's.
 				c.lead *= otherCountryFactor
+			}
+			if framedOnly && !c.spanned {
+				continue
 			}
 			if row {
 				if !c.spanned {
