@@ -1,11 +1,8 @@
 package ask
 
 import (
-	"context"
 	"strings"
 	"testing"
-
-	"github.com/invoicewire/invoicewire/internal/content/contenttest"
 )
 
 func TestLongForm(t *testing.T) {
@@ -33,20 +30,14 @@ func TestLongForm(t *testing.T) {
 // question asked in the long form's words, and that a short form defined
 // in another article does not.
 func TestAnswerThroughShortForm(t *testing.T) {
-	c := realCorpus(t)
-	a := contenttest.Article(501)
-	a.Slug = "zephyr-keyring-rollover"
-	a.Title = "Zephyr relays start the keyring rollover"
-	a.Dek = "Relay operators get new signing keys this year and must switch before the old keyring is revoked."
-	a.Body = "Under the operators' rollover plan, test keys of the quantum-resistant Zephyr keyring (QZ2) became available on 4 May 2026.\n\n" +
-		"## The dates in the plan\n\n" +
-		"- 4 May 2026: test keys available for every relay.\n" +
-		"- 9 September 2026: QZ2 production keys available.\n" +
-		"- 1 December 2026: the old keyring is revoked and relays without new keys stop.\n"
-	a.Countries, a.Specs = nil, nil
-	c.Articles = append(c.Articles, a)
-	e := mustNew(t, Config{SiteRoot: testSiteRoot})
-	e.Use(c)
+	const slug = "zephyr-keyring-rollover"
+	e := engineWithArticle(t, 501, slug, "Zephyr relays start the keyring rollover",
+		"Relay operators get new signing keys this year and must switch before the old keyring is revoked.",
+		"Under the operators' rollover plan, test keys of the quantum-resistant Zephyr keyring (QZ2) became available on 4 May 2026.\n\n"+
+			"## The dates in the plan\n\n"+
+			"- 4 May 2026: test keys available for every relay.\n"+
+			"- 9 September 2026: QZ2 production keys available.\n"+
+			"- 1 December 2026: the old keyring is revoked and relays without new keys stop.\n")
 	testCases := []struct {
 		desc, question, answer string
 	}{
@@ -54,17 +45,7 @@ func TestAnswerThroughShortForm(t *testing.T) {
 	}
 	for _, tc := range testCases {
 		t.Run(tc.desc, func(t *testing.T) {
-			ans, err := e.Ask(context.Background(), Request{Query: tc.question})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(ans.Results) == 0 || ans.Results[0].Slug != a.Slug {
-				t.Fatalf("the article is not the best result: %+v", ans.Results)
-			}
-			s := ans.Summary
-			if s == nil {
-				t.Fatal("no summary")
-			}
+			s := askSummary(t, e, tc.question, slug)
 			if !strings.Contains(s.Sentences[0].Text, tc.answer) {
 				t.Errorf("first sentence %q does not state %s (summary %q)", s.Sentences[0].Text, tc.answer, s.Text)
 			}

@@ -157,6 +157,38 @@ func TestDateCompletes(t *testing.T) {
 	}
 }
 
+// engineWithArticle returns an engine over the real corpus and one more
+// article, filed under no country or spec, whose words no other article
+// uses.
+func engineWithArticle(t *testing.T, n int, slug, title, dek, body string) *Engine {
+	t.Helper()
+	c := realCorpus(t)
+	a := contenttest.Article(n)
+	a.Slug, a.Title, a.Dek, a.Body = slug, title, dek, body
+	a.Countries, a.Specs = nil, nil
+	c.Articles = append(c.Articles, a)
+	e := mustNew(t, Config{SiteRoot: testSiteRoot})
+	e.Use(c)
+	return e
+}
+
+// askSummary asks question of e and returns its summary, failing when the
+// article slug is not the best result or there is no summary.
+func askSummary(t *testing.T, e *Engine, question, slug string) *Summary {
+	t.Helper()
+	ans, err := e.Ask(context.Background(), Request{Query: question})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ans.Results) == 0 || ans.Results[0].Slug != slug {
+		t.Fatalf("%s is not the best result: %+v", slug, ans.Results)
+	}
+	if ans.Summary == nil {
+		t.Fatal("no summary")
+	}
+	return ans.Summary
+}
+
 // TestSentenceFramedByItsArticle checks that a sentence which names only
 // the thing asked about ("The current version is 7.4.2") may state the
 // answer when its article says the question's other words: the reader's
@@ -164,21 +196,15 @@ func TestDateCompletes(t *testing.T) {
 // words the sentence covers too little of the question to be quoted, and
 // the summary misses the answer.
 func TestSentenceFramedByItsArticle(t *testing.T) {
-	c := realCorpus(t)
-	a := contenttest.Article(500)
-	a.Slug = "zephyr-courier-envelope-explained"
-	a.Title = "The Zephyr courier envelope explained"
-	a.Dek = "Every message between Zephyr relay nodes travels in the courier envelope, which the relay operators' steering group maintains."
-	a.Body = "The Zephyr courier envelope carries every message between relay nodes and checks its signature before delivery.\n\n" +
-		"Relay operators publish their endpoints in a shared register, and each relay node verifies the sender's key with the courier envelope.\n\n" +
-		"## Versions\n\n" +
-		"The current version is 7.4.2, dated 3 March 2025.\n\n" +
-		"Senders that exceed the limit of 64 kilobytes per message are refused, and the operators count 4,800 relay nodes today.\n\n" +
-		"Older copies are kept for reference on the group's website, next to the test suite.\n"
-	a.Countries, a.Specs = nil, nil
-	c.Articles = append(c.Articles, a)
-	e := mustNew(t, Config{SiteRoot: testSiteRoot})
-	e.Use(c)
+	const slug = "zephyr-courier-envelope-explained"
+	e := engineWithArticle(t, 500, slug, "The Zephyr courier envelope explained",
+		"Every message between Zephyr relay nodes travels in the courier envelope, which the relay operators' steering group maintains.",
+		"The Zephyr courier envelope carries every message between relay nodes and checks its signature before delivery.\n\n"+
+			"Relay operators publish their endpoints in a shared register, and each relay node verifies the sender's key with the courier envelope.\n\n"+
+			"## Versions\n\n"+
+			"The current version is 7.4.2, dated 3 March 2025.\n\n"+
+			"Senders that exceed the limit of 64 kilobytes per message are refused, and the operators count 4,800 relay nodes today.\n\n"+
+			"Older copies are kept for reference on the group's website, next to the test suite.\n")
 	testCases := []struct {
 		desc, question, answer string
 	}{
@@ -187,17 +213,7 @@ func TestSentenceFramedByItsArticle(t *testing.T) {
 	}
 	for _, tc := range testCases {
 		t.Run(tc.desc, func(t *testing.T) {
-			ans, err := e.Ask(context.Background(), Request{Query: tc.question})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(ans.Results) == 0 || ans.Results[0].Slug != a.Slug {
-				t.Fatalf("the article is not the best result: %+v", ans.Results)
-			}
-			s := ans.Summary
-			if s == nil {
-				t.Fatal("no summary")
-			}
+			s := askSummary(t, e, tc.question, slug)
 			if !strings.Contains(s.Sentences[0].Text, tc.answer) {
 				t.Errorf("first sentence %q does not state %s (summary %q)", s.Sentences[0].Text, tc.answer, s.Text)
 			}
@@ -210,17 +226,11 @@ func TestSentenceFramedByItsArticle(t *testing.T) {
 // ("more than 4,800 messages a day"), not by another figure of the same
 // sentence.
 func TestGroupAnsweredByItsThreshold(t *testing.T) {
-	c := realCorpus(t)
-	a := contenttest.Article(502)
-	a.Slug = "zephyr-relay-logging-rule"
-	a.Title = "Zephyr relays must keep signed logs"
-	a.Dek = "The steering group's logging rule applies to the busiest relays from next year."
-	a.Body = "From 1 March 2027, Zephyr relay companies that forward more than 4,800 messages a day must keep signed logs and answer 95% of audit requests within ten days.\n\n" +
-		"Smaller relays may keep logs voluntarily, and the steering group publishes a reference tool for them.\n"
-	a.Countries, a.Specs = nil, nil
-	c.Articles = append(c.Articles, a)
-	e := mustNew(t, Config{SiteRoot: testSiteRoot})
-	e.Use(c)
+	const slug = "zephyr-relay-logging-rule"
+	e := engineWithArticle(t, 502, slug, "Zephyr relays must keep signed logs",
+		"The steering group's logging rule applies to the busiest relays from next year.",
+		"From 1 March 2027, Zephyr relay companies that forward more than 4,800 messages a day must keep signed logs and answer 95% of audit requests within ten days.\n\n"+
+			"Smaller relays may keep logs voluntarily, and the steering group publishes a reference tool for them.\n")
 	testCases := []struct {
 		desc, question, answer string
 	}{
@@ -228,16 +238,9 @@ func TestGroupAnsweredByItsThreshold(t *testing.T) {
 	}
 	for _, tc := range testCases {
 		t.Run(tc.desc, func(t *testing.T) {
-			ans, err := e.Ask(context.Background(), Request{Query: tc.question})
-			if err != nil {
-				t.Fatal(err)
-			}
-			s := ans.Summary
-			if s == nil || s.Answer == nil {
-				t.Fatalf("no summary or no answer span: %+v", s)
-			}
-			if !strings.HasPrefix(s.Answer.Text, tc.answer) {
-				t.Errorf("answer span %q of %q, want %q", s.Answer.Text, s.Answer.Sentence, tc.answer)
+			s := askSummary(t, e, tc.question, slug)
+			if s.Answer == nil || !strings.HasPrefix(s.Answer.Text, tc.answer) {
+				t.Errorf("answer span %+v, want %q", s.Answer, tc.answer)
 			}
 		})
 	}
