@@ -245,3 +245,52 @@ func TestGroupAnsweredByItsThreshold(t *testing.T) {
 		})
 	}
 }
+
+func TestSizeClass(t *testing.T) {
+	testCases := []struct {
+		desc, text string
+		want       int
+	}{
+		{desc: "large", text: "Large taxpayers: issuing starts on 1 February.", want: sizeLarge},
+		{desc: "all other", text: "1 April 2026 | All other taxpayers | Issue invoices through KSeF", want: sizeSmall},
+		{desc: "remaining", text: "When did the remaining Polish companies begin?", want: sizeSmall},
+		{desc: "SMEs", text: "SMEs follow on 1 September 2027.", want: sizeSmall},
+		{desc: "both", text: "Large companies start in 2026, smaller ones in 2027.", want: 0},
+		{desc: "neither", text: "Everyone: receiving starts on 1 February too.", want: 0},
+		{desc: "a word that only contains one", text: "Microsoft and Bigcommerce publish connectors.", want: 0},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			if got := sizeClass(tc.text); got != tc.want {
+				t.Errorf("sizeClass(%q) = %d, want %d", tc.text, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestAnswerForTheAskedSizeClass checks that a question about the small or
+// the remaining businesses is answered by their own date, not by the large
+// businesses' date that a sentence with more of the question's words gives,
+// and the reverse.
+func TestAnswerForTheAskedSizeClass(t *testing.T) {
+	const slug = "zephyr-relay-signing-phases"
+	e := engineWithArticle(t, 503, slug, "Zephyr relays phase in signed logs",
+		"The steering group phases in signed logging by relay size.",
+		"Large Zephyr relay companies must start signing their logs on 1 March 2027, the steering group decided.\n\n"+
+			"The timetable in brief:\n\n"+
+			"- All other relay companies: 1 October 2027.\n")
+	testCases := []struct {
+		desc, question, answer string
+	}{
+		{desc: "the remaining ones", question: "When must the remaining Zephyr relay companies start signing their logs?", answer: "1 October 2027"},
+		{desc: "the large ones", question: "When must the largest Zephyr relay companies start signing their logs?", answer: "1 March 2027"},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			s := askSummary(t, e, tc.question, slug)
+			if !strings.Contains(s.Sentences[0].Text, tc.answer) {
+				t.Errorf("first sentence %q does not state %s (summary %q)", s.Sentences[0].Text, tc.answer, s.Text)
+			}
+		})
+	}
+}

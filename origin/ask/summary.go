@@ -31,6 +31,9 @@ const (
 	// otherSideFactor discounts a sentence about receiving as the answer
 	// to a question about sending, or the reverse.
 	otherSideFactor = 0.5
+	// sameSizeBoost prefers, for a question about the large or the small
+	// businesses, a sentence that names the same size class.
+	sameSizeBoost = 1.25
 	// summaryLeadDocs is how many of the best results the lead may come
 	// from: the article that states the answer is not always among the
 	// three that match the question's words best (a reader's "British
@@ -199,6 +202,10 @@ func (ix *Index) candidates(q *query, asked question, hits []hit, known float64)
 	aliases := ix.aliasWords(q, asked.text)
 	phrases := ix.phraseSynonyms(q)
 	askedSide := exchangeSide(asked.text)
+	askedSize := 0
+	if asked.kind == askWhen || asked.kind == askAmount {
+		askedSize = sizeClass(asked.text)
+	}
 	var countries []int // the positions of the countries the question names
 	for p, t := range q.terms {
 		if strings.HasPrefix(t.text, countryTerm("")) && t.synonymOf == 0 {
@@ -363,6 +370,17 @@ func (ix *Index) candidates(q *query, asked question, hits []hit, known float64)
 				// "When must firms send…" is not answered by when they
 				// must receive: the two obligations have their own dates.
 				c.lead *= otherSideFactor
+			}
+			if askedSize != 0 && c.lead > 0 {
+				// "When do the remaining firms start…" is answered by the
+				// date of "all other taxpayers", not by the large firms'
+				// date, nor the reverse.
+				switch sizeClass(s.text) {
+				case askedSize:
+					c.lead *= sameSizeBoost
+				case sizeLarge | sizeSmall ^ askedSize:
+					c.lead *= otherSideFactor
+				}
 			}
 			if len(countries) > 0 && len(intersect(matched, countries)) == 0 {
 				// The question names a country that neither the sentence
