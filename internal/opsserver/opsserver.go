@@ -1,6 +1,8 @@
 // Package opsserver is the private listener the origin and the worker serve
 // to operators (docs/architecture.md): GET /metrics, the Prometheus exposition of the
-// process's registry, and GET /healthz, the readiness probe. It is never
+// process's registry, GET /healthz, the readiness probe, and the Go runtime's
+// profiles under /debug/pprof/ (heap, CPU, goroutines), which is how the
+// origin's memory at archive scale is examined (docs/scale.md). It is never
 // reachable through the edge.
 //
 // Redis is probed in the background while the listener serves, and the last
@@ -16,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/pprof"
 	"sync"
 	"time"
 
@@ -73,6 +76,13 @@ func New(addr string, rdb redis.UniversalClient, options ...Option) *Server {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.Registry, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", s.healthz)
+	// The profiles are registered on this private mux, not on
+	// http.DefaultServeMux, so no other listener of the process serves them.
+	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+	mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 	s.http = &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	return s
 }

@@ -1,6 +1,8 @@
 package opsserver_test
 
 import (
+	"bytes"
+	"compress/gzip"
 	"io"
 	"net"
 	"net/http"
@@ -149,5 +151,28 @@ func TestRedisProbe(t *testing.T) {
 				t.Errorf("after Redis returned: /healthz = %d, want 200", code)
 			}
 		})
+	}
+}
+
+// TestHeapProfile reads the heap profile an operator takes of a running
+// process (docs/scale.md): a gzip-compressed protobuf, as go tool pprof reads.
+func TestHeapProfile(t *testing.T) {
+	rs := redistest.New(t)
+	base := serve(t, rs.Client())
+	resp, err := http.Get(base + "/debug/pprof/heap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /debug/pprof/heap: %d %s", resp.StatusCode, body)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(body))
+	if err != nil {
+		t.Fatalf("heap profile is not gzip: %v", err)
+	}
+	if raw, err := io.ReadAll(zr); err != nil || len(raw) == 0 {
+		t.Fatalf("heap profile: %d bytes, %v", len(raw), err)
 	}
 }
