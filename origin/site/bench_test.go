@@ -37,3 +37,24 @@ func BenchmarkArticlePageMiss(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkFeedMiss renders /feeds/all.xml of the real corpus as a cache
+// miss does: the newest 50 articles with their full text.
+func BenchmarkFeedMiss(b *testing.B) {
+	inst := origintest.Start(b)
+	c, err := content.Load("../../content")
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := inst.Publisher.SyncCorpus(b.Context(), c, nil); err != nil {
+		b.Fatal(err)
+	}
+	s := &site.Site{Store: inst.Store, SiteRoot: inst.SiteRoot}
+	b.ReportAllocs()
+	for b.Loop() {
+		r := httptest.NewRequest("GET", "/feeds/all.xml", nil)
+		if _, err := s.Feed(r); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
