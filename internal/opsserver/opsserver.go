@@ -1,9 +1,9 @@
 // Package opsserver is the private listener the origin and the worker serve
 // to operators (docs/architecture.md): GET /metrics, the Prometheus exposition of the
-// process's registry, GET /healthz, the readiness probe, and the Go runtime's
-// profiles under /debug/pprof/ (heap, CPU, goroutines), which is how the
-// origin's memory at archive scale is examined (docs/scale.md). It is never
-// reachable through the edge.
+// process's registry, GET /healthz, the readiness probe, and, when it listens
+// on a loopback address only, the Go runtime's profiles under /debug/pprof/
+// (heap, CPU, goroutines), which is how the origin's memory at archive scale
+// is examined (docs/scale.md). It is never reachable through the edge.
 //
 // Redis is probed in the background while the listener serves, and the last
 // result is exported as invoicewire_redis_up: a process whose Redis is gone
@@ -17,6 +17,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/pprof"
 	"sync"
@@ -76,15 +77,34 @@ func New(addr string, rdb redis.UniversalClient, options ...Option) *Server {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.Registry, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", s.healthz)
-	// The profiles are registered on this private mux, not on
-	// http.DefaultServeMux, so no other listener of the process serves them.
-	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
-	mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
-	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
-	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
+	if loopback(addr) {
+		// The profiles are registered on this private mux, not on
+		// http.DefaultServeMux, so no other listener of the process serves
+		// them; and only on a loopback listener, since a CPU profile or a
+		// trace costs the process while it runs and the listener on a pod
+		// address (deploy/k8s) is open to the cluster's network.
+		mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+		mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
+	}
 	s.http = &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	return s
+}
+
+// loopback reports whether addr (host:port) listens on a loopback address
+// only.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // ListenAndServe probes Redis and serves until Shutdown; it returns nil
