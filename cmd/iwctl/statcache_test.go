@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/invoicewire/invoicewire/internal/content"
-	"github.com/invoicewire/invoicewire/internal/redistest"
 	"github.com/invoicewire/invoicewire/internal/store"
 )
 
@@ -112,42 +110,10 @@ func TestSyncStatCache(t *testing.T) {
 	// The test's files are written just before it syncs them.
 	defer func(w time.Duration) { racyWindow = w }(racyWindow)
 	racyWindow = 0
-	rs := redistest.New(t)
-	t.Setenv("IW_REDIS_URL", rs.URL())
-	t.Setenv("IW_PUBLIC_URL", "https://iw.test")
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	dir := t.TempDir()
-	if err := os.CopyFS(dir, os.DirFS(filepath.Join("..", "..", "content"))); err != nil {
-		t.Fatal(err)
-	}
-	c, err := content.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pinned := map[string]bool{}
-	for _, cty := range c.Countries {
-		for _, m := range cty.Milestones {
-			for _, slug := range m.Articles {
-				pinned[slug] = true
-			}
-		}
-	}
-	n := len(c.Articles) - len(pinned)
-	var a *content.Article
-	for _, x := range c.Articles {
-		if !pinned[x.Slug] {
-			a = x
-		}
-	}
-	file := filepath.Join(dir, "articles", a.PublishedAt.Format("2006"), a.PublishedAt.Format("01"), a.Slug+".md")
-	sync := func() string {
-		t.Helper()
-		var out bytes.Buffer
-		if err := run(context.Background(), []string{"sync", dir}, &out); err != nil {
-			t.Fatal(err)
-		}
-		return out.String()
-	}
+	st := newSyncTree(t)
+	rs, n, a, file := st.rs, st.n, st.a, st.file
+	sync := func() string { return st.sync(t) }
 	sync()
 	past := time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC)
 	for _, tc := range []struct {
