@@ -14,11 +14,7 @@ import (
 	"github.com/invoicewire/invoicewire/internal/store"
 )
 
-// TestSyncSkipsUnchangedFiles checks that a sync parses only the files that
-// changed since the last one, that a registry change makes it parse every
-// file again, and that a skipped file is still checked for duplicate slugs.
-// n counts the files that can be skipped.
-// syncTree is a copy of the repository's content tree synced into a
+// syncTree is a copy of the repository's content tree, to be synced into a
 // test's Redis, and one of its articles that no milestone cites.
 type syncTree struct {
 	rs  redistest.Backend
@@ -75,6 +71,10 @@ func (st *syncTree) sync(t *testing.T) string {
 	return out.String()
 }
 
+// TestSyncSkipsUnchangedFiles checks that a sync parses only the files that
+// changed since the last one, that a registry change makes it parse every
+// file again, and that a skipped file is still checked for duplicate slugs.
+// n counts the files that can be skipped.
 func TestSyncSkipsUnchangedFiles(t *testing.T) {
 	st := newSyncTree(t)
 	rs, dir, n, a, file := st.rs, st.dir, st.n, st.a, st.file
