@@ -60,6 +60,9 @@ func statOf(info fs.FileInfo) (fileStat, bool) {
 type statEntry struct {
 	stat   fileStat
 	digest [16]byte
+	// seen marks an entry of the file read this sync used, so that it is
+	// written again without a second map of a million entries.
+	seen bool
 }
 
 // statCache remembers, per article file, the stat it had when it was last
@@ -78,9 +81,10 @@ type statCache struct {
 	// remembered (racyWindow).
 	before int64
 
+	mu sync.Mutex
+	// old is the cache read; the entries this sync used are marked seen.
 	old map[string]statEntry
-	mu  sync.Mutex
-	// next is what the sync saw: the entries it used and the files it read.
+	// next holds the files this sync read.
 	next map[string]statEntry
 }
 
@@ -177,7 +181,10 @@ func (c *statCache) lookup(p string, info fs.FileInfo) (digest string, ok bool) 
 	if !ok || e.stat != st {
 		return "", false
 	}
-	c.next[p] = e
+	if !e.seen {
+		e.seen = true
+		c.old[p] = e
+	}
 	return string(e.digest[:]), true
 }
 
@@ -203,11 +210,16 @@ func (c *statCache) save(complete bool) error {
 	if c.file == "" {
 		return nil
 	}
-	if !complete {
-		for p, e := range c.old {
-			if _, ok := c.next[p]; !ok {
-				c.next[p] = e
-			}
+	// What this sync saw is the files it read and the entries it used;
+	// a sync that did not finish keeps the others too.
+	keep := func(p string, e statEntry) bool {
+		_, read := c.next[p]
+		return !read && (e.seen || !complete)
+	}
+	n := len(c.next)
+	for p, e := range c.old {
+		if keep(p, e) {
+			n++
 		}
 	}
 	if err := os.MkdirAll(filepath.Dir(c.file), 0o700); err != nil {
@@ -221,9 +233,9 @@ func (c *statCache) save(complete bool) error {
 	w := bufio.NewWriterSize(tmp, 1<<16)
 	w.WriteString(statCacheMagic)
 	w.Write(c.prefix)
-	w.Write(binary.AppendUvarint(nil, uint64(len(c.next))))
+	w.Write(binary.AppendUvarint(nil, uint64(n)))
 	var fixed [5*8 + 16]byte
-	for p, e := range c.next {
+	put := func(p string, e statEntry) {
 		w.Write(binary.AppendUvarint(fixed[:0], uint64(len(p))))
 		w.WriteString(p)
 		binary.LittleEndian.PutUint64(fixed[0:], uint64(e.stat.size))
@@ -233,6 +245,14 @@ func (c *statCache) save(complete bool) error {
 		binary.LittleEndian.PutUint64(fixed[32:], e.stat.ino)
 		copy(fixed[40:], e.digest[:])
 		w.Write(fixed[:])
+	}
+	for p, e := range c.next {
+		put(p, e)
+	}
+	for p, e := range c.old {
+		if keep(p, e) {
+			put(p, e)
+		}
 	}
 	if err := w.Flush(); err != nil {
 		tmp.Close()
