@@ -198,8 +198,16 @@ func (c *statCache) record(p string, info fs.FileInfo, digest string) {
 	e := statEntry{stat: st}
 	copy(e.digest[:], digest)
 	c.mu.Lock()
+	defer c.mu.Unlock()
+	// A file read only because the store lacked its digest (a fresh
+	// store) is often the one remembered: it is marked rather than
+	// copied, so that the cache is not held twice.
+	if o, ok := c.old[p]; ok && o.stat == e.stat && o.digest == e.digest {
+		o.seen = true
+		c.old[p] = o
+		return
+	}
 	c.next[p] = e
-	c.mu.Unlock()
 }
 
 // save writes what this sync saw, replacing the file atomically. complete

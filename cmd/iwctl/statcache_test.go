@@ -158,3 +158,43 @@ func TestSyncStatCache(t *testing.T) {
 		t.Fatalf("the rewritten article was not published: %v", err)
 	}
 }
+
+// TestStatCacheKeepsWhatTheSyncSaw checks which entries a sync writes back:
+// the ones it used or read again, and those of unvisited files only when
+// the sync did not finish (a finished one drops deleted files).
+func TestStatCacheKeepsWhatTheSyncSaw(t *testing.T) {
+	start := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	old := start.Add(-time.Hour)
+	info := statInfo{size: 100, mtime: old, ctime: old, ino: 42}
+	const digest = "0123456789abcdef"
+	for _, tc := range []struct {
+		desc     string
+		visit    func(c *statCache)
+		complete bool
+		want     bool
+	}{
+		{desc: "used by its stat", visit: func(c *statCache) { c.lookup("a.md", info) }, complete: true, want: true},
+		{desc: "read again, the same bytes", visit: func(c *statCache) { c.record("a.md", info, digest) }, complete: true, want: true},
+		{desc: "not visited by a finished sync: dropped", visit: func(*statCache) {}, complete: true},
+		{desc: "not visited by a sync that failed: kept", visit: func(*statCache) {}, want: true},
+	} {
+		t.Run(tc.desc, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "cache")
+			prefix := make([]byte, 32)
+			first := openStatCache(file, prefix, start)
+			first.record("a.md", info, digest)
+			if err := first.save(true); err != nil {
+				t.Fatal(err)
+			}
+			second := openStatCache(file, prefix, start.Add(time.Hour))
+			tc.visit(second)
+			if err := second.save(tc.complete); err != nil {
+				t.Fatal(err)
+			}
+			_, ok := openStatCache(file, prefix, start.Add(2*time.Hour)).lookup("a.md", info)
+			if ok != tc.want {
+				t.Fatalf("entry kept = %v, want %v", ok, tc.want)
+			}
+		})
+	}
+}
