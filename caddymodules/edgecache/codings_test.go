@@ -210,3 +210,52 @@ func TestStaleCodingRefreshedFromIdentity(t *testing.T) {
 		t.Errorf("origin requests %d; want 2 (one fill, one refresh)", n)
 	}
 }
+
+// TestCodingsOfVariants: a response that varies on Accept keeps one
+// identity body per normalised Accept, and each coding is made from its
+// own variant's body.
+func TestCodingsOfVariants(t *testing.T) {
+	edge, o := startEdge(t, "")
+	p := unique("/2026/05/page")
+	md, html := "# "+strings.Repeat("markdown ", 200), "<h1>"+strings.Repeat("html ", 300)+"</h1>"
+	o.handle(p, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", readCC)
+		w.Header().Set("Vary", "Accept")
+		if strings.Contains(r.Header.Get("Accept"), "markdown") {
+			w.Header().Set("Content-Type", "text/markdown")
+			w.Header().Set("ETag", `"md"`)
+			w.Write([]byte(md))
+			return
+		}
+		w.Header().Set("Content-Type", "text/html")
+		w.Header().Set("ETag", `"html"`)
+		w.Write([]byte(html))
+	})
+	testCases := []struct {
+		desc, accept, coding, want, etag string
+	}{
+		{desc: "markdown in zstd", accept: "text/markdown", coding: "zstd", want: md, etag: `"md-zstd"`},
+		{desc: "html in zstd", accept: "text/html", coding: "zstd", want: html, etag: `"html-zstd"`},
+		{desc: "markdown in gzip", accept: "text/markdown", coding: "gzip", want: md, etag: `"md-gzip"`},
+		{desc: "html identity", accept: "text/html", coding: "", want: html, etag: `"html"`},
+		{desc: "html in gzip", accept: "*/*", coding: "gzip", want: html, etag: `"html-gzip"`},
+	}
+	for _, test := range testCases {
+		t.Run(test.desc, func(t *testing.T) {
+			hdr := []string{"Accept: " + test.accept}
+			if test.coding != "" {
+				hdr = append(hdr, "Accept-Encoding: "+test.coding)
+			}
+			resp, body := edge.Do(t, "GET", p, "", hdr...)
+			if decodeBody(t, test.coding, []byte(body)) != test.want || resp.Header.Get("ETag") != test.etag {
+				t.Errorf("ETag %q, body %.20q; want %q, %.20q", resp.Header.Get("ETag"), body, test.etag, test.want)
+			}
+			if v := resp.Header.Values("Vary"); !strings.Contains(strings.Join(v, ","), "Accept") {
+				t.Errorf("Vary %q", v)
+			}
+		})
+	}
+	if n := o.count(p); n != 2 {
+		t.Errorf("origin requests %d; want 2 (one per normalised Accept)", n)
+	}
+}
