@@ -9,8 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/invoicewire/invoicewire/internal/content"
 	"github.com/invoicewire/invoicewire/internal/content/contenttest"
+	"github.com/invoicewire/invoicewire/origin"
 	"github.com/invoicewire/invoicewire/origin/openapi/contract"
 	"github.com/invoicewire/invoicewire/origin/origintest"
 )
@@ -111,5 +114,45 @@ func TestContractAskSummary(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestAskIndexBuiltOnce: an origin that starts builds its ask index once.
+// The invalidation follower clears everything on its first subscription,
+// and that clear used to queue a second whole build right after the first,
+// which at a million articles kept two indexes and a build's garbage at the
+// memory limit for minutes (docs/scale.md). The index is built before the
+// origin is ready here, so a second build would follow within milliseconds;
+// the counter is watched for two seconds after the first.
+func TestAskIndexBuiltOnce(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	inst := origintest.Start(t, func(c *origin.Config) { c.Registry = reg })
+	builds := func() float64 {
+		families, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range families {
+			if f.GetName() != "invoicewire_ask_index_builds_total" {
+				continue
+			}
+			total := 0.0
+			for _, m := range f.GetMetric() {
+				total += m.GetCounter().GetValue()
+			}
+			return total
+		}
+		return 0
+	}
+	askSlugs(t, inst, "peppol")
+	for deadline := time.Now().Add(10 * time.Second); builds() < 1; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the ask index was never built")
+		}
+	}
+	for end := time.Now().Add(2 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		if n := builds(); n != 1 {
+			t.Fatalf("the ask index was built %v times after a start without changes, want 1", n)
+		}
 	}
 }

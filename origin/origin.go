@@ -168,11 +168,31 @@ func New(cfg Config, st *store.Store) (*Server, error) {
 // Follow keeps the response cache and the ask index in step with content
 // changes until ctx ends; ready is closed once the first subscription is
 // live.
+//
+// The ask index is first built only once that subscription is live. The
+// follower clears everything on its first subscription (nothing was seen
+// before it), and a clear asks the index for a rebuild: started earlier,
+// the first build was followed at once by a second one, which at a million
+// articles held two indexes and a build's garbage at the memory limit for
+// minutes after start (docs/scale.md). Started after, the clear and the
+// first build coalesce into one build, which reads everything the
+// subscription could have missed.
 func (s *Server) Follow(ctx context.Context, ready chan<- struct{}) {
-	go s.ask.Run(ctx)
 	f := invalidation.NewFollower(invalidation.Purgers{s.cache, s.ask}, s.store.Version, s.log)
 	s.follower.Store(f)
-	f.Run(ctx, s.store.Client(), ready)
+	live := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			return
+		case <-live:
+		}
+		if ready != nil {
+			close(ready)
+		}
+		s.ask.Run(ctx)
+	}()
+	f.Run(ctx, s.store.Client(), live)
 }
 
 // Close releases the cache.

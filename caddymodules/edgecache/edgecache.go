@@ -21,7 +21,9 @@
 //     from the entry with 304.
 //   - The cache sits outside the encode handler: each content coding is a
 //     separate entry keyed by the normalised Accept-Encoding, so a hit
-//     writes stored bytes as they are. Fields Vary names beyond
+//     writes stored bytes as they are. The origin is asked for the identity
+//     body once per version; the cache compresses the other codings from
+//     it with its own encode handler (codings.go). Fields Vary names beyond
 //     Accept-Encoding (Accept, normalised to the preferred media type) make
 //     secondary keys.
 //   - Never stored: 206, 304, 429, no-store, private, no-cache, Set-Cookie,
@@ -43,6 +45,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp/encode"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 	"go.uber.org/zap/exp/zapslog"
@@ -63,7 +66,7 @@ var (
 		Namespace: "caddy",
 		Subsystem: "edge_cache",
 		Name:      "requests_total",
-		Help:      "Requests seen by the edge cache, by outcome: hit, stale (served while revalidating), miss, revalidated, refresh (client no-cache), stale_if_error, collapsed, bypass.",
+		Help:      "Requests seen by the edge cache, by outcome: hit, stale (served while revalidating), encoded (a coding made from the stored identity body), miss, revalidated, refresh (client no-cache), stale_if_error, collapsed, bypass.",
 	}, []string{"outcome"})
 	purges = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "caddy",
@@ -110,7 +113,9 @@ type Handler struct {
 	// RefreshTimeout bounds a background refresh. Default 30s.
 	RefreshTimeout caddy.Duration `json:"refresh_timeout,omitempty"`
 
-	shared     *shared
+	shared *shared
+	// encoder compresses stored identity bodies into the other codings.
+	encoder    *encode.Encode
 	poolKey    string
 	capability string
 	logger     *zap.Logger
@@ -154,6 +159,11 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if err := metrics.Register(ctx.GetMetricsRegistry(), requests, purges, refreshes); err != nil {
 		return err
 	}
+	enc, err := newEncoder(ctx, h.Encodings)
+	if err != nil {
+		return err
+	}
+	h.encoder = enc
 	key := fmt.Sprintf("%s|%d|%s", h.Name, h.MaxBytes, h.Redis)
 	v, _, err := pool.LoadOrNew(key, func() (caddy.Destructor, error) {
 		// The invalidation follower logs through slog; zapslog carries
@@ -241,23 +251,51 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 			h.writeEntry(w, r, e, now, nil)
 			return nil
 		case serveStale:
+			refreshKey, refreshed := string(key), e
+			if ae != "" && d.refresh {
+				// A coding is refreshed through the identity body,
+				// which may be fresh already.
+				gen := h.shared.generation()
+				idKey, _, eid, _ := h.identityEntry(r)
+				if eid != nil && eid.respTime.After(e.respTime) && eid.age(now) < eid.lifetime {
+					encodedCounter.Inc()
+					h.writeEntry(w, r, h.encoded(eid, ae, r, gen), now, nil)
+					return nil
+				}
+				refreshKey = string(idKey)
+				if eid != nil {
+					refreshed = eid
+				}
+			}
 			staleCount.Inc()
 			if d.refresh {
-				h.refresh(r, next, string(key), e)
+				h.refresh(r, next, refreshKey, refreshed, ae)
 			}
 			h.writeEntry(w, r, e, now, nil)
 			return nil
 		default:
+			if ae != "" {
+				return h.serveCoded(w, r, next, ae, e, d.fwd, reqCC)
+			}
 			// Revalidate in the foreground, keeping e for
 			// stale-if-error.
-			return h.fetch(w, r, next, string(key), string(key[:primaryLen]), e, d.fwd, reqCC)
+			return h.fetch(w, r, next, string(key), string(key[:primaryLen]), e, d.fwd, reqCC, "")
 		}
 	}
-	if reqCC.onlyIfCached {
-		e := apierror.New(http.StatusGatewayTimeout, "The response is not in the cache and the request asked for a cached one only.", "Retry without Cache-Control: only-if-cached.")
-		return caddyhttp.Error(http.StatusGatewayTimeout, e)
+	if ae != "" {
+		return h.serveCoded(w, r, next, ae, nil, fwd, reqCC)
 	}
-	return h.fetch(w, r, next, string(key), string(key[:primaryLen]), nil, fwd, reqCC)
+	if reqCC.onlyIfCached {
+		return onlyIfCachedMiss()
+	}
+	return h.fetch(w, r, next, string(key), string(key[:primaryLen]), nil, fwd, reqCC, "")
+}
+
+// onlyIfCachedMiss is the answer to only-if-cached when nothing is stored
+// (RFC 9111 §5.2.1.7).
+func onlyIfCachedMiss() error {
+	e := apierror.New(http.StatusGatewayTimeout, "The response is not in the cache and the request asked for a cached one only.", "Retry without Cache-Control: only-if-cached.")
+	return caddyhttp.Error(http.StatusGatewayTimeout, e)
 }
 
 // bypass passes r through without using the cache. A successful unsafe

@@ -18,8 +18,11 @@ type entry struct {
 	// header is the stored response header, without the fields the cache
 	// computes per response (Age, Date, Cache-Status) and those it must
 	// not replay (Surrogate-Key, hop-by-hop fields, Set-Cookie).
-	header  http.Header
-	body    []byte
+	header http.Header
+	body   []byte
+	// coding is the body's content coding, "" for identity: codings are
+	// made from the identity entry (codings.go).
+	coding  string
 	etag    string
 	lastMod time.Time
 	tags    []string

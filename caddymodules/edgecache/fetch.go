@@ -7,9 +7,9 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"strings"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
-	"github.com/invoicewire/invoicewire/caddymodules/internal/negotiate"
 )
 
 // fetch forwards r to the origin (coalescing with other fetches of the same
@@ -18,7 +18,9 @@ import (
 //
 // key is the full key looked up; primary is its primary part, where a
 // response that varies on more than Accept-Encoding leaves its marker.
-func (h *Handler) fetch(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, key, primary string, stale *entry, fwd forward, reqCC cacheControl) error {
+// The origin is asked for the identity body; ae is the client's coding,
+// made from the stored body (codings.go).
+func (h *Handler) fetch(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, key, primary string, stale *entry, fwd forward, reqCC cacheControl, ae string) error {
 	if stale == nil && fwd.miss() {
 		// Coalesce concurrent misses: the first request fetches (and
 		// answers its own client as the response arrives); the others
@@ -28,7 +30,7 @@ func (h *Handler) fetch(w http.ResponseWriter, r *http.Request, next caddyhttp.H
 		led := false
 		_, err, _ := h.shared.flight.Do(key, func() (any, error) {
 			led = true
-			return nil, h.fetchOrigin(w, r, next, key, primary, nil, fwd, reqCC)
+			return nil, h.fetchOrigin(w, r, next, key, primary, nil, fwd, reqCC, ae)
 		})
 		if led {
 			return err
@@ -36,22 +38,23 @@ func (h *Handler) fetch(w http.ResponseWriter, r *http.Request, next caddyhttp.H
 		if err := r.Context().Err(); err != nil {
 			return err
 		}
+		gen := h.shared.generation()
 		if e := h.shared.get([]byte(key)); e != nil && !e.marker {
 			now := h.now()
 			if e.age(now) < e.lifetime {
 				requests.WithLabelValues("collapsed").Inc()
-				h.writeEntry(w, r, e, now, []string{h.cacheStatus(forwarded{fwd: fwd, collapsed: true})})
+				h.answer(w, r, e, now, []string{h.cacheStatus(forwarded{fwd: fwd, collapsed: true})}, ae, gen)
 				return nil
 			}
 		}
 		// The leader's response was not stored (or a marker was): fetch
 		// for ourselves, without waiting again.
 	}
-	return h.fetchOrigin(w, r, next, key, primary, stale, fwd, reqCC)
+	return h.fetchOrigin(w, r, next, key, primary, stale, fwd, reqCC, ae)
 }
 
 // fetchOrigin is fetch without the coalescing.
-func (h *Handler) fetchOrigin(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, key, primary string, stale *entry, fwd forward, reqCC cacheControl) error {
+func (h *Handler) fetchOrigin(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, key, primary string, stale *entry, fwd forward, reqCC cacheControl, ae string) error {
 	gen, seen := h.shared.generation(), h.shared.seen()
 	fr := h.forwardRequest(r, r.Context(), stale)
 	reqTime := h.now()
@@ -78,7 +81,7 @@ func (h *Handler) fetchOrigin(w http.ResponseWriter, r *http.Request, next caddy
 					status = he.StatusCode
 				}
 			}
-			h.writeEntry(w, r, stale, now, []string{h.cacheStatus(forwarded{fwd: fwdStale, status: status, staleIfError: true})})
+			h.answer(w, r, stale, now, []string{h.cacheStatus(forwarded{fwd: fwdStale, status: status, staleIfError: true})}, ae, gen)
 			return nil
 		}
 		if err != nil {
@@ -107,7 +110,7 @@ func (h *Handler) fetchOrigin(w http.ResponseWriter, r *http.Request, next caddy
 		} else {
 			requests.WithLabelValues("revalidated").Inc()
 		}
-		h.writeEntry(w, r, fresh, now, []string{h.cacheStatus(forwarded{fwd: fwd, status: http.StatusNotModified, stored: stored})})
+		h.answer(w, r, fresh, now, []string{h.cacheStatus(forwarded{fwd: fwd, status: http.StatusNotModified, stored: stored})}, ae, gen)
 		return nil
 	}
 
@@ -122,7 +125,7 @@ func (h *Handler) fetchOrigin(w http.ResponseWriter, r *http.Request, next caddy
 				// A revalidation answered in full: say so.
 				f.status = rec.status
 			}
-			h.writeEntry(w, r, e, now, []string{h.cacheStatus(f)})
+			h.answer(w, r, e, now, []string{h.cacheStatus(f)}, ae, gen)
 			return nil
 		}
 	}
@@ -148,19 +151,16 @@ func (h *Handler) storeWithVary(e *entry, primary string, gen uint64, r *http.Re
 }
 
 // forwardRequest is r as sent to the origin: a GET (HEAD misses fill the
-// cache too) with a normalised Accept-Encoding, so the encode handler picks
-// exactly the coding the key names; without the client's validators and
+// cache too) asking for the identity coding, which the cache stores and
+// compresses itself (codings.go), so the encode handler behind the cache
+// leaves it alone; without the client's validators and
 // Range, so a full storable response comes back; with the stale entry's
 // validators instead, when revalidating.
 func (h *Handler) forwardRequest(r *http.Request, ctx context.Context, stale *entry) *http.Request {
 	fr := r.WithContext(ctx)
 	fr.Header = r.Header.Clone()
 	fr.Method = http.MethodGet
-	if ae := negotiate.Encoding(r.Header["Accept-Encoding"], h.Encodings); ae != "" {
-		fr.Header["Accept-Encoding"] = []string{ae}
-	} else {
-		fr.Header["Accept-Encoding"] = []string{"identity"}
-	}
+	fr.Header["Accept-Encoding"] = []string{"identity"}
 	for _, k := range []string{"If-None-Match", "If-Modified-Since", "If-Match", "If-Unmodified-Since", "If-Range", "Range"} {
 		delete(fr.Header, k)
 	}
@@ -169,10 +169,23 @@ func (h *Handler) forwardRequest(r *http.Request, ctx context.Context, stale *en
 	fr.Header.Add("Surrogate-Capability", h.capability)
 	if stale != nil && stale.status == http.StatusOK {
 		if stale.etag != "" {
-			fr.Header["If-None-Match"] = []string{stale.etag}
+			fr.Header["If-None-Match"] = []string{identityETag(stale.etag, stale.coding)}
 		} else if !stale.lastMod.IsZero() {
 			fr.Header["If-Modified-Since"] = []string{stale.lastMod.UTC().Format(http.TimeFormat)}
 		}
 	}
 	return fr
+}
+
+// identityETag is the origin's ETag of a stored coding: the encode handler
+// appends "-<coding>" to a strong ETag (RFC 9110 §8.8.3.3), which the
+// origin does not know; weak ETags are the same for every coding.
+func identityETag(etag, coding string) string {
+	if coding == "" || strings.HasPrefix(etag, "W/") {
+		return etag
+	}
+	if before, ok := strings.CutSuffix(etag, "-"+coding+`"`); ok {
+		return before + `"`
+	}
+	return etag
 }

@@ -146,6 +146,7 @@ func (h *Handler) revalidated(stale *entry, notModified http.Header, reqTime, re
 		return nil
 	}
 	e := h.newEntry(stale.key, stale.status, hdr, stale.body, reqTime, respTime)
+	e.coding = stale.coding
 	e.vary = stale.vary
 	e.uriTag = stale.uriTag
 	if notModified["Surrogate-Key"] == nil {

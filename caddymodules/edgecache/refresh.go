@@ -15,8 +15,10 @@ import (
 
 // refresh revalidates e in the background, once at a time per entry. The
 // request is rebuilt detached from the client's, which may be gone before
-// the origin answers.
-func (h *Handler) refresh(r *http.Request, next caddyhttp.Handler, key string, e *entry) {
+// the origin answers. key is the identity entry's key, where a full
+// response is stored; ae, when not identity, is the coding also made from
+// it (e is then that coding's entry or the identity entry).
+func (h *Handler) refresh(r *http.Request, next caddyhttp.Handler, key string, e *entry, ae string) {
 	if !e.refreshing.CompareAndSwap(false, true) {
 		return
 	}
@@ -47,6 +49,7 @@ func (h *Handler) refresh(r *http.Request, next caddyhttp.Handler, key string, e
 		case rec.status == http.StatusNotModified:
 			if fresh := h.revalidated(e, rec.header, reqTime, now); fresh != nil {
 				h.shared.put(fresh, gen)
+				h.encoded(fresh, ae, fr, gen)
 			}
 			refreshes.WithLabelValues("not_modified").Inc()
 		case rec.storableResponse && !rec.overflow:
@@ -54,6 +57,7 @@ func (h *Handler) refresh(r *http.Request, next caddyhttp.Handler, key string, e
 				ne.vary = e.vary
 				ne.uriTag = e.uriTag
 				h.shared.put(ne, gen)
+				h.encoded(ne, ae, fr, gen)
 			}
 			refreshes.WithLabelValues("stored").Inc()
 		default:

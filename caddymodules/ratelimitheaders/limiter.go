@@ -181,7 +181,13 @@ func hashOf(client string) uint64 { return xxhash.Sum64String(client) }
 // sharedKey is the Redis key (after the store's prefix) of a client's count
 // in window n.
 func sharedKey(h uint64, n int64) string {
-	return strconv.FormatUint(h, 36) + ":" + strconv.FormatInt(n, 36)
+	// One allocation: the sync loop makes a key per pushed client, 16,700
+	// a second at a million new clients a minute.
+	var b [32]byte
+	k := strconv.AppendUint(b[:0], h, 36)
+	k = append(k, ':')
+	k = strconv.AppendInt(k, n, 36)
+	return string(k)
 }
 
 // windowKey names client's shared counter in the window holding now, and

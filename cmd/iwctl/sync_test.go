@@ -14,11 +14,20 @@ import (
 	"github.com/invoicewire/invoicewire/internal/store"
 )
 
-// TestSyncSkipsUnchangedFiles checks that a sync parses only the files that
-// changed since the last one, that a registry change makes it parse every
-// file again, and that a skipped file is still checked for duplicate slugs.
-// n counts the files that can be skipped.
-func TestSyncSkipsUnchangedFiles(t *testing.T) {
+// syncTree is a copy of the repository's content tree, to be synced into a
+// test's Redis, and one of its articles that no milestone cites.
+type syncTree struct {
+	rs  redistest.Backend
+	dir string
+	// n counts the files that can be skipped: articles that milestones
+	// cite are always parsed (a milestone copies their title and path).
+	n    int
+	a    *content.Article
+	file string
+}
+
+func newSyncTree(t *testing.T) *syncTree {
+	t.Helper()
 	rs := redistest.New(t)
 	t.Setenv("IW_REDIS_URL", rs.URL())
 	t.Setenv("IW_PUBLIC_URL", "https://iw.test")
@@ -30,8 +39,6 @@ func TestSyncSkipsUnchangedFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Articles that milestones cite are always parsed (a milestone copies
-	// their title and path); the others are skipped when unchanged.
 	pinned := map[string]bool{}
 	for _, cty := range c.Countries {
 		for _, m := range cty.Milestones {
@@ -40,25 +47,38 @@ func TestSyncSkipsUnchangedFiles(t *testing.T) {
 			}
 		}
 	}
-	n := len(c.Articles) - len(pinned)
-	var a *content.Article
+	st := &syncTree{rs: rs, dir: dir, n: len(c.Articles) - len(pinned)}
 	for _, x := range c.Articles {
 		if !pinned[x.Slug] {
-			a = x
+			st.a = x
 		}
 	}
-	if n < 10 || a == nil {
-		t.Fatalf("only %d articles that no milestone cites; the test needs more", n)
+	if st.n < 10 || st.a == nil {
+		t.Fatalf("only %d articles that no milestone cites; the test needs more", st.n)
 	}
-	file := filepath.Join(dir, "articles", a.PublishedAt.Format("2006"), a.PublishedAt.Format("01"), a.Slug+".md")
-	sync := func() string {
-		t.Helper()
-		var out bytes.Buffer
-		if err := run(context.Background(), []string{"sync", dir}, &out); err != nil {
-			t.Fatal(err)
-		}
-		return out.String()
+	a := st.a
+	st.file = filepath.Join(dir, "articles", a.PublishedAt.Format("2006"), a.PublishedAt.Format("01"), a.Slug+".md")
+	return st
+}
+
+// sync runs iwctl sync on the tree and returns its output.
+func (st *syncTree) sync(t *testing.T) string {
+	t.Helper()
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"sync", st.dir}, &out); err != nil {
+		t.Fatal(err)
 	}
+	return out.String()
+}
+
+// TestSyncSkipsUnchangedFiles checks that a sync parses only the files that
+// changed since the last one, that a registry change makes it parse every
+// file again, and that a skipped file is still checked for duplicate slugs.
+// n counts the files that can be skipped.
+func TestSyncSkipsUnchangedFiles(t *testing.T) {
+	st := newSyncTree(t)
+	rs, dir, n, a, file := st.rs, st.dir, st.n, st.a, st.file
+	sync := func() string { return st.sync(t) }
 	sync()
 
 	for _, tc := range []struct {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/url"
 	"os"
@@ -74,7 +75,11 @@ func LoadChanged(dir string, unchanged func(path string, raw []byte) bool) (*Cor
 
 func loadFS(fsys fs.FS, unchanged func(path string, raw []byte) bool) (*Corpus, error) {
 	var articles []*Article
-	c, err := streamFS(fsys, StreamOptions{Unchanged: unchanged, Publish: func(month []*Article) error {
+	var withInfo func(string, fs.FileInfo, []byte) bool
+	if unchanged != nil {
+		withInfo = func(p string, _ fs.FileInfo, raw []byte) bool { return unchanged(p, raw) }
+	}
+	c, err := streamFS(fsys, StreamOptions{Unchanged: withInfo, Publish: func(month []*Article) error {
 		articles = append(articles, month...)
 		return nil
 	}})
@@ -95,8 +100,10 @@ func loadFS(fsys fs.FS, unchanged func(path string, raw []byte) bool) (*Corpus, 
 type loader struct {
 	fsys fs.FS
 	errs []*FieldError
-	// unchanged, when set, names article files to skip (LoadChanged).
-	unchanged func(path string, raw []byte) bool
+	// unchanged, when set, names article files to skip (LoadChanged);
+	// known names them from their stat alone (StreamOptions).
+	unchanged func(path string, info fs.FileInfo, raw []byte) bool
+	known     func(path string, info fs.FileInfo) bool
 	// pinned are the slugs milestones cite: those articles are always
 	// parsed, since a milestone copies their title, path and date.
 	pinned map[string]bool
@@ -220,15 +227,52 @@ func (l *loader) readArticle(p string, sources map[string]*Source, countries map
 		l.fail(p, "", "articles live at articles/<yyyy>/<mm>/<slug>.md")
 		return nil, false
 	}
-	raw, err := fs.ReadFile(l.fsys, p)
+	skippable := l.unchanged != nil && !l.pinned[m[3]]
+	if skippable && l.known != nil {
+		// One stat instead of open, fstat, two reads, close and a hash.
+		if info, err := fs.Stat(l.fsys, p); err == nil && l.known(p, info) {
+			return &Article{Slug: m[3]}, true
+		}
+	}
+	raw, info, err := readFileInfo(l.fsys, p)
 	if err != nil {
 		l.fail(p, "", "%v", err)
 		return nil, false
 	}
-	if l.unchanged != nil && !l.pinned[m[3]] && l.unchanged(p, raw) {
+	if skippable && l.unchanged(p, info, raw) {
 		return &Article{Slug: m[3]}, true
 	}
 	return l.parseArticle(p, m, raw, sources, countries, specs), false
+}
+
+// readFileInfo reads a file like fs.ReadFile and returns the stat it read
+// it by (the same system calls: open, fstat, read to the end, close).
+func readFileInfo(fsys fs.FS, p string) ([]byte, fs.FileInfo, error) {
+	f, err := fsys.Open(p)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, nil, err
+	}
+	// One byte more than the size, so that the read that finds the end
+	// needs no larger buffer.
+	buf := make([]byte, 0, info.Size()+1)
+	for {
+		n, err := f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, info, nil
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+	}
 }
 
 func (l *loader) parseArticle(p string, m []string, raw []byte, sources map[string]*Source, countries map[string]*Country, specs map[string]*Spec) *Article {

@@ -21,7 +21,11 @@ type StreamOptions struct {
 	// not parsed, counted in Corpus.Unchanged and not handed to Publish.
 	// Articles that milestones cite are always parsed, since a milestone
 	// copies their title, path and date.
-	Unchanged func(path string, raw []byte) bool
+	Unchanged func(path string, info fs.FileInfo, raw []byte) bool
+	// Known, when set with Unchanged, is asked first with the file's stat
+	// alone: true skips the file as unchanged without reading it (a stat
+	// cache, docs/decisions.md); false has it read and put to Unchanged.
+	Known func(path string, info fs.FileInfo) bool
 	// Registries, when set, is called once with the registries (sources,
 	// countries and their milestones, specs, aliases) before the first
 	// Publish, or at the end when nothing is to be published, and never
@@ -73,7 +77,7 @@ type monthRead struct {
 }
 
 func streamFS(fsys fs.FS, opts StreamOptions) (*Corpus, error) {
-	l := &loader{fsys: fsys, unchanged: opts.Unchanged}
+	l := &loader{fsys: fsys, unchanged: opts.Unchanged, known: opts.Known}
 	c := &Corpus{Newsletters: map[string]*NewsletterIntro{}}
 
 	l.readYAML("sources.yaml", &c.Sources)
@@ -240,7 +244,7 @@ func (l *loader) readMonth(m *month, cited map[string]*Article, sources map[stri
 	var wg sync.WaitGroup
 	for range max(1, min(runtime.GOMAXPROCS(0), len(m.paths)/16)) {
 		wg.Go(func() {
-			wl := &loader{fsys: l.fsys, unchanged: l.unchanged, pinned: l.pinned}
+			wl := &loader{fsys: l.fsys, unchanged: l.unchanged, known: l.known, pinned: l.pinned}
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= len(m.paths) {

@@ -1,7 +1,9 @@
 // Package opsserver is the private listener the origin and the worker serve
 // to operators (docs/architecture.md): GET /metrics, the Prometheus exposition of the
-// process's registry, and GET /healthz, the readiness probe. It is never
-// reachable through the edge.
+// process's registry, GET /healthz, the readiness probe, and, when it listens
+// on a loopback address only, the Go runtime's profiles under /debug/pprof/
+// (heap, CPU, goroutines), which is how the origin's memory at archive scale
+// is examined (docs/scale.md). It is never reachable through the edge.
 //
 // Redis is probed in the background while the listener serves, and the last
 // result is exported as invoicewire_redis_up: a process whose Redis is gone
@@ -15,7 +17,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"net/http/pprof"
 	"sync"
 	"time"
 
@@ -73,8 +77,34 @@ func New(addr string, rdb redis.UniversalClient, options ...Option) *Server {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.Registry, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", s.healthz)
+	if loopback(addr) {
+		// The profiles are registered on this private mux, not on
+		// http.DefaultServeMux, so no other listener of the process serves
+		// them; and only on a loopback listener, since a CPU profile or a
+		// trace costs the process while it runs and the listener on a pod
+		// address (deploy/k8s) is open to the cluster's network.
+		mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+		mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
+	}
 	s.http = &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	return s
+}
+
+// loopback reports whether addr (host:port) listens on a loopback address
+// only.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // ListenAndServe probes Redis and serves until Shutdown; it returns nil

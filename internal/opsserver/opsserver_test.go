@@ -1,6 +1,8 @@
 package opsserver_test
 
 import (
+	"bytes"
+	"compress/gzip"
 	"io"
 	"net"
 	"net/http"
@@ -15,10 +17,17 @@ import (
 	"github.com/invoicewire/invoicewire/internal/redistest"
 )
 
-// serve starts the operator listener over rdb on a free port.
+// serve starts the operator listener over rdb on a free port of 127.0.0.1.
 func serve(t *testing.T, rdb redis.UniversalClient, options ...opsserver.Option) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	return serveOn(t, "127.0.0.1", rdb, options...)
+}
+
+// serveOn starts the operator listener over rdb on a free port of host and
+// returns its address through 127.0.0.1.
+func serveOn(t *testing.T, host string, rdb redis.UniversalClient, options ...opsserver.Option) string {
+	t.Helper()
+	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +42,8 @@ func serve(t *testing.T, rdb redis.UniversalClient, options ...opsserver.Option)
 			t.Errorf("ListenAndServe: %v", err)
 		}
 	})
-	base := "http://" + addr
+	_, port, _ := net.SplitHostPort(addr)
+	base := "http://127.0.0.1:" + port
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		if resp, err := http.Get(base + "/metrics"); err == nil {
 			resp.Body.Close()
@@ -149,5 +159,34 @@ func TestRedisProbe(t *testing.T) {
 				t.Errorf("after Redis returned: /healthz = %d, want 200", code)
 			}
 		})
+	}
+}
+
+// TestHeapProfile reads the heap profile an operator takes of a running
+// process (docs/scale.md): a gzip-compressed protobuf, as go tool pprof reads;
+// a listener on every address serves none.
+func TestHeapProfile(t *testing.T) {
+	rs := redistest.New(t)
+	if resp, err := http.Get(serveOn(t, "0.0.0.0", rs.Client()) + "/debug/pprof/heap"); err != nil {
+		t.Fatal(err)
+	} else if resp.Body.Close(); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("a listener on every address served its profiles: %d", resp.StatusCode)
+	}
+	base := serve(t, rs.Client())
+	resp, err := http.Get(base + "/debug/pprof/heap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /debug/pprof/heap: %d %s", resp.StatusCode, body)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(body))
+	if err != nil {
+		t.Fatalf("heap profile is not gzip: %v", err)
+	}
+	if raw, err := io.ReadAll(zr); err != nil || len(raw) == 0 {
+		t.Fatalf("heap profile: %d bytes, %v", len(raw), err)
 	}
 }

@@ -271,6 +271,17 @@ func (s *Store) Articles(ctx context.Context, f ArticleFilter, offset, limit int
 	return p, nil
 }
 
+// ArticlesSince is the number of published articles first published at or
+// after t: one ZCOUNT, so a listing of a recent window (the news sitemap's
+// two days) reads only the records it shows.
+func (s *Store) ArticlesSince(ctx context.Context, t time.Time) (int64, error) {
+	n, err := s.rdb.ZCount(ctx, keyIndexAll, "-inf", strconv.FormatInt(score(t), 10)).Result()
+	if err != nil {
+		return 0, fmt.Errorf("store: counting recent articles: %w", err)
+	}
+	return n, nil
+}
+
 // ArticleCount is the number of published articles.
 func (s *Store) ArticleCount(ctx context.Context) (int64, error) {
 	n, err := s.rdb.ZCard(ctx, keyIndexAll).Result()

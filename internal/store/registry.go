@@ -23,6 +23,22 @@ func (s *Store) Country(ctx context.Context, code string) (*content.Country, err
 	return hashOne[content.Country](ctx, s, keyCountries, code)
 }
 
+// CountriesByCode returns the tracked countries among codes, ordered by code,
+// in one HMGET: an article page names two or three countries, and decoding
+// the whole registry with its milestones per page was most of a page's
+// cost (docs/scale.md).
+func (s *Store) CountriesByCode(ctx context.Context, codes []string) ([]*content.Country, error) {
+	out, err := hashSome[content.Country](ctx, s, keyCountries, codes)
+	slices.SortFunc(out, func(a, b *content.Country) int { return cmp.Compare(a.Code, b.Code) })
+	return out, err
+}
+
+// SpecsBySlug returns the tracked specifications among slugs, in their
+// order, in one HMGET.
+func (s *Store) SpecsBySlug(ctx context.Context, slugs []string) ([]*content.Spec, error) {
+	return hashSome[content.Spec](ctx, s, keySpecs, slugs)
+}
+
 // Specs returns every tracked specification, ordered by slug.
 func (s *Store) Specs(ctx context.Context) ([]*content.Spec, error) {
 	return hashAll(ctx, s, keySpecs, func(sp *content.Spec) string { return sp.Slug })
@@ -68,6 +84,37 @@ func hashAll[T any](ctx context.Context, s *Store, key string, id func(*T) strin
 		out = append(out, v)
 	}
 	slices.SortFunc(out, func(a, b *T) int { return cmp.Compare(id(a), id(b)) })
+	return out, nil
+}
+
+// hashSome decodes the fields of key among fields, in their order, leaving
+// out those that are absent; a field named twice is decoded once.
+func hashSome[T any](ctx context.Context, s *Store, key string, fields []string) ([]*T, error) {
+	var seen []string
+	for _, f := range fields {
+		if !slices.Contains(seen, f) {
+			seen = append(seen, f)
+		}
+	}
+	if fields = seen; len(fields) == 0 {
+		return nil, nil
+	}
+	vals, err := s.rdb.HMGet(ctx, key, fields...).Result()
+	if err != nil {
+		return nil, fmt.Errorf("store: reading %s: %w", key, err)
+	}
+	out := make([]*T, 0, len(vals))
+	for i, raw := range vals {
+		str, ok := raw.(string)
+		if !ok {
+			continue
+		}
+		v := new(T)
+		if err := json.Unmarshal([]byte(str), v); err != nil {
+			return nil, fmt.Errorf("store: decoding %s %q: %w", key, fields[i], err)
+		}
+		out = append(out, v)
+	}
 	return out, nil
 }
 

@@ -223,7 +223,11 @@ func (s *Store) SitemapFile(ctx context.Context, n int64) ([]SitemapURL, error) 
 			return nil, fmt.Errorf("store: decoding sitemap entry %q: %w", slug, err)
 		}
 		published := time.Unix(p, 0).UTC()
-		u := SitemapURL{Path: (&content.Article{Slug: slug, PublishedAt: published}).Path(), LastModified: published}
+		// content.Article.Path, without a whole Article per entry: a file
+		// has up to 50,000 of them.
+		path := make([]byte, 0, len("/2006/01/")+len(slug))
+		path = append(published.AppendFormat(append(path, '/'), "2006/01"), '/')
+		u := SitemapURL{Path: string(append(path, slug...)), LastModified: published}
 		if mod != "" {
 			l, err := strconv.ParseInt(mod, 10, 64)
 			if err != nil {

@@ -30,8 +30,10 @@ type archiveInfo struct {
 	newest int
 	// retract are the slugs a run retracts after publishing.
 	retract []string
-	// bytes is the size of the article files.
+	// bytes is the size of the article files (0 for a shared tree).
 	bytes int64
+	// shared marks a tree given by SCALE_TREE_DIR, which is never written.
+	shared bool
 }
 
 const sampleSize = 2000
@@ -91,15 +93,19 @@ func articleFile(dir string, a *content.Article) string {
 // content tree in dir (the registries copied from baseDir), unless dir
 // already holds it complete. Articles are generated and written in
 // parallel and never held all at once.
-func writeArchive(baseDir, dir string, base *content.Corpus, n int, seed uint64) (*archiveInfo, error) {
+//
+// A shared tree (SCALE_TREE_DIR) is never written: its sampled articles are
+// compared with what the generator makes of them instead, and a tree made
+// from other articles or another seed is refused.
+func writeArchive(baseDir, dir string, base *content.Corpus, n int, seed uint64, shared bool) (*archiveInfo, error) {
 	src := contenttest.NewArchiveSource(base, seed)
-	info := &archiveInfo{dir: dir, n: n}
+	info := &archiveInfo{dir: dir, n: n, shared: shared}
 	// The marker names the corpus and seed the tree was made from; a tree
 	// made from another corpus is made again.
 	done := filepath.Join(dir, ".complete")
 	mark := fingerprint(baseDir, base, seed)
 	have, err := os.ReadFile(done)
-	write := err != nil || string(have) != mark
+	write := !shared && (err != nil || string(have) != mark)
 	if write {
 		if err := os.RemoveAll(dir); err != nil {
 			return nil, err
@@ -191,21 +197,42 @@ func writeArchive(baseDir, dir string, base *content.Corpus, n int, seed uint64)
 			return nil, err
 		}
 	}
+	if shared {
+		// The newest article is the one a run edits, which earlier runs
+		// did in the tree itself: it is left out of the comparison.
+		newest := src.Article(info.newest).Slug
+		for _, a := range info.sample {
+			if a.Slug == newest {
+				continue
+			}
+			want, err := markdown(a)
+			if err != nil {
+				return nil, err
+			}
+			if got, err := os.ReadFile(articleFile(dir, a)); err != nil || !bytes.Equal(got, want) {
+				return nil, fmt.Errorf("scale: the tree %s was not made from this corpus with seed %d (%s differs or is missing: %v); unset SCALE_TREE_DIR to generate one", dir, seed, articleFile(dir, a), err)
+			}
+		}
+	}
 	return info, nil
 }
 
 // editArticle rewrites the i-th article of the archive in dir with a new
 // title carrying token and an updated_at of at, as an editor's fix would.
-func editArticle(dir string, base *content.Corpus, seed uint64, i int, token string, at time.Time) (*content.Article, error) {
+// A shared tree is left as it is: the edit then exists only in the store.
+func editArticle(info *archiveInfo, base *content.Corpus, seed uint64, i int, token string, at time.Time) (*content.Article, error) {
 	a := contenttest.NewArchiveSource(base, seed).Article(i)
 	a.Title = a.Title + " " + token
 	at = at.UTC().Truncate(time.Second)
 	a.UpdatedAt = &at
+	if info.shared {
+		return a, nil
+	}
 	b, err := markdown(a)
 	if err != nil {
 		return nil, err
 	}
-	return a, os.WriteFile(articleFile(dir, a), b, 0o644)
+	return a, os.WriteFile(articleFile(info.dir, a), b, 0o644)
 }
 
 // fingerprint identifies the corpus and seed an archive is made from.

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/invoicewire/invoicewire/internal/content"
 	"github.com/invoicewire/invoicewire/internal/content/contenttest"
@@ -22,7 +23,7 @@ func TestArchiveTree(t *testing.T) {
 	dirs := []string{filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")}
 	var infos []*archiveInfo
 	for _, dir := range dirs {
-		info, err := writeArchive("../../content", dir, base, n, seed)
+		info, err := writeArchive("../../content", dir, base, n, seed, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -74,5 +75,50 @@ func TestArchiveTree(t *testing.T) {
 		if string(x) != string(y) {
 			t.Fatalf("%s differs between two runs with the same seed", a.Slug)
 		}
+	}
+}
+
+// TestSharedTree reads a tree written before as a shared one (SCALE_TREE_DIR):
+// nothing in it is written, and a tree made with another seed is refused.
+func TestSharedTree(t *testing.T) {
+	base, err := content.Load("../../content")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 500
+	dir := filepath.Join(t.TempDir(), "tree")
+	if _, err := writeArchive("../../content", dir, base, n, seed, false); err != nil {
+		t.Fatal(err)
+	}
+	// A file the generator would never write: a run that rewrote the tree
+	// would remove it.
+	stray := filepath.Join(dir, "stray.txt")
+	if err := os.WriteFile(stray, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadFile(filepath.Join(dir, ".complete"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, ".complete"), []byte("another corpus"), 0o644)
+	info, err := writeArchive("../../content", dir, base, n, seed, true)
+	if err != nil {
+		t.Fatalf("the shared tree was refused: %v", err)
+	}
+	if _, err := os.Stat(stray); err != nil {
+		t.Errorf("the shared tree was rewritten: %v", err)
+	}
+	if mark, _ := os.ReadFile(filepath.Join(dir, ".complete")); string(mark) != "another corpus" {
+		t.Errorf("the shared tree's marker was rewritten (was %.12s…)", before)
+	}
+	edited, err := editArticle(info, base, seed, info.newest, "zqtoken", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(articleFile(dir, edited)); strings.Contains(string(b), "zqtoken") {
+		t.Error("the edit was written into the shared tree")
+	}
+	if _, err := writeArchive("../../content", dir, base, n, seed+1, true); err == nil {
+		t.Error("a shared tree made with another seed was accepted")
 	}
 }

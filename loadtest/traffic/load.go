@@ -2,8 +2,10 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"io"
 	"math/rand/v2"
 	"net"
@@ -11,7 +13,6 @@ import (
 	"net/netip"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -62,15 +63,18 @@ type result struct {
 var encodings = []string{"zstd", "br", "gzip, deflate", "identity", "zstd, br, gzip", "gzip"}
 
 // conn is one keep-alive HTTP/1.1 connection of the generator. Requests
-// are written from a reused buffer and responses read with
-// http.ReadResponse: net/http's client costs several times more CPU and
-// allocations per request, which made the generator, not the edge, the
-// limit (docs/edge-gateway.md, "Traffic").
+// are written from a reused buffer and responses parsed in place (status
+// line, the few fields the report uses, the body skipped by its framing):
+// net/http's client, and even http.ReadResponse with its header map of the
+// edge's fifteen fields, cost the generator more CPU per request than the
+// syscalls (docs/edge-gateway.md, "Traffic").
 type conn struct {
 	addr string
 	c    net.Conn
 	br   *bufio.Reader
 	req  []byte
+	// etag holds the last response's ETag until the next request.
+	etag []byte
 }
 
 func (k *conn) close() {
@@ -80,39 +84,133 @@ func (k *conn) close() {
 	}
 }
 
-// do sends the request in k.req and reads the answer's status, the fields
-// the report uses, and the whole body.
-func (k *conn) do() (status int, cacheStatus, etag string, err error) {
+// do sends the request in k.req and reads the answer: its status, whether
+// the cache says it was a hit, and its ETag (in k.etag, empty without
+// one).
+func (k *conn) do() (status int, hit bool, err error) {
 	if k.c == nil {
 		c, err := net.DialTimeout("tcp", k.addr, 5*time.Second)
 		if err != nil {
-			return 0, "", "", err
+			return 0, false, err
 		}
 		k.c, k.br = c, bufio.NewReaderSize(c, 32<<10)
 	}
 	k.c.SetDeadline(time.Now().Add(10 * time.Second))
 	if _, err := k.c.Write(k.req); err != nil {
 		k.close()
-		return 0, "", "", err
+		return 0, false, err
 	}
-	resp, err := http.ReadResponse(k.br, nil)
-	if err != nil {
-		k.close()
-		return 0, "", "", err
-	}
-	_, err = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	if err != nil || resp.Close {
+	status, hit, closeConn, err := k.readResponse(bytes.HasPrefix(k.req, []byte("HEAD ")))
+	if err != nil || closeConn {
 		k.close()
 	}
-	return resp.StatusCode, first(resp.Header["Cache-Status"]), first(resp.Header["Etag"]), err
+	return status, hit, err
 }
 
-func first(v []string) string {
-	if len(v) == 0 {
-		return ""
+var errMalformed = errors.New("malformed response")
+
+// readResponse reads one HTTP/1.1 response (RFC 9112): the status line,
+// the fields Content-Length, Transfer-Encoding, Connection, Cache-Status
+// and ETag, and the body, discarded.
+func (k *conn) readResponse(head bool) (status int, hit, closeConn bool, err error) {
+	line, err := k.br.ReadSlice('\n')
+	if err != nil {
+		return 0, false, false, err
 	}
-	return v[0]
+	if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) {
+		return 0, false, false, errMalformed
+	}
+	status, err = strconv.Atoi(string(line[9:12]))
+	if err != nil {
+		return 0, false, false, errMalformed
+	}
+	length, chunked := int64(-1), false
+	k.etag = k.etag[:0]
+	for {
+		line, err = k.br.ReadSlice('\n')
+		if err != nil {
+			return 0, false, false, err
+		}
+		line = bytes.TrimRight(line, "\r\n")
+		if len(line) == 0 {
+			break
+		}
+		name, value, ok := bytes.Cut(line, []byte(":"))
+		if !ok {
+			return 0, false, false, errMalformed
+		}
+		value = bytes.TrimSpace(value)
+		switch {
+		case asciiEqualFold(name, "Content-Length"):
+			if length, err = strconv.ParseInt(string(value), 10, 64); err != nil || length < 0 {
+				return 0, false, false, errMalformed
+			}
+		case asciiEqualFold(name, "Transfer-Encoding"):
+			chunked = bytes.Contains(bytes.ToLower(value), []byte("chunked"))
+		case asciiEqualFold(name, "Connection"):
+			closeConn = bytes.EqualFold(value, []byte("close"))
+		case asciiEqualFold(name, "Cache-Status"):
+			hit = hit || bytes.Contains(value, []byte("; hit"))
+		case asciiEqualFold(name, "Etag"):
+			k.etag = append(k.etag[:0], value...)
+		}
+	}
+	switch {
+	case head || status == http.StatusNotModified || status == http.StatusNoContent || status < 200:
+	case chunked:
+		err = k.skipChunked()
+	case length >= 0:
+		_, err = k.br.Discard(int(length))
+	default:
+		// Delimited by the end of the connection.
+		_, err = io.Copy(io.Discard, k.br)
+		closeConn = true
+	}
+	return status, hit, closeConn, err
+}
+
+// skipChunked discards a chunked body and its trailer section (RFC 9112
+// §7.1).
+func (k *conn) skipChunked() error {
+	for {
+		line, err := k.br.ReadSlice('\n')
+		if err != nil {
+			return err
+		}
+		sizeText, _, _ := bytes.Cut(bytes.TrimRight(line, "\r\n"), []byte(";"))
+		size, err := strconv.ParseInt(string(bytes.TrimSpace(sizeText)), 16, 64)
+		if err != nil || size < 0 {
+			return errMalformed
+		}
+		if size == 0 {
+			for {
+				line, err := k.br.ReadSlice('\n')
+				if err != nil {
+					return err
+				}
+				if len(bytes.TrimRight(line, "\r\n")) == 0 {
+					return nil
+				}
+			}
+		}
+		if _, err := k.br.Discard(int(size) + 2); err != nil {
+			return err
+		}
+	}
+}
+
+// asciiEqualFold compares a field name with a canonical one, ignoring case.
+func asciiEqualFold(b []byte, s string) bool {
+	if len(b) != len(s) {
+		return false
+	}
+	for i := range len(b) {
+		c, d := b[i], s[i]
+		if c|0x20 != d|0x20 {
+			return false
+		}
+	}
+	return true
 }
 
 // run sends the mix over conns keep-alive connections to addr for d.
@@ -187,7 +285,7 @@ func run(ctx context.Context, addr string, m *mix, conns int, d time.Duration, s
 				}
 				k.req = b
 				start := time.Now()
-				status, cs, et, err := k.do()
+				status, hit, err := k.do()
 				if err != nil {
 					if ctx.Err() == nil {
 						local.errors++
@@ -197,7 +295,6 @@ func run(ctx context.Context, addr string, m *mix, conns int, d time.Duration, s
 				local.latencies = append(local.latencies, time.Since(start))
 				local.requests++
 				local.byStatus[status]++
-				hit := strings.Contains(cs, "; hit")
 				switch {
 				case isAsk:
 					if status == 200 {
@@ -213,9 +310,10 @@ func run(ctx context.Context, addr string, m *mix, conns int, d time.Duration, s
 					}
 				}
 				if !isAsk && status == 200 {
-					if et != "" {
+					if len(k.etag) > 0 {
 						slot := &m.etags[idx*len(encodings)+ei]
-						if old := slot.Load(); old == nil || *old != et {
+						if old := slot.Load(); old == nil || *old != string(k.etag) {
+							et := string(k.etag)
 							slot.Store(&et)
 						}
 					}
@@ -260,7 +358,7 @@ func run(ctx context.Context, addr string, m *mix, conns int, d time.Duration, s
 					return
 				case <-t.C:
 				}
-				if status, _, _, err := k.do(); err == nil && status == http.StatusTooManyRequests {
+				if status, _, err := k.do(); err == nil && status == http.StatusTooManyRequests {
 					limited++
 				}
 			}

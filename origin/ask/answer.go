@@ -74,8 +74,30 @@ func (ix *Index) filedUnder(q *query, h hit) []int {
 	return out
 }
 
+// articleTerms returns the positions of the question's terms (as the
+// words they stand for) that article h contains anywhere.
+func (ix *Index) articleTerms(q *query, h hit, dst []int) []int {
+	dst = dst[:0]
+	for p, t := range q.terms {
+		if t.id < 0 || !ix.contains(t.id, h.doc) {
+			continue
+		}
+		if p = q.standsFor(p); !containsInt(dst, p) {
+			dst = append(dst, p)
+		}
+	}
+	return dst
+}
+
 // Weights of the answer score.
 const (
+	// articleWeight is the weight of a question word that the sentence
+	// does not say but its article does, in whether the sentence is about
+	// the question (whether it may be quoted), not in whether it states
+	// the answer: a reader's question is matched by the article as a
+	// whole, and the sentence that states the fact often names only the
+	// thing asked about ("The current version is 2.0.3").
+	articleWeight = 0.4
 	// farWordWeight is the least weight a question word of the sentence
 	// (or of the article's filing) adds, however far from the span.
 	farWordWeight = 0.5
@@ -239,7 +261,9 @@ func (ix *Index) answerSpan(q *query, asked question, text string, sc scanned, m
 			}
 		}
 		v *= 1 + focusBoost*near
-		if bounded(text, sp.start, asked.bound) {
+		if bounded(text, sp.start, asked.bound) || asked.group && (bounded(text, sp.start, boundAbove) || bounded(text, sp.start, boundBelow)) {
+			// "Which bodies…" is answered by the threshold that sets them
+			// apart ("agencies that handle more than 2,000 invoices").
 			v *= boundBoost
 		}
 		if asked.obliged && (asked.kind == askWhen || asked.kind == askAmount) {

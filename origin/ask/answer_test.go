@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/invoicewire/invoicewire/internal/content/contenttest"
 )
 
 func TestClassify(t *testing.T) {
@@ -150,6 +152,144 @@ func TestDateCompletes(t *testing.T) {
 			}
 			if got := f.completes(p); got != tc.want {
 				t.Errorf("%q completes %q = %v, want %v", tc.full, tc.partial, got, tc.want)
+			}
+		})
+	}
+}
+
+// engineWithArticle returns an engine over the real corpus and one more
+// article, filed under no country or spec, whose words no other article
+// uses.
+func engineWithArticle(t *testing.T, n int, slug, title, dek, body string) *Engine {
+	t.Helper()
+	c := realCorpus(t)
+	a := contenttest.Article(n)
+	a.Slug, a.Title, a.Dek, a.Body = slug, title, dek, body
+	a.Countries, a.Specs = nil, nil
+	c.Articles = append(c.Articles, a)
+	e := mustNew(t, Config{SiteRoot: testSiteRoot})
+	e.Use(c)
+	return e
+}
+
+// askSummary asks question of e and returns its summary, failing when the
+// article slug is not the best result or there is no summary.
+func askSummary(t *testing.T, e *Engine, question, slug string) *Summary {
+	t.Helper()
+	ans, err := e.Ask(context.Background(), Request{Query: question})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ans.Results) == 0 || ans.Results[0].Slug != slug {
+		t.Fatalf("%s is not the best result: %+v", slug, ans.Results)
+	}
+	if ans.Summary == nil {
+		t.Fatal("no summary")
+	}
+	return ans.Summary
+}
+
+// TestSentenceFramedByItsArticle checks that a sentence which names only
+// the thing asked about ("The current version is 7.4.2") may state the
+// answer when its article says the question's other words: the reader's
+// question is matched by the article as a whole. Without the article's
+// words the sentence covers too little of the question to be quoted, and
+// the summary misses the answer.
+func TestSentenceFramedByItsArticle(t *testing.T) {
+	const slug = "zephyr-courier-envelope-explained"
+	e := engineWithArticle(t, 500, slug, "The Zephyr courier envelope explained",
+		"Every message between Zephyr relay nodes travels in the courier envelope, which the relay operators' steering group maintains.",
+		"The Zephyr courier envelope carries every message between relay nodes and checks its signature before delivery.\n\n"+
+			"Relay operators publish their endpoints in a shared register, and each relay node verifies the sender's key with the courier envelope.\n\n"+
+			"## Versions\n\n"+
+			"The current version is 7.4.2, dated 3 March 2025.\n\n"+
+			"Senders that exceed the limit of 64 kilobytes per message are refused, and the operators count 4,800 relay nodes today.\n\n"+
+			"Older copies are kept for reference on the group's website, next to the test suite.\n")
+	testCases := []struct {
+		desc, question, answer string
+	}{
+		{desc: "which version: the sentence names only the version", question: "Which version of the Zephyr courier envelope do relay nodes use?", answer: "7.4.2"},
+		{desc: "when: the sentence names only the date", question: "Since when has the Zephyr courier envelope version in force applied to relay nodes?", answer: "3 March 2025"},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			s := askSummary(t, e, tc.question, slug)
+			if !strings.Contains(s.Sentences[0].Text, tc.answer) {
+				t.Errorf("first sentence %q does not state %s (summary %q)", s.Sentences[0].Text, tc.answer, s.Text)
+			}
+		})
+	}
+}
+
+// TestGroupAnsweredByItsThreshold checks that a question about which
+// parties a rule covers is answered by the threshold that delimits them
+// ("more than 4,800 messages a day"), not by another figure of the same
+// sentence.
+func TestGroupAnsweredByItsThreshold(t *testing.T) {
+	const slug = "zephyr-relay-logging-rule"
+	e := engineWithArticle(t, 502, slug, "Zephyr relays must keep signed logs",
+		"The steering group's logging rule applies to the busiest relays from next year.",
+		"From 1 March 2027, Zephyr relay companies that forward more than 4,800 messages a day must keep signed logs and answer 95% of audit requests within ten days.\n\n"+
+			"Smaller relays may keep logs voluntarily, and the steering group publishes a reference tool for them.\n")
+	testCases := []struct {
+		desc, question, answer string
+	}{
+		{desc: "which companies: the threshold, not the share", question: "Which Zephyr relay companies are covered by the signed logging rule?", answer: "4,800"},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			s := askSummary(t, e, tc.question, slug)
+			if s.Answer == nil || !strings.HasPrefix(s.Answer.Text, tc.answer) {
+				t.Errorf("answer span %+v, want %q", s.Answer, tc.answer)
+			}
+		})
+	}
+}
+
+func TestSizeClass(t *testing.T) {
+	testCases := []struct {
+		desc, text string
+		want       int
+	}{
+		{desc: "large", text: "Large taxpayers: issuing starts on 1 February.", want: sizeLarge},
+		{desc: "all other", text: "1 April 2026 | All other taxpayers | Issue invoices through KSeF", want: sizeSmall},
+		{desc: "remaining", text: "When did the remaining Polish companies begin?", want: sizeSmall},
+		{desc: "SMEs", text: "SMEs follow on 1 September 2027.", want: sizeSmall},
+		{desc: "both", text: "Large companies start in 2026, smaller ones in 2027.", want: 0},
+		{desc: "neither", text: "Everyone: receiving starts on 1 February too.", want: 0},
+		{desc: "a word that only contains one", text: "Microsoft and Bigcommerce publish connectors.", want: 0},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			if got := sizeClass(tc.text); got != tc.want {
+				t.Errorf("sizeClass(%q) = %d, want %d", tc.text, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestAnswerForTheAskedSizeClass checks that a question about the small or
+// the remaining businesses is answered by their own date, not by the large
+// businesses' date that a sentence with more of the question's words gives,
+// and the reverse.
+func TestAnswerForTheAskedSizeClass(t *testing.T) {
+	const slug = "zephyr-relay-signing-phases"
+	e := engineWithArticle(t, 503, slug, "Zephyr relays phase in signed logs",
+		"The steering group phases in signed logging by relay size.",
+		"Large Zephyr relay companies must start signing their logs on 1 March 2027, the steering group decided.\n\n"+
+			"The timetable in brief:\n\n"+
+			"- All other relay companies: 1 October 2027.\n")
+	testCases := []struct {
+		desc, question, answer string
+	}{
+		{desc: "the remaining ones", question: "When must the remaining Zephyr relay companies start signing their logs?", answer: "1 October 2027"},
+		{desc: "the large ones", question: "When must the largest Zephyr relay companies start signing their logs?", answer: "1 March 2027"},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			s := askSummary(t, e, tc.question, slug)
+			if !strings.Contains(s.Sentences[0].Text, tc.answer) {
+				t.Errorf("first sentence %q does not state %s (summary %q)", s.Sentences[0].Text, tc.answer, s.Text)
 			}
 		})
 	}

@@ -299,3 +299,30 @@ func focusOf(rest string) []string {
 	}
 	return Terms(strings.Join(words, " "))
 }
+
+// The size classes a mandate's phases are drawn by: the large businesses
+// first, the small or remaining ones later, each on its own date.
+const (
+	sizeLarge = 1
+	sizeSmall = 2
+)
+
+// sizeWords name a size class, as questions and articles write it.
+var sizeWords = regexp.MustCompile(`(?i)\b(?:(large|larger|largest|big|bigger|biggest)|(small|smaller|smallest|remaining|all other|smes?|micro))\b`)
+
+// sizeClass tells which size class text speaks of: sizeLarge, sizeSmall,
+// or 0 for neither or both.
+func sizeClass(text string) int {
+	class := 0
+	for _, m := range sizeWords.FindAllStringSubmatch(text, -1) {
+		if m[1] != "" {
+			class |= sizeLarge
+		} else {
+			class |= sizeSmall
+		}
+	}
+	if class == sizeLarge|sizeSmall {
+		return 0
+	}
+	return class
+}

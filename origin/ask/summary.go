@@ -31,6 +31,9 @@ const (
 	// otherSideFactor discounts a sentence about receiving as the answer
 	// to a question about sending, or the reverse.
 	otherSideFactor = 0.5
+	// sameSizeBoost prefers, for a question about the large or the small
+	// businesses, a sentence that names the same size class.
+	sameSizeBoost = 1.25
 	// summaryLeadDocs is how many of the best results the lead may come
 	// from: the article that states the answer is not always among the
 	// three that match the question's words best (a reader's "British
@@ -199,6 +202,10 @@ func (ix *Index) candidates(q *query, asked question, hits []hit, known float64)
 	aliases := ix.aliasWords(q, asked.text)
 	phrases := ix.phraseSynonyms(q)
 	askedSide := exchangeSide(asked.text)
+	askedSize := 0
+	if asked.kind == askWhen || asked.kind == askAmount {
+		askedSize = sizeClass(asked.text)
+	}
 	var countries []int // the positions of the countries the question names
 	for p, t := range q.terms {
 		if strings.HasPrefix(t.text, countryTerm("")) && t.synonymOf == 0 {
@@ -208,6 +215,9 @@ func (ix *Index) candidates(q *query, asked question, hits []hit, known float64)
 	var (
 		cands                    []candidate
 		matched, before, context []int
+		inDoc, framed            []int
+		shorts                   []shortForm
+		shortWords               []sentenceWord
 		sc                       scanned
 	)
 	for rank, h := range docs {
@@ -233,6 +243,8 @@ func (ix *Index) candidates(q *query, asked question, hits []hit, known float64)
 		// repeats is the article's own answer.
 		headline := d.title
 		before = before[:0]
+		inDoc = ix.articleTerms(q, h, inDoc)
+		shorts = ix.abbreviations(q, d, shorts)
 		for i := range d.sentenceCount() {
 			s := d.sentence(i)
 			row := s.kind == kindTable && s.head >= 0
@@ -258,6 +270,14 @@ func (ix *Index) candidates(q *query, asked question, hits []hit, known float64)
 					if !containsInt(matched, ph.pos) && ph.in(d.termIDs(int(s.head))) {
 						matched = append(matched, ph.pos)
 					}
+				}
+			}
+			// A short form the article defines says its long form's
+			// words ("G3" for "the third-generation Peppol PKI").
+			shortWords = shortFormsIn(shorts, s.text, shortWords[:0])
+			for _, w := range shortWords {
+				if !containsInt(matched, w.pos) {
+					matched = append(matched, w.pos)
 				}
 			}
 			for _, p := range filed {
@@ -291,14 +311,28 @@ func (ix *Index) candidates(q *query, asked question, hits []hit, known float64)
 					continue
 				}
 			}
+			framed = framed[:0]
+			for _, p := range inDoc {
+				if !containsInt(matched, p) && !containsInt(context, p) {
+					framed = append(framed, p)
+				}
+			}
 			own, inherited := q.coverageOf(matched, known), q.coverageOf(context, known)
 			// The words of the sentence before make this one about the
 			// question; they are not what it says.
-			cov := own + contextWeight*inherited
+			said := own + contextWeight*inherited
+			cov := said + articleWeight*q.coverageOf(framed, known)
 			if cov < summaryMinCoverage {
 				continue
 			}
-			c := candidate{rank: rank, text: s.text, url: d.url, doc: d, sent: i, score: cov * prior / (1 + 0.02*float64(i)), cov: cov, terms: sentenceIDs(d, i)}
+			// A sentence quoted only for its article's words is worth
+			// quoting only as the answer: it must say some of the
+			// question itself and hold a span of the asked kind.
+			framedOnly := said < summaryMinCoverage
+			if framedOnly && (said == 0 || !spanKind(asked.kind) || asked.kind == askYesNo) {
+				continue
+			}
+			c := candidate{rank: rank, text: s.text, url: d.url, doc: d, sent: i, score: said * prior / (1 + 0.02*float64(i)), cov: cov, terms: sentenceIDs(d, i)}
 			if !spanKind(asked.kind) || asked.kind == askYesNo {
 				// What, why and how ask for no span, and the answer to a
 				// yes-no question restates it: the sentence that covers
@@ -321,6 +355,7 @@ func (ix *Index) candidates(q *query, asked question, hits []hit, known float64)
 					span, v, ok = ix.rowAnswer(q, asked, phrases, d.sentence(int(s.head)).text, s.text, matched, focus, known)
 				} else {
 					sc = ix.scan(q, s.text, sc)
+					sc.words = append(sc.words, shortWords...)
 					span, v, ok = ix.answerSpan(q, asked, s.text, sc, matched, context, focus, known)
 				}
 				if ok {
@@ -336,11 +371,25 @@ func (ix *Index) candidates(q *query, asked question, hits []hit, known float64)
 				// must receive: the two obligations have their own dates.
 				c.lead *= otherSideFactor
 			}
+			if askedSize != 0 && c.lead > 0 {
+				// "When do the remaining firms start…" is answered by the
+				// date of "all other taxpayers", not by the large firms'
+				// date, nor the reverse.
+				switch sizeClass(s.text) {
+				case askedSize:
+					c.lead *= sameSizeBoost
+				case sizeLarge | sizeSmall ^ askedSize:
+					c.lead *= otherSideFactor
+				}
+			}
 			if len(countries) > 0 && len(intersect(matched, countries)) == 0 {
 				// The question names a country that neither the sentence
 				// nor its article's filing does: its date or amount is
 				// another country's.
 				c.lead *= otherCountryFactor
+			}
+			if framedOnly && !c.spanned {
+				continue
 			}
 			if row {
 				if !c.spanned {

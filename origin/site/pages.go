@@ -251,24 +251,13 @@ func (s *Site) ArticlePage(r *http.Request) (*respond.Response, error) {
 	v := articleView{A: rec, Body: body, MarkdownURL: s.SiteRoot + rec.Path() + ".md"}
 	h.Alternates = append([]Link{{Rel: "alternate", Type: "text/markdown", Href: v.MarkdownURL, Title: "This article as markdown"}}, h.Alternates...)
 
-	countries, err := s.Store.Countries(r.Context())
-	if err != nil {
+	// Only the article's own countries and specifications are read, not
+	// the registries whole (docs/scale.md).
+	if v.Countries, err = s.Store.CountriesByCode(r.Context(), rec.Countries); err != nil {
 		return nil, err
 	}
-	for _, c := range countries {
-		if slices.Contains(rec.Countries, c.Code) {
-			v.Countries = append(v.Countries, c)
-		}
-	}
-	for _, slug := range rec.Specs {
-		sp, err := s.Store.Spec(r.Context(), slug)
-		if errors.Is(err, store.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		v.Specs = append(v.Specs, sp)
+	if v.Specs, err = s.Store.SpecsBySlug(r.Context(), rec.Specs); err != nil {
+		return nil, err
 	}
 
 	pub := rec.Public(s.SiteRoot)

@@ -11,8 +11,10 @@ import (
 	"io/fs"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/dgraph-io/ristretto/v2"
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/extension"
 	"github.com/yuin/goldmark/parser"
@@ -60,15 +62,42 @@ var markdown = goldmark.New(
 	goldmark.WithParserOptions(parser.WithAutoHeadingID()),
 )
 
-// renderMarkdown turns markdown into safe HTML.
+// RenderMarkdown turns markdown into safe HTML. Renderings are kept in a
+// bounded cache keyed by the source text itself, so nothing needs
+// invalidating: an edited body is another key. A feed renders the bodies of
+// its 50 newest articles, most of them shared with the other feeds, and
+// goldmark was half of a feed miss's CPU (docs/scale.md).
 func RenderMarkdown(src string) (template.HTML, error) {
+	rendered := renderedCache()
+	if h, ok := rendered.Get(src); ok {
+		return h, nil
+	}
 	var b bytes.Buffer
 	if err := markdown.Convert([]byte(src), &b); err != nil {
 		return "", fmt.Errorf("site: rendering markdown: %w", err)
 	}
 	// goldmark escapes text and omits raw HTML, so its output is safe.
-	return template.HTML(b.String()), nil
+	h := template.HTML(b.String())
+	rendered.Set(src, h, int64(len(src)+len(h)))
+	return h, nil
 }
+
+// renderedBytes bounds the cache of rendered markdown: about a thousand
+// article bodies, the feeds' newest articles many times over.
+const renderedBytes = 16 << 20
+
+// renderedCache is the process's cache of rendered markdown, made at first
+// use. ristretto hashes a key to 128 bits and keeps no copy of it, so the
+// source text costs nothing to keep as the key.
+var renderedCache = sync.OnceValue(func() *ristretto.Cache[string, template.HTML] {
+	c, err := ristretto.NewCache(&ristretto.Config[string, template.HTML]{
+		NumCounters: 10 * renderedBytes / 4096, MaxCost: renderedBytes, BufferItems: 64,
+	})
+	if err != nil {
+		panic(fmt.Sprintf("site: the markdown cache's fixed configuration was refused: %v", err))
+	}
+	return c
+})
 
 // The stylesheet and icon, with a version derived from their bytes so the
 // long cache lifetime of /assets never serves an old file after a deploy.

@@ -1,0 +1,196 @@
+// Content codings of one stored response: the origin is asked for the
+// identity body once per URL version, and each coding is compressed from
+// that stored body once, by the same encode handler the Caddyfile uses
+// (docs/edge-gateway.md, "Edge cache").
+
+package edgecache
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp/encode"
+)
+
+// encodedCounter counts codings made from a stored identity body instead of
+// asking the origin.
+var encodedCounter = requests.WithLabelValues("encoded")
+
+// newEncoder provisions the encode handler the cache compresses stored
+// bodies with: the codings of the encode directive inside the cache, in
+// its order of preference, with Caddy's defaults (minimum length and the
+// content types it compresses), so an entry the cache encodes is the one
+// the encode handler would have sent, ETag suffix (RFC 9110 §8.8.3.3) and
+// Vary included.
+func newEncoder(ctx caddy.Context, codings []string) (*encode.Encode, error) {
+	enc := &encode.Encode{EncodingsRaw: caddy.ModuleMap{}, Prefer: codings}
+	for _, c := range codings {
+		enc.EncodingsRaw[c] = json.RawMessage("{}")
+	}
+	if err := enc.Provision(ctx); err != nil {
+		return nil, fmt.Errorf("setting up the cache's encoders %v: %w", codings, err)
+	}
+	return enc, nil
+}
+
+// identityEntry looks up the identity entry of r's target: the key (its
+// primary part the first primaryLen bytes), the entry or nil, and why a
+// fetch of it would go to the origin.
+func (h *Handler) identityEntry(r *http.Request) (key []byte, primaryLen int, e *entry, fwd forward) {
+	key = h.primaryKey(make([]byte, 0, 128), r, "")
+	primaryLen = len(key)
+	e = h.shared.get(key)
+	fwd = fwdURIMiss
+	if e != nil && e.marker {
+		key = h.secondaryKey(key, e.vary, r)
+		e = h.shared.get(key)
+		fwd = fwdVaryMiss
+	}
+	return key, primaryLen, e, fwd
+}
+
+// serveCoded answers a request for coding ae that its coding's entry
+// cannot answer (coded, when not nil, is that entry, stale or to be
+// revalidated). From a usable identity entry the coding is made and
+// stored without the origin; otherwise the identity body is fetched
+// (revalidating the identity entry when there is one), stored, and the
+// coding made from it, the client's answer passing through the encode
+// handler so that what is not stored is still compressed.
+func (h *Handler) serveCoded(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, ae string, coded *entry, codedFwd forward, reqCC cacheControl) error {
+	gen := h.shared.generation()
+	key, primaryLen, eid, fwd := h.identityEntry(r)
+	stale := coded
+	if coded != nil {
+		fwd = codedFwd
+	}
+	if eid != nil {
+		now := h.now()
+		switch d := decide(eid, reqCC, eid.age(now)); d.use {
+		case serveFresh:
+			encodedCounter.Inc()
+			h.writeEntry(w, r, h.encoded(eid, ae, r, gen), now, nil)
+			return nil
+		case serveStale:
+			if coded == nil || eid.respTime.After(coded.respTime) {
+				encodedCounter.Inc()
+				if d.refresh {
+					h.refresh(r, next, string(key), eid, ae)
+				}
+				h.writeEntry(w, r, h.encoded(eid, ae, r, gen), now, nil)
+				return nil
+			}
+		default:
+			fwd = d.fwd
+		}
+		stale = eid
+	}
+	if reqCC.onlyIfCached && stale == nil {
+		return onlyIfCachedMiss()
+	}
+	// The encode handler sees only the coding: it must not strip its
+	// suffix from the client's If-None-Match, which the cache compares
+	// with the coded entry's ETag.
+	er := &http.Request{Method: r.Method, Header: http.Header{"Accept-Encoding": {ae}}}
+	return h.encoder.ServeHTTP(w, er, caddyhttp.HandlerFunc(func(ew http.ResponseWriter, _ *http.Request) error {
+		return h.fetch(ew, r, next, string(key), string(key[:primaryLen]), stale, fwd, reqCC, ae)
+	}))
+}
+
+// encoded returns e in coding ae: e itself when it is in that coding,
+// else e compressed once by the cache's encode handler, stored beside it
+// under the coding's key (unless a purge happened since gen) with e's
+// freshness, tags and target.
+func (h *Handler) encoded(e *entry, ae string, r *http.Request, gen uint64) *entry {
+	if e.coding == ae {
+		return e
+	}
+	// Requests waiting on one fetch (or arriving together after a purge)
+	// want the same coding of the same body: compress it once.
+	var kb [256]byte
+	primary := string(h.primaryKey(kb[:0], r, ae))
+	flightKey := "\x00encode " + primary
+	if len(e.vary) > 0 {
+		flightKey = "\x00encode " + string(h.secondaryKey([]byte(primary), e.vary, r))
+	}
+	v, _, _ := h.shared.flight.Do(flightKey, func() (any, error) {
+		return h.encode(e, ae, primary, r, gen), nil
+	})
+	if ce := v.(*entry); ce.respTime.Equal(e.respTime) {
+		return ce
+	}
+	// A flight for another version of the body was under way.
+	return h.encode(e, ae, primary, r, gen)
+}
+
+// encode compresses e into coding ae and stores the result under primary
+// (and its secondary key when e varies).
+func (h *Handler) encode(e *entry, ae, primary string, r *http.Request, gen uint64) *entry {
+	cw := &captureWriter{header: make(http.Header, len(e.header)+2)}
+	for k, v := range e.header {
+		// Clipped, so the encoder's Add (Vary) copies instead of writing
+		// into the stored entry's array.
+		cw.header[k] = slices.Clip(v)
+	}
+	cw.body.Grow(len(e.body)/3 + 64)
+	er := &http.Request{Method: http.MethodGet, Header: http.Header{"Accept-Encoding": {ae}}}
+	_ = h.encoder.ServeHTTP(cw, er, caddyhttp.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) error {
+		w.WriteHeader(e.status)
+		_, err := w.Write(e.body)
+		return err
+	}))
+	body := bytes.Clone(cw.body.Bytes())
+	cw.header["Content-Length"] = []string{strconv.Itoa(len(body))}
+	ce := &entry{
+		status:         e.status,
+		header:         cw.header,
+		body:           body,
+		coding:         ae,
+		etag:           cw.header.Get("Etag"),
+		lastMod:        e.lastMod,
+		tags:           e.tags,
+		uriTag:         e.uriTag,
+		vary:           e.vary,
+		respTime:       e.respTime,
+		initialAge:     e.initialAge,
+		lifetime:       e.lifetime,
+		swr:            e.swr,
+		sie:            e.sie,
+		mustRevalidate: e.mustRevalidate,
+		upstreamStatus: e.upstreamStatus,
+	}
+	h.storeWithVary(ce, primary, gen, r)
+	return ce
+}
+
+// answer writes e to the client in coding ae (made and stored from e when
+// e is the identity entry), with cacheStatus.
+func (h *Handler) answer(w http.ResponseWriter, r *http.Request, e *entry, now time.Time, cacheStatus []string, ae string, gen uint64) {
+	h.writeEntry(w, r, h.encoded(e, ae, r, gen), now, cacheStatus)
+}
+
+// captureWriter receives what the encode handler makes of a stored body.
+type captureWriter struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (c *captureWriter) Header() http.Header { return c.header }
+
+func (c *captureWriter) WriteHeader(status int) {
+	if c.status == 0 {
+		c.status = status
+	}
+}
+
+func (c *captureWriter) Write(b []byte) (int, error) { return c.body.Write(b) }
+
+// Interface guards
+var _ http.ResponseWriter = (*captureWriter)(nil)

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// TestReadResponse: the generator's parser reads net/http's answers in
+// every framing on one keep-alive connection, and keeps the fields the
+// report uses.
+func TestReadResponse(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/length":
+			w.Header().Set("ETag", `"e1-zstd"`)
+			w.Header().Set("Cache-Status", "Invoicewire; hit; ttl=30")
+			w.Write([]byte(strings.Repeat("a", 5000)))
+		case "/chunked":
+			w.Header().Set("Cache-Status", "Invoicewire; fwd=uri-miss; stored")
+			for range 3 {
+				w.Write([]byte(strings.Repeat("b", 40000)))
+				w.(http.Flusher).Flush()
+			}
+		case "/304":
+			w.Header().Set("ETag", `W/"e2"`)
+			w.WriteHeader(http.StatusNotModified)
+		case "/429":
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusTooManyRequests)
+			w.Write([]byte(`{"error":{"code":"rate_limited","message":"m"}}`))
+		}
+	}))
+	defer srv.Close()
+	k := &conn{addr: strings.TrimPrefix(srv.URL, "http://")}
+	defer k.close()
+	testCases := []struct {
+		desc, method, path string
+		status             int
+		hit                bool
+		etag               string
+	}{
+		{desc: "Content-Length", method: "GET", path: "/length", status: 200, hit: true, etag: `"e1-zstd"`},
+		{desc: "chunked", method: "GET", path: "/chunked", status: 200},
+		{desc: "304 without a body", method: "GET", path: "/304", status: 304, etag: `W/"e2"`},
+		{desc: "HEAD with Content-Length", method: "HEAD", path: "/length", status: 200, hit: true, etag: `"e1-zstd"`},
+		{desc: "429 with a body", method: "GET", path: "/429", status: 429},
+		{desc: "after the others, same connection", method: "GET", path: "/length", status: 200, hit: true, etag: `"e1-zstd"`},
+	}
+	var first any
+	for _, test := range testCases {
+		t.Run(test.desc, func(t *testing.T) {
+			k.req = []byte(test.method + " " + test.path + " HTTP/1.1\r\nHost: " + k.addr + "\r\n\r\n")
+			status, hit, err := k.do()
+			if err != nil {
+				t.Fatalf("do: %v", err)
+			}
+			if status != test.status || hit != test.hit || string(k.etag) != test.etag {
+				t.Errorf("got %d hit=%v ETag %q; want %d hit=%v ETag %q", status, hit, k.etag, test.status, test.hit, test.etag)
+			}
+			if first == nil {
+				first = k.c
+			} else if k.c != first {
+				t.Errorf("the connection was not kept alive")
+			}
+		})
+	}
+}
