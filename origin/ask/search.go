@@ -125,11 +125,12 @@ func (s *searcher) segment(ctx context.Context, seg *segment, off uint32, dead m
 	// document holds up to winUntil (every list's block covers it), so it
 	// is computed again only past that.
 	essential, theta := 0, -1.0
-	winBound, winUntil := 0.0, uint32(0)
+	winBound, winBoost, winUntil := 0.0, 0.0, uint32(0)
 	winValid := false
 	// winBound bounds the score of every document of the window, up to
 	// winUntil: the blocks of every list that cover it and the largest
-	// recency boost in it. blockPrefix are the same sums for cs[:i+1].
+	// recency boost in it (winBoost). blockPrefix are the same sums for
+	// cs[:i+1].
 	blockPrefix := make([]float64, len(cs))
 	for steps := 0; ; steps++ {
 		if steps&1023 == 0 {
@@ -155,16 +156,15 @@ func (s *searcher) segment(ctx context.Context, seg *segment, off uint32, dead m
 		}
 		if theta > 0 {
 			if !winValid || d > winUntil {
-				var rb float64
-				rb, winUntil = s.ix.boostBound(seg, d)
+				winBoost, winUntil = s.ix.boostBound(seg, d)
 				winBound = 0
 				for i, tc := range cs {
 					m, u := tc.c.blockAt(d)
 					winBound += float64(tc.f * saturation(m))
 					winUntil = min(winUntil, u)
-					blockPrefix[i] = winBound * rb * pruneSlack
+					blockPrefix[i] = winBound * winBoost * pruneSlack
 				}
-				winBound *= rb * pruneSlack
+				winBound *= winBoost * pruneSlack
 				winValid = true
 			}
 			if winBound < theta {
@@ -177,7 +177,7 @@ func (s *searcher) segment(ctx context.Context, seg *segment, off uint32, dead m
 				continue
 			}
 		}
-		s.score(cs, blockPrefix, essential, d, off, theta, dead)
+		s.score(cs, blockPrefix, essential, d, off, theta, winBoost, dead)
 		for _, tc := range cs[essential:] {
 			if tc.c.doc == d {
 				tc.c.next()
@@ -192,13 +192,16 @@ func (s *searcher) segment(ctx context.Context, seg *segment, off uint32, dead m
 // (MaxScore, with the bounds of the blocks that cover d rather than of the
 // whole lists): from the largest bound down, a document whose score so far
 // plus the bounds of the terms left (bounds, scaled like every other
-// bound) stays below theta is dropped without reading their lists. Whether
-// d is dead or accepted is asked last: most documents are dropped before.
-func (s *searcher) score(cs []*termCursor, bounds []float64, essential int, d, off uint32, theta float64, dead map[uint32]struct{}) {
+// bound) stays below theta is dropped without reading their lists. Those
+// checks scale the partial score by winBoost, the largest recency boost of
+// d's window, rather than d's own: computing d's boost (a look-up and an
+// exponential) only for the documents that survive them took about a third
+// of this function's time, and the larger factor only drops fewer
+// documents early, so the result is the same. Whether d is dead or
+// accepted is asked last: most documents are dropped before.
+func (s *searcher) score(cs []*termCursor, bounds []float64, essential int, d, off uint32, theta, winBoost float64, dead map[uint32]struct{}) {
 	clear(s.contrib)
-	m := s.ix.meta(off + d)
-	boost := s.ix.boost(m.published)
-	bound := boost * pruneSlack
+	bound := winBoost * pruneSlack
 	partial := 0.0
 	for _, tc := range cs[essential:] {
 		if tc.c.doc == d {
@@ -221,7 +224,11 @@ func (s *searcher) score(cs []*termCursor, bounds []float64, essential int, d, o
 			partial += float64(c)
 		}
 	}
-	if partial == 0 || partial*bound < theta {
+	if partial == 0 {
+		return
+	}
+	boost := s.ix.boost(s.ix.meta(off + d).published)
+	if partial*boost*pruneSlack < theta {
 		return
 	}
 	if _, gone := dead[d]; gone || (s.accept != nil && !s.accept(off+d)) {
