@@ -13,15 +13,7 @@ import (
 // cache miss does: the record, its countries and specifications from Redis,
 // the markdown and the template (docs/scale.md).
 func BenchmarkArticlePageMiss(b *testing.B) {
-	inst := origintest.Start(b)
-	c, err := content.Load("../../content")
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := inst.Publisher.SyncCorpus(b.Context(), c, nil); err != nil {
-		b.Fatal(err)
-	}
-	s := &site.Site{Store: inst.Store, SiteRoot: inst.SiteRoot}
+	s, c := publishedSite(b)
 	arts := c.Articles
 	i := 0
 	b.ReportAllocs()
@@ -41,6 +33,18 @@ func BenchmarkArticlePageMiss(b *testing.B) {
 // BenchmarkFeedMiss renders /feeds/all.xml of the real corpus as a cache
 // miss does: the newest 50 articles with their full text.
 func BenchmarkFeedMiss(b *testing.B) {
+	s, _ := publishedSite(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		r := httptest.NewRequest("GET", "/feeds/all.xml", nil)
+		if _, err := s.Feed(r); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// publishedSite is a site over a test Redis holding the real corpus.
+func publishedSite(b *testing.B) (*site.Site, *content.Corpus) {
 	inst := origintest.Start(b)
 	c, err := content.Load("../../content")
 	if err != nil {
@@ -49,12 +53,5 @@ func BenchmarkFeedMiss(b *testing.B) {
 	if err := inst.Publisher.SyncCorpus(b.Context(), c, nil); err != nil {
 		b.Fatal(err)
 	}
-	s := &site.Site{Store: inst.Store, SiteRoot: inst.SiteRoot}
-	b.ReportAllocs()
-	for b.Loop() {
-		r := httptest.NewRequest("GET", "/feeds/all.xml", nil)
-		if _, err := s.Feed(r); err != nil {
-			b.Fatal(err)
-		}
-	}
+	return &site.Site{Store: inst.Store, SiteRoot: inst.SiteRoot}, c
 }
