@@ -32,6 +32,11 @@ const versionTimeout = 5 * time.Second
 //     a resync read a newer version. Its keys are purged, but the version
 //     seen never moves back (a later message would otherwise look like a
 //     gap and clear everything for nothing).
+//   - A late message about a change that a resync's clear already covered
+//     (its version is at most the version that resync read before
+//     clearing) is dropped: everything filled since the clear was read
+//     after that change, and purging again would only make the ask index
+//     build itself a second time at start (docs/scale.md).
 type Follower struct {
 	purger  Purger
 	version VersionFunc
@@ -41,6 +46,9 @@ type Follower struct {
 	// purging is the highest version whose purge has begun: it moves
 	// before the purge, seen after it (see Purging).
 	purging atomic.Int64
+	// cleared is the version the last resync read before it cleared the
+	// Purger, -1 when none did: changes up to it need no purge.
+	cleared atomic.Int64
 }
 
 // NewFollower returns a Follower that keeps p in step with the content
@@ -49,6 +57,7 @@ func NewFollower(p Purger, version VersionFunc, log *slog.Logger) *Follower {
 	f := &Follower{purger: p, version: version, log: log}
 	f.seen.Store(-1)
 	f.purging.Store(-1)
+	f.cleared.Store(-1)
 	return f
 }
 
@@ -99,6 +108,7 @@ func (f *Follower) Resync(ctx context.Context) {
 		f.log.Warn("invalidation: reading the content version after subscribing failed; clearing", "err", err)
 		f.seen.Store(-1)
 		f.purging.Store(-1)
+		f.cleared.Store(-1)
 		f.purger.Clear()
 		return
 	}
@@ -109,6 +119,7 @@ func (f *Follower) Resync(ctx context.Context) {
 		if old >= 0 {
 			f.log.Info("invalidation: content changed while unsubscribed; clearing", "from", old, "to", v)
 		}
+		f.cleared.Store(v)
 		f.purger.Clear()
 	}
 }
@@ -120,6 +131,9 @@ func (f *Follower) Receive(_ context.Context, payload string) {
 		f.log.Warn("invalidation: unreadable message; clearing", "err", err)
 		f.purger.Clear()
 		return
+	}
+	if m.Version <= f.cleared.Load() {
+		return // covered by the resync's clear (see Follower)
 	}
 	if m.Version > f.purging.Load() {
 		// One goroutine receives: no other writer to race.
