@@ -168,6 +168,9 @@ func readStatEntries(r *bufio.Reader, prefix []byte) (map[string]statEntry, erro
 	return out, nil
 }
 
+// empty reports whether the cache read remembers no file.
+func (c *statCache) empty() bool { return len(c.old) == 0 }
+
 // lookup returns the digest remembered for the file at p when its stat is
 // the one remembered, and keeps that entry for the next sync.
 func (c *statCache) lookup(p string, info fs.FileInfo) (digest string, ok bool) {

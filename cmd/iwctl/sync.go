@@ -70,14 +70,19 @@ func syncDir(ctx context.Context, p *store.Publisher, dir string, out io.Writer)
 	fresh := map[string]string{}
 	// A file whose stat is the one remembered keeps its digest unread; it
 	// is unchanged when that digest is the store's.
+	// With nothing remembered (a first sync) there is nothing to look up,
+	// and asking would cost every file a stat before it is read anyway.
 	var byStat atomic.Int64
-	known := func(file string, info fs.FileInfo) bool {
-		d, ok := stats.lookup(file, info)
-		if ok && stored.Of(strings.TrimSuffix(path.Base(file), ".md")) == d {
-			byStat.Add(1)
-			return true
+	var known func(string, fs.FileInfo) bool
+	if !stats.empty() {
+		known = func(file string, info fs.FileInfo) bool {
+			d, ok := stats.lookup(file, info)
+			if ok && stored.Of(strings.TrimSuffix(path.Base(file), ".md")) == d {
+				byStat.Add(1)
+				return true
+			}
+			return false
 		}
-		return false
 	}
 	unchanged := func(file string, info fs.FileInfo, raw []byte) bool {
 		h := sha256.New()
