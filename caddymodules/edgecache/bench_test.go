@@ -5,10 +5,13 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
@@ -118,4 +121,54 @@ func BenchmarkHitManyURLs(b *testing.B) {
 	if !strings.Contains(w.h.Get("Cache-Status"), "hit") {
 		b.Fatalf("not a hit: %v", w.h)
 	}
+}
+
+// BenchmarkGCFullCache is what a collection costs the edge with its cache
+// full: 30,000 URLs in three codings with an origin's header each, as under
+// make bench-traffic, where a collection runs every second or two and
+// marking was the largest part of the edge's CPU after the system calls
+// (docs/edge-gateway.md, "Traffic"). Each op is one full collection; the
+// metrics are the process's CPU per collection and the heap objects a
+// stored variant leaves for the collector to mark.
+func BenchmarkGCFullCache(b *testing.B) {
+	b.Setenv("GOMEMLIMIT", strconv.FormatInt(debug.SetMemoryLimit(-1), 10))
+	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
+	defer cancel()
+	h := &Handler{Name: "InvoicewireGC", MaxBytes: 1 << 30}
+	if err := h.Provision(ctx); err != nil {
+		b.Fatal(err)
+	}
+	defer h.Cleanup()
+	const urls = 30_000
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	now := time.Now()
+	for i := range urls {
+		target := "/2026/11/a-slug-of-an-article-" + strconv.Itoa(i) + "/"
+		for c, coding := range []string{"", "gzip", "zstd"} {
+			e := h.newEntry("example.com "+target+" "+coding, http.StatusOK, originHeader(i, coding), make([]byte, (2000+i%7000)>>c), now, now)
+			e.uriTag = uriTag("example.com", target)
+			if !h.shared.put(e, h.shared.generation()) {
+				b.Fatal("not stored")
+			}
+		}
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	// CPU time from the kernel: on a shared machine a collection's wall
+	// time is mostly waiting for a core (and runtime/metrics' GC CPU
+	// estimate counts the workers' wall time).
+	var ru0, ru1 syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+	n := 0
+	for b.Loop() {
+		runtime.GC()
+		n++
+	}
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+	cpu := ru1.Utime.Nano() + ru1.Stime.Nano() - ru0.Utime.Nano() - ru0.Stime.Nano()
+	b.ReportMetric(float64(cpu)/1e6/float64(n), "cpu-ms/op")
+	b.ReportMetric(float64(after.HeapObjects-before.HeapObjects)/(3*urls), "objects/variant")
+	runtime.KeepAlive(h)
 }

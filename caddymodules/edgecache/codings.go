@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"slices"
 	"strconv"
 	"time"
 
@@ -132,12 +131,9 @@ func (h *Handler) encoded(e *entry, ae string, r *http.Request, gen uint64) *ent
 // encode compresses e into coding ae and stores the result under primary
 // (and its secondary key when e varies).
 func (h *Handler) encode(e *entry, ae, primary string, r *http.Request, gen uint64) *entry {
-	cw := &captureWriter{header: make(http.Header, len(e.header)+2)}
-	for k, v := range e.header {
-		// Clipped, so the encoder's Add (Vary) copies instead of writing
-		// into the stored entry's array.
-		cw.header[k] = slices.Clip(v)
-	}
+	// The values are clipped, so the encoder's Add (Vary) copies instead
+	// of writing into the stored entry's array.
+	cw := &captureWriter{header: e.header.header(2)}
 	cw.body.Grow(len(e.body)/3 + 64)
 	er := &http.Request{Method: http.MethodGet, Header: http.Header{"Accept-Encoding": {ae}}}
 	_ = h.encoder.ServeHTTP(cw, er, caddyhttp.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) error {
@@ -146,10 +142,9 @@ func (h *Handler) encode(e *entry, ae, primary string, r *http.Request, gen uint
 		return err
 	}))
 	body := bytes.Clone(cw.body.Bytes())
-	cw.header["Content-Length"] = []string{strconv.Itoa(len(body))}
 	ce := &entry{
 		status:         e.status,
-		header:         cw.header,
+		header:         packFields(cw.header, nil, http.Header{"Content-Length": {strconv.Itoa(len(body))}}),
 		body:           body,
 		coding:         ae,
 		etag:           cw.header.Get("Etag"),

@@ -3,7 +3,6 @@
 package edgecache
 
 import (
-	"net/http"
 	"unsafe"
 )
 
@@ -15,9 +14,14 @@ const (
 	// header map's fixed part, the tagcache item and ristretto's
 	// slot for it, rounded up to allocation size classes.
 	entryOverhead = int64(unsafe.Sizeof(entry{})) + int64(unsafe.Sizeof(hitValues{})) + 64 + 64 + 288
-	// fieldOverhead: one header field in a map (its slot, the []string
-	// header and its backing array).
-	fieldOverhead = 96
+	// fieldSize: one field in the packed list (fields.go): its name and
+	// its values' slice header.
+	fieldSize = int64(unsafe.Sizeof(field{}))
+	// stringHeaderSize: one value's string header in the packed values.
+	stringHeaderSize = int64(unsafe.Sizeof(""))
+	// allocSlack: what rounding one of the three allocations of packed
+	// fields up to its size class adds, on average.
+	allocSlack = 32
 	// tagOverhead: one tag of the entry, in its own list and in the tag
 	// index's set (a slot holding the entry's key).
 	tagOverhead = 96
@@ -25,7 +29,7 @@ const (
 
 // cost is what e holds in memory: its body (the stored coding's bytes, so
 // each compressed variant counts its own), its key (stored again in the tag
-// index), its tags, its header map and the overheads above. It is what
+// index), its tags, its packed header fields and the overheads above. It is what
 // max_bytes bounds, so that the soft memory limit derived from max_bytes
 // (docs/edge-gateway.md, "Memory") holds.
 func (e *entry) cost() int64 {
@@ -36,19 +40,7 @@ func (e *entry) cost() int64 {
 	if e.uriTag != "" {
 		n += tagOverhead
 	}
-	n += headerCost(e.header)
+	n += e.header.cost()
 	n += int64(len(e.vary)) * 16
-	return n
-}
-
-// headerCost is the memory of a header map, names and values included.
-func headerCost(h http.Header) int64 {
-	n := int64(0)
-	for k, vs := range h {
-		n += fieldOverhead + int64(len(k))
-		for _, v := range vs {
-			n += int64(len(v)) + 16
-		}
-	}
 	return n
 }

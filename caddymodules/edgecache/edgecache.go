@@ -331,9 +331,9 @@ func (h *Handler) writeEntry(w http.ResponseWriter, r *http.Request, e *entry, n
 		hdr["X-Request-Id"] = id
 	}
 	if e.notModified(r) {
-		for k, v := range e.header {
-			if !bodyField(k) {
-				hdr[k] = v
+		for i := range e.header.list {
+			if f := &e.header.list[i]; !bodyField(f.name) {
+				hdr[f.name] = f.values
 			}
 		}
 		hdr["Age"] = hv.age
@@ -341,8 +341,9 @@ func (h *Handler) writeEntry(w http.ResponseWriter, r *http.Request, e *entry, n
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
-	for k, v := range e.header {
-		hdr[k] = v
+	for i := range e.header.list {
+		f := &e.header.list[i]
+		hdr[f.name] = f.values
 	}
 	hdr["Age"] = hv.age
 	hdr["Cache-Status"] = cacheStatus

@@ -3,6 +3,7 @@ package edgecache
 import (
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -17,8 +18,9 @@ type entry struct {
 	status int
 	// header is the stored response header, without the fields the cache
 	// computes per response (Age, Date, Cache-Status) and those it must
-	// not replay (Surrogate-Key, hop-by-hop fields, Set-Cookie).
-	header http.Header
+	// not replay (Surrogate-Key, hop-by-hop fields, Set-Cookie), packed
+	// (fields.go).
+	header fields
 	body   []byte
 	// coding is the body's content coding, "" for identity: codings are
 	// made from the identity entry (codings.go).
@@ -160,31 +162,18 @@ var dropOnStore = map[string]bool{
 	"Set-Cookie": true, "X-Request-Id": true, "Cache-Status": true,
 }
 
-// storedHeader copies the fields of h worth storing.
-func storedHeader(h http.Header) http.Header {
-	out := make(http.Header, len(h))
+// storedHeader packs the fields of h worth storing, with Content-Length
+// set to contentLength.
+func storedHeader(h http.Header, contentLength string) fields {
 	var named []string
 	for _, v := range h["Connection"] {
 		for f := range strings.SplitSeq(v, ",") {
 			named = append(named, http.CanonicalHeaderKey(strings.TrimSpace(f)))
 		}
 	}
-	for k, v := range h {
-		if dropOnStore[k] {
-			continue
-		}
-		skip := false
-		for _, n := range named {
-			if n == k {
-				skip = true
-				break
-			}
-		}
-		if !skip {
-			out[k] = append([]string(nil), v...)
-		}
-	}
-	return out
+	return packFields(h, func(k string) bool {
+		return dropOnStore[k] || slices.Contains(named, k)
+	}, http.Header{"Content-Length": {contentLength}})
 }
 
 // surrogateKeys splits Surrogate-Key values (space-separated, docs/decisions.md (cache headers)).

@@ -114,8 +114,7 @@ func (h *Handler) newEntry(key string, status int, hdr http.Header, body []byte,
 	if cc.staleIfError >= 0 {
 		e.sie = cc.staleIfError
 	}
-	e.header = storedHeader(hdr)
-	e.header["Content-Length"] = []string{strconv.Itoa(len(body))}
+	e.header = storedHeader(hdr, strconv.Itoa(len(body)))
 	e.etag = hdr.Get("ETag")
 	if lm := hdr.Get("Last-Modified"); lm != "" {
 		e.lastMod, _ = http.ParseTime(lm)
@@ -126,10 +125,7 @@ func (h *Handler) newEntry(key string, status int, hdr http.Header, body []byte,
 // revalidated is stale refreshed by a 304: its fields updated with the
 // 304's (RFC 9111 §4.3.4) and its freshness recomputed from them.
 func (h *Handler) revalidated(stale *entry, notModified http.Header, reqTime, respTime time.Time) *entry {
-	hdr := make(http.Header, len(stale.header)+4)
-	for k, v := range stale.header {
-		hdr[k] = v
-	}
+	hdr := stale.header.header(4)
 	for k, v := range notModified {
 		switch k {
 		// Fields that describe the stored body itself are kept (RFC 9111

@@ -70,6 +70,7 @@ type limiter struct {
 	evicted countSketch
 
 	mu      sync.Mutex
+	jobs    []push      // the array of the last sync's pushes, for the next
 	remote  ulule.Store // created lazily: it needs Redis to load its scripts
 	failing bool        // the last sync failed
 	stopped chan struct{}
@@ -91,8 +92,9 @@ type shard struct {
 	mu       sync.Mutex
 	counters clientTable // by client hash
 	// dirty lists the clients counted since the last sync, the only ones
-	// the sync pushes.
-	dirty []uint64
+	// the sync pushes; spare is the array of the list the last sync took,
+	// reused for the next one.
+	dirty, spare []uint64
 }
 
 // decision is the outcome for one request.
@@ -178,6 +180,9 @@ func (l *limiter) windowOf(now time.Time) (int64, time.Time) {
 // another's counter.
 func hashOf(client string) uint64 { return xxhash.Sum64String(client) }
 
+// hashOfBytes is hashOf of a key made in a buffer.
+func hashOfBytes(client []byte) uint64 { return xxhash.Sum64(client) }
+
 // sharedKey is the Redis key (after the store's prefix) of a client's count
 // in window n.
 func sharedKey(h uint64, n int64) string {
@@ -199,10 +204,14 @@ func (l *limiter) windowKey(client string, now time.Time) (string, time.Time) {
 
 // take counts one request of client and decides it against quota.
 func (l *limiter) take(_ context.Context, client string, quota int64) decision {
+	return l.takeHash(hashOf(client), quota)
+}
+
+// takeHash is take for the client whose key hashes to h (hashOf).
+func (l *limiter) takeHash(h uint64, quota int64) decision {
 	now := l.now()
 	n, end := l.windowOf(now)
 	w := uint32(n)
-	h := hashOf(client)
 	seen := uint32(now.Sub(l.start) / time.Second)
 	s := &l.shards[h%shards]
 
@@ -279,12 +288,22 @@ type push struct {
 // refreshes what the other edges have counted for them.
 func (l *limiter) sync(ctx context.Context) {
 	n, _ := l.windowOf(l.now())
-	var jobs []push
+	// The jobs' array is reused from one sync to the next (a sync running
+	// meanwhile, as tests call them, makes its own).
+	l.mu.Lock()
+	jobs := l.jobs[:0]
+	l.jobs = nil
+	l.mu.Unlock()
+	defer func() {
+		l.mu.Lock()
+		l.jobs = jobs[:0]
+		l.mu.Unlock()
+	}()
 	for i := range l.shards {
 		s := &l.shards[i]
 		s.mu.Lock()
 		dirty := s.dirty
-		s.dirty = nil
+		s.dirty, s.spare = s.spare[:0], nil
 		for _, h := range dirty {
 			c, ok := s.counters.get(h)
 			if !ok || c.pending == 0 || c.window != uint32(n) {
@@ -295,6 +314,7 @@ func (l *limiter) sync(ctx context.Context) {
 			c.pending = 0
 			s.counters.put(h, c)
 		}
+		s.spare = dirty[:0]
 		s.mu.Unlock()
 	}
 	if len(jobs) == 0 {

@@ -41,7 +41,9 @@
 //
 // Environment: TRAFFIC_ARTICLES (10000), TRAFFIC_DURATION (60s),
 // TRAFFIC_SINGLE_DURATION (20s), TRAFFIC_WARMUP (30s), TRAFFIC_CONNECTIONS
-// (64), TRAFFIC_PROFILE, BENCH_EDGE_CPU (0), BENCH_ORIGIN_CPU (1).
+// (64), TRAFFIC_PROFILE, TRAFFIC_EDGE_BIN (bin/edge: another build of the
+// edge, for before/after pairs in one session), BENCH_EDGE_CPU (0),
+// BENCH_ORIGIN_CPU (1).
 package main
 
 import (
@@ -164,7 +166,7 @@ func benchTraffic(ctx context.Context) error {
 	if err := procwatch.WaitFor(5*time.Minute, func() bool { return procwatch.Answers("http://" + originAddr + "/api/v1/") }); err != nil {
 		return fmt.Errorf("traffic: origin: %w (see %s/origin.log)", err, work)
 	}
-	edge, err := start(work, "edge", edgeCPU, env, "bin/edge", "run", "--config", "caddyfile/Caddyfile", "--adapter", "caddyfile")
+	edge, err := start(work, "edge", edgeCPU, env, envString("TRAFFIC_EDGE_BIN", "bin/edge"), "run", "--config", "caddyfile/Caddyfile", "--adapter", "caddyfile")
 	if err != nil {
 		return err
 	}
