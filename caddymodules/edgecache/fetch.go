@@ -4,7 +4,6 @@
 package edgecache
 
 import (
-	"bytes"
 	"context"
 	"net/http"
 	"strings"
@@ -115,7 +114,7 @@ func (h *Handler) fetchOrigin(w http.ResponseWriter, r *http.Request, next caddy
 	}
 
 	if rec.storableResponse && !rec.overflow {
-		e := h.newEntry(key, rec.status, rec.header, bytes.Clone(rec.buf.Bytes()), reqTime, now)
+		e := h.newEntry(key, rec.status, rec.header, rec.body(), reqTime, now)
 		if e != nil {
 			e.uriTag = uriTag(r.Host, requestURI(r))
 			stored := h.storeWithVary(e, primary, gen, r)

@@ -6,6 +6,7 @@ package edgecache
 import (
 	"bytes"
 	"net/http"
+	"strconv"
 	"sync"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
@@ -52,7 +53,26 @@ func (rc *recorder) WriteHeader(status int) {
 	rc.buffering = rc.storableResponse || rc.buffer
 	if !rc.buffering {
 		rc.passThrough()
+		return
 	}
+	// The body is buffered in one allocation of its announced length
+	// rather than grown by doubling and copied once more to be stored
+	// (body).
+	if cl, err := strconv.ParseInt(rc.header.Get("Content-Length"), 10, 64); err == nil && cl > 0 && cl <= rc.maxBody {
+		rc.buf.Grow(int(cl))
+	}
+}
+
+// body is the buffered body, to be stored. The buffer's own array is used
+// when it holds little more than the body (it was sized by Content-Length,
+// WriteHeader): an entry's cost counts the body's length, and a copy would
+// be rounded to the same allocation size class. Otherwise it is copied.
+func (rc *recorder) body() []byte {
+	b := rc.buf.Bytes()
+	if cap(b)-len(b) <= len(b)/8+64 {
+		return b[:len(b):len(b)]
+	}
+	return bytes.Clone(b)
 }
 
 // passThrough starts sending the response to the client as it comes.

@@ -3,7 +3,6 @@
 package edgecache
 
 import (
-	"bytes"
 	"context"
 	"net/http"
 	"time"
@@ -53,7 +52,7 @@ func (h *Handler) refresh(r *http.Request, next caddyhttp.Handler, key string, e
 			}
 			refreshes.WithLabelValues("not_modified").Inc()
 		case rec.storableResponse && !rec.overflow:
-			if ne := h.newEntry(key, rec.status, rec.header, bytes.Clone(rec.buf.Bytes()), reqTime, now); ne != nil {
+			if ne := h.newEntry(key, rec.status, rec.header, rec.body(), reqTime, now); ne != nil {
 				ne.vary = e.vary
 				ne.uriTag = e.uriTag
 				h.shared.put(ne, gen)
