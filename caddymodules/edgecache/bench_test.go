@@ -27,14 +27,16 @@ func (d *discardWriter) WriteHeader(int)             {}
 
 // benchHandler is a provisioned cache with the default settings, cleaned up
 // when the benchmark ends.
-func benchHandler(b *testing.B) *Handler {
+func benchHandler(b *testing.B) *Handler { return provisioned(b, &Handler{Name: "InvoicewireBench"}) }
+
+// provisioned provisions h, cleaned up when the test ends.
+func provisioned(tb testing.TB, h *Handler) *Handler {
 	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
-	b.Cleanup(cancel)
-	h := &Handler{Name: "InvoicewireBench"}
+	tb.Cleanup(cancel)
 	if err := h.Provision(ctx); err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	b.Cleanup(func() { h.Cleanup() })
+	tb.Cleanup(func() { h.Cleanup() })
 	return h
 }
 
@@ -132,13 +134,7 @@ func BenchmarkHitManyURLs(b *testing.B) {
 // stored variant leaves for the collector to mark.
 func BenchmarkGCFullCache(b *testing.B) {
 	b.Setenv("GOMEMLIMIT", strconv.FormatInt(debug.SetMemoryLimit(-1), 10))
-	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
-	defer cancel()
-	h := &Handler{Name: "InvoicewireGC", MaxBytes: 1 << 30}
-	if err := h.Provision(ctx); err != nil {
-		b.Fatal(err)
-	}
-	defer h.Cleanup()
+	h := provisioned(b, &Handler{Name: "InvoicewireGC", MaxBytes: 1 << 30})
 	const urls = 30_000
 	var before, after runtime.MemStats
 	runtime.GC()

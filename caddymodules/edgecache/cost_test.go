@@ -1,14 +1,11 @@
 package edgecache
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"runtime"
 	"testing"
 	"time"
-
-	"github.com/caddyserver/caddy/v2"
 )
 
 // originHeader is a response header as the reverse proxy hands it over:
@@ -41,13 +38,7 @@ func originHeader(i int, coding string) http.Header {
 // checks the costs are not so high that the cache would hold much less
 // than max_bytes of real memory.
 func TestCostBoundsHeap(t *testing.T) {
-	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
-	defer cancel()
-	h := &Handler{Name: "InvoicewireCost", MaxBytes: 1 << 30}
-	if err := h.Provision(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer h.Cleanup()
+	h := provisioned(t, &Handler{Name: "InvoicewireCost", MaxBytes: 1 << 30})
 
 	const urls = 3000
 	var before, after runtime.MemStats
