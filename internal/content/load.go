@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"net/url"
-	"os"
 	"path"
 	"regexp"
 	"slices"
@@ -48,12 +46,11 @@ func (e *LoadError) Error() string {
 var (
 	countryPattern = regexp.MustCompile(`^[a-z]{2}$`)
 	weekFile       = regexp.MustCompile(`^(\d{4})-w(\d{2})\.md$`)
-	articlePath    = regexp.MustCompile(`^articles/(\d{4})/(\d{2})/([^/]+)\.md$`)
 )
 
 // Load reads and validates the content tree rooted at dir.
 func Load(dir string) (*Corpus, error) {
-	return LoadFS(os.DirFS(dir))
+	return LoadFS(treeFS(dir))
 }
 
 // LoadFS reads and validates a content tree from fsys. It returns either a
@@ -70,7 +67,7 @@ func LoadFS(fsys fs.FS) (*Corpus, error) {
 // duplicate slugs, by their file names, and in Corpus.Unchanged; they are
 // not in Corpus.Articles.
 func LoadChanged(dir string, unchanged func(path string, raw []byte) bool) (*Corpus, error) {
-	return loadFS(os.DirFS(dir), unchanged)
+	return loadFS(treeFS(dir), unchanged)
 }
 
 func loadFS(fsys fs.FS, unchanged func(path string, raw []byte) bool) (*Corpus, error) {
@@ -221,16 +218,12 @@ func splitFrontMatter(b []byte) (front, body []byte, ok bool) {
 
 // readArticle reads, parses and checks one article file. kept reports a
 // file skipped as unchanged: the article then carries only its slug.
-func (l *loader) readArticle(p string, sources map[string]*Source, countries map[string]*Country, specs map[string]*Spec) (a *Article, kept bool) {
-	m := articlePath.FindStringSubmatch(p)
-	if m == nil {
-		l.fail(p, "", "articles live at articles/<yyyy>/<mm>/<slug>.md")
-		return nil, false
-	}
+// m is matchArticlePath(p).
+func (l *loader) readArticle(p string, m []string, sources map[string]*Source, countries map[string]*Country, specs map[string]*Spec) (a *Article, kept bool) {
 	skippable := l.unchanged != nil && !l.pinned[m[3]]
 	if skippable && l.known != nil {
 		// One stat instead of open, fstat, two reads, close and a hash.
-		if info, err := fs.Stat(l.fsys, p); err == nil && l.known(p, info) {
+		if info, err := statFile(l.fsys, p); err == nil && l.known(p, info) {
 			return &Article{Slug: m[3]}, true
 		}
 	}
@@ -245,36 +238,6 @@ func (l *loader) readArticle(p string, sources map[string]*Source, countries map
 	return l.parseArticle(p, m, raw, sources, countries, specs), false
 }
 
-// readFileInfo reads a file like fs.ReadFile and returns the stat it read
-// it by (the same system calls: open, fstat, read to the end, close).
-func readFileInfo(fsys fs.FS, p string) ([]byte, fs.FileInfo, error) {
-	f, err := fsys.Open(p)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return nil, nil, err
-	}
-	// One byte more than the size, so that the read that finds the end
-	// needs no larger buffer.
-	buf := make([]byte, 0, info.Size()+1)
-	for {
-		n, err := f.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if err == io.EOF {
-			return buf, info, nil
-		}
-		if err != nil {
-			return nil, nil, err
-		}
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-	}
-}
-
 func (l *loader) parseArticle(p string, m []string, raw []byte, sources map[string]*Source, countries map[string]*Country, specs map[string]*Spec) *Article {
 	front, body, ok := splitFrontMatter(raw)
 	if !ok {
@@ -282,11 +245,15 @@ func (l *loader) parseArticle(p string, m []string, raw []byte, sources map[stri
 		return nil
 	}
 	var a Article
-	dec := yaml.NewDecoder(bytes.NewReader(front))
-	dec.KnownFields(true)
-	if err := dec.Decode(&a); err != nil {
-		l.failFrontMatter(p, front, err)
-		return nil
+	// The fast path takes the front matter it is sure of and declines the
+	// rest, which yaml.v3 decodes (frontmatter.go).
+	if !fastFrontMatter(front, &a) {
+		dec := yaml.NewDecoder(bytes.NewReader(front))
+		dec.KnownFields(true)
+		if err := dec.Decode(&a); err != nil {
+			l.failFrontMatter(p, front, err)
+			return nil
+		}
 	}
 	a.Body = strings.TrimSpace(string(body)) + "\n"
 	before := len(l.errs)

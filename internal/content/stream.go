@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
 	"runtime"
 	"slices"
@@ -57,14 +56,14 @@ type StreamOptions struct {
 // published, so a tree smaller than a batch is published whole or not at
 // all. The returned Corpus has no Articles.
 func Stream(dir string, opts StreamOptions) (*Corpus, error) {
-	return streamFS(os.DirFS(dir), opts)
+	return streamFS(treeFS(dir), opts)
 }
 
 // month is one folder of article files, in file order.
 type month struct {
 	dir   string
 	paths []string
-	// matches are articlePath's submatches of paths.
+	// matches are matchArticlePath's submatches of paths.
 	matches [][]string
 }
 
@@ -207,7 +206,7 @@ func (l *loader) listArticles() ([]*month, error) {
 		if d.IsDir() || !strings.HasSuffix(p, ".md") {
 			return nil
 		}
-		m := articlePath.FindStringSubmatch(p)
+		m := matchArticlePath(p)
 		if m == nil {
 			l.fail(p, "", "articles live at articles/<yyyy>/<mm>/<slug>.md")
 			return nil
@@ -258,7 +257,7 @@ func (l *loader) readMonth(m *month, cited map[string]*Article, sources map[stri
 					continue // cited, and reported when it was parsed
 				}
 				wl.errs = wl.errs[:0]
-				a, kept := wl.readArticle(m.paths[i], sources, countries, specs)
+				a, kept := wl.readArticle(m.paths[i], m.matches[i], sources, countries, specs)
 				results[i] = read{a: a, kept: kept, errs: slices.Clone(wl.errs)}
 			}
 		})
