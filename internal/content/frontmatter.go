@@ -351,8 +351,8 @@ func printable(v []byte) bool {
 	return true
 }
 
-// singleQuoted reads a single-quoted scalar at the start of v ('' is a
-// quote) and returns it and what follows it.
+// singleQuoted reads a single-quoted scalar at the start of v (two quotes
+// stand for one) and returns it and what follows it.
 func singleQuoted(v []byte) (string, []byte, bool) {
 	var b []byte
 	start := 1

@@ -104,6 +104,9 @@ type loader struct {
 	// pinned are the slugs milestones cite: those articles are always
 	// parsed, since a milestone copies their title, path and date.
 	pinned map[string]bool
+	// buf is the buffer article files are read into, reused: an
+	// Article's strings are copies.
+	buf []byte
 }
 
 func (l *loader) fail(file, field, format string, args ...any) {
@@ -201,7 +204,9 @@ func (l *loader) checkSpecs(list []*Spec) map[string]*Spec {
 // splitFrontMatter separates "---\n<yaml>\n---\n<body>".
 func splitFrontMatter(b []byte) (front, body []byte, ok bool) {
 	b = bytes.TrimPrefix(b, []byte("\ufeff"))
-	b = bytes.ReplaceAll(b, []byte("\r\n"), []byte("\n"))
+	if bytes.Contains(b, []byte("\r\n")) { // ReplaceAll copies even when nothing is replaced
+		b = bytes.ReplaceAll(b, []byte("\r\n"), []byte("\n"))
+	}
 	if !bytes.HasPrefix(b, []byte("---\n")) {
 		return nil, nil, false
 	}
@@ -216,6 +221,16 @@ func splitFrontMatter(b []byte) (front, body []byte, ok bool) {
 	return rest[:end+1], rest[end+5:], true
 }
 
+// bodyText is strings.TrimSpace(string(body)) + "\n" in one copy.
+func bodyText(body []byte) string {
+	body = bytes.TrimSpace(body)
+	var b strings.Builder
+	b.Grow(len(body) + 1)
+	b.Write(body)
+	b.WriteByte('\n')
+	return b.String()
+}
+
 // readArticle reads, parses and checks one article file. kept reports a
 // file skipped as unchanged: the article then carries only its slug.
 // m is matchArticlePath(p).
@@ -227,11 +242,12 @@ func (l *loader) readArticle(p string, m []string, sources map[string]*Source, c
 			return &Article{Slug: m[3]}, true
 		}
 	}
-	raw, info, err := readFileInfo(l.fsys, p)
+	raw, info, err := readFileInfo(l.fsys, p, l.buf)
 	if err != nil {
 		l.fail(p, "", "%v", err)
 		return nil, false
 	}
+	l.buf = raw[:0] // what is kept of the file is copied out of it
 	if skippable && l.unchanged(p, info, raw) {
 		return &Article{Slug: m[3]}, true
 	}
@@ -255,7 +271,7 @@ func (l *loader) parseArticle(p string, m []string, raw []byte, sources map[stri
 			return nil
 		}
 	}
-	a.Body = strings.TrimSpace(string(body)) + "\n"
+	a.Body = bodyText(body)
 	before := len(l.errs)
 
 	fileSlug := m[3]

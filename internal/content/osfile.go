@@ -11,9 +11,9 @@ import (
 // system calls than fs.FS's Open, Stat and Read (osfile_linux.go).
 type fileReader interface {
 	fs.FS
-	// readFileInfo returns the bytes of the file name and the stat it
-	// read them by.
-	readFileInfo(name string) ([]byte, fs.FileInfo, error)
+	// readFileInfo returns the bytes of the file name, in buf when it is
+	// large enough, and the stat it read them by.
+	readFileInfo(name string, buf []byte) ([]byte, fs.FileInfo, error)
 	// statFile is fs.Stat.
 	statFile(name string) (fs.FileInfo, error)
 }
@@ -37,10 +37,10 @@ func statFile(fsys fs.FS, p string) (fs.FileInfo, error) {
 
 // readFileInfo reads a file like fs.ReadFile and returns the stat it read
 // it by (open, fstat, read to the end, close; fewer calls through
-// fileReader).
-func readFileInfo(fsys fs.FS, p string) ([]byte, fs.FileInfo, error) {
+// fileReader, which reads into buf when it is large enough).
+func readFileInfo(fsys fs.FS, p string, buf []byte) ([]byte, fs.FileInfo, error) {
 	if r, ok := fsys.(fileReader); ok {
-		return r.readFileInfo(p)
+		return r.readFileInfo(p, buf)
 	}
 	f, err := fsys.Open(p)
 	if err != nil {
@@ -53,7 +53,7 @@ func readFileInfo(fsys fs.FS, p string) ([]byte, fs.FileInfo, error) {
 	}
 	// One byte more than the size, so that the read that finds the end
 	// needs no larger buffer.
-	buf := make([]byte, 0, info.Size()+1)
+	buf = make([]byte, 0, info.Size()+1)
 	for {
 		n, err := f.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]

@@ -32,7 +32,7 @@ func (t osTree) full(op, name string) (string, error) {
 	return t.root + "/" + name, nil
 }
 
-func (t osTree) readFileInfo(name string) ([]byte, fs.FileInfo, error) {
+func (t osTree) readFileInfo(name string, buf []byte) ([]byte, fs.FileInfo, error) {
 	full, err := t.full("open", name)
 	if err != nil {
 		return nil, nil, err
@@ -56,9 +56,12 @@ func (t osTree) readFileInfo(name string) ([]byte, fs.FileInfo, error) {
 	if size <= 0 || size > 1<<30 || info.IsDir() {
 		// Nothing to size the buffer by (or a directory, whose read
 		// fails): the general way, which reports what os reports.
-		return readFileInfo(t.FS, name)
+		return readFileInfo(t.FS, name, nil)
 	}
-	buf := make([]byte, size)
+	if int64(cap(buf)) < size {
+		buf = make([]byte, size)
+	}
+	buf = buf[:size]
 	n := 0
 	for n < len(buf) {
 		k, err := syscall.Read(fd, buf[n:])
