@@ -64,8 +64,14 @@ func syncDir(ctx context.Context, p *store.Publisher, dir string, w io.Writer) e
 		registries.Write(b)
 	}
 	prefix := registries.Sum(nil)
-	stats := openStatCache(statCacheFile(dir), prefix, time.Now())
+	// The stat cache is read while Redis sends the digests: at a million
+	// articles each takes seconds.
+	start := time.Now()
+	var stats *statCache
+	var loading sync.WaitGroup
+	loading.Go(func() { stats = openStatCache(statCacheFile(dir), prefix, start) })
 	stored, err := p.Store.SyncedDigests(ctx)
+	loading.Wait()
 	if err != nil {
 		return err
 	}

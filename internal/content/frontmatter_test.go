@@ -113,7 +113,11 @@ func FuzzArticlePath(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, p string) {
-		if got, want := matchArticlePath(p), articlePathRE.FindStringSubmatch(p); !reflect.DeepEqual(got, want) {
+		var got []string
+		if f, ok := matchArticlePath(p); ok {
+			got = []string{p, f.year, f.month, f.slug}
+		}
+		if want := articlePathRE.FindStringSubmatch(p); !reflect.DeepEqual(got, want) {
 			t.Fatalf("matchArticlePath(%q) = %q; the expression gives %q", p, got, want)
 		}
 	})

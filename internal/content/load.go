@@ -232,14 +232,14 @@ func bodyText(body []byte) string {
 }
 
 // readArticle reads, parses and checks one article file. kept reports a
-// file skipped as unchanged: the article then carries only its slug.
-// m is matchArticlePath(p).
-func (l *loader) readArticle(p string, m []string, sources map[string]*Source, countries map[string]*Country, specs map[string]*Spec) (a *Article, kept bool) {
-	skippable := l.unchanged != nil && !l.pinned[m[3]]
+// file skipped as unchanged (with no article).
+// f is what p says (matchArticlePath).
+func (l *loader) readArticle(p string, f articleFile, sources map[string]*Source, countries map[string]*Country, specs map[string]*Spec) (a *Article, kept bool) {
+	skippable := l.unchanged != nil && !l.pinned[f.slug]
 	if skippable && l.known != nil {
 		// One stat instead of open, fstat, two reads, close and a hash.
 		if info, err := statFile(l.fsys, p); err == nil && l.known(p, info) {
-			return &Article{Slug: m[3]}, true
+			return nil, true
 		}
 	}
 	raw, info, err := readFileInfo(l.fsys, p, l.buf)
@@ -249,12 +249,12 @@ func (l *loader) readArticle(p string, m []string, sources map[string]*Source, c
 	}
 	l.buf = raw[:0] // what is kept of the file is copied out of it
 	if skippable && l.unchanged(p, info, raw) {
-		return &Article{Slug: m[3]}, true
+		return nil, true
 	}
-	return l.parseArticle(p, m, raw, sources, countries, specs), false
+	return l.parseArticle(p, f, raw, sources, countries, specs), false
 }
 
-func (l *loader) parseArticle(p string, m []string, raw []byte, sources map[string]*Source, countries map[string]*Country, specs map[string]*Spec) *Article {
+func (l *loader) parseArticle(p string, f articleFile, raw []byte, sources map[string]*Source, countries map[string]*Country, specs map[string]*Spec) *Article {
 	front, body, ok := splitFrontMatter(raw)
 	if !ok {
 		l.fail(p, "", "missing YAML front matter between --- lines")
@@ -274,7 +274,7 @@ func (l *loader) parseArticle(p string, m []string, raw []byte, sources map[stri
 	a.Body = bodyText(body)
 	before := len(l.errs)
 
-	fileSlug := m[3]
+	fileSlug := f.slug
 	if a.Slug == "" {
 		a.Slug = fileSlug
 	}
@@ -318,7 +318,7 @@ func (l *loader) parseArticle(p string, m []string, raw []byte, sources map[stri
 		l.fail(p, "published_at", "required (RFC 3339 date-time)")
 	} else {
 		a.PublishedAt = a.PublishedAt.UTC()
-		if want := m[1] + "/" + m[2]; a.PublishedAt.Format("2006/01") != want {
+		if want := f.year + "/" + f.month; a.PublishedAt.Format("2006/01") != want {
 			l.fail(p, "published_at", "%s is not in %s, the folder the file is in", a.PublishedAt.Format("2006-01-02"), want)
 		}
 	}
