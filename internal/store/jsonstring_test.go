@@ -36,7 +36,7 @@ func TestEncodePublishedRecord(t *testing.T) {
 		Countries: []string{"de"}, Tags: []string{"x"}, Specs: []string{"y"}, Locale: "en", PublishedAt: at, UpdatedAt: &at,
 		Image: "/i.png", Sources: []content.Citation{{Source: "a", Name: "A", URL: "https://a.example/"}},
 		Corrections: []content.Correction{{Date: at, Text: "c"}},
-		Body: "Body with \"quotes\", <html> & \u2028 and a body: of text.\n"}
+		Body:        "Body with \"quotes\", <html> & \u2028 and a body: of text.\n"}
 	for _, a := range []*content.Article{full, {Slug: "t", PublishedAt: at}, {Slug: "u", Body: `"body":"","state":"published"}`}} {
 		want, err := json.Marshal(&ArticleRecord{Article: *a, State: StatePublished})
 		if err != nil {
