@@ -8,7 +8,10 @@
 //	iwctl newsletter send [--week W] [--content DIR]
 //	                                       send the weekly issue (newsletter.sent)
 //
-// It reads IW_REDIS_URL and IW_PUBLIC_URL like the servers do.
+// It reads IW_REDIS_URL and IW_PUBLIC_URL like the servers do. With
+// IWCTL_CPU_PROFILE set to a file name it writes a CPU profile of the
+// command there, as go tool pprof reads (docs/scale.md measures publishing
+// with it).
 package main
 
 import (
@@ -20,6 +23,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -36,18 +40,50 @@ const usage = `usage:
   iwctl newsletter send [--week 2026-w47] [--content DIR]
 `
 
-func main() {
+func main() { os.Exit(mainCode()) }
+
+// mainCode runs the command and returns the exit status, so that the
+// deferred calls (the profile's end) run before the process exits.
+func mainCode() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if f := os.Getenv("IWCTL_CPU_PROFILE"); f != "" {
+		stopProfile, err := startProfile(f)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "iwctl:", err)
+			return 1
+		}
+		defer stopProfile()
+	}
 	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "iwctl:", err)
 		var ue usageError
 		if errors.As(err, &ue) {
 			fmt.Fprint(os.Stderr, usage)
-			os.Exit(2)
+			return 2
 		}
-		os.Exit(1)
+		return 1
 	}
+	return 0
+}
+
+// startProfile starts a CPU profile written to file and returns what ends
+// it.
+func startProfile(file string) (func(), error) {
+	f, err := os.Create(file)
+	if err != nil {
+		return nil, fmt.Errorf("creating the CPU profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("starting the CPU profile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			fmt.Fprintln(os.Stderr, "iwctl: writing the CPU profile:", err)
+		}
+	}, nil
 }
 
 type usageError struct{ msg string }

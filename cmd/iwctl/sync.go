@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"crypto/sha256"
 	"fmt"
@@ -37,7 +38,11 @@ const digestBatch = 16384
 // registries unchanged, are read and hashed but not parsed again
 // (docs/decisions.md, archive scale): an unchanged archive of a million
 // articles re-syncs in seconds.
-func syncDir(ctx context.Context, p *store.Publisher, dir string, out io.Writer) error {
+func syncDir(ctx context.Context, p *store.Publisher, dir string, w io.Writer) error {
+	// A first publish reports every article: a line a write(2) was a
+	// million system calls.
+	out := bufio.NewWriterSize(w, 1<<16)
+	defer out.Flush()
 	// What a sync keeps is a few months of articles, bounded whatever the
 	// archive's size: a collector running at a quarter of the default
 	// frequency costs a little more of that bounded memory and much less
@@ -59,8 +64,14 @@ func syncDir(ctx context.Context, p *store.Publisher, dir string, out io.Writer)
 		registries.Write(b)
 	}
 	prefix := registries.Sum(nil)
-	stats := openStatCache(statCacheFile(dir), prefix, time.Now())
+	// The stat cache is read while Redis sends the digests: at a million
+	// articles each takes seconds.
+	start := time.Now()
+	var stats *statCache
+	var loading sync.WaitGroup
+	loading.Go(func() { stats = openStatCache(statCacheFile(dir), prefix, start) })
 	stored, err := p.Store.SyncedDigests(ctx)
+	loading.Wait()
 	if err != nil {
 		return err
 	}

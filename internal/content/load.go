@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"net/url"
-	"os"
 	"path"
 	"regexp"
 	"slices"
@@ -48,12 +46,11 @@ func (e *LoadError) Error() string {
 var (
 	countryPattern = regexp.MustCompile(`^[a-z]{2}$`)
 	weekFile       = regexp.MustCompile(`^(\d{4})-w(\d{2})\.md$`)
-	articlePath    = regexp.MustCompile(`^articles/(\d{4})/(\d{2})/([^/]+)\.md$`)
 )
 
 // Load reads and validates the content tree rooted at dir.
 func Load(dir string) (*Corpus, error) {
-	return LoadFS(os.DirFS(dir))
+	return LoadFS(treeFS(dir))
 }
 
 // LoadFS reads and validates a content tree from fsys. It returns either a
@@ -70,7 +67,7 @@ func LoadFS(fsys fs.FS) (*Corpus, error) {
 // duplicate slugs, by their file names, and in Corpus.Unchanged; they are
 // not in Corpus.Articles.
 func LoadChanged(dir string, unchanged func(path string, raw []byte) bool) (*Corpus, error) {
-	return loadFS(os.DirFS(dir), unchanged)
+	return loadFS(treeFS(dir), unchanged)
 }
 
 func loadFS(fsys fs.FS, unchanged func(path string, raw []byte) bool) (*Corpus, error) {
@@ -107,6 +104,9 @@ type loader struct {
 	// pinned are the slugs milestones cite: those articles are always
 	// parsed, since a milestone copies their title, path and date.
 	pinned map[string]bool
+	// buf is the buffer article files are read into, reused: an
+	// Article's strings are copies.
+	buf []byte
 }
 
 func (l *loader) fail(file, field, format string, args ...any) {
@@ -204,7 +204,9 @@ func (l *loader) checkSpecs(list []*Spec) map[string]*Spec {
 // splitFrontMatter separates "---\n<yaml>\n---\n<body>".
 func splitFrontMatter(b []byte) (front, body []byte, ok bool) {
 	b = bytes.TrimPrefix(b, []byte("\ufeff"))
-	b = bytes.ReplaceAll(b, []byte("\r\n"), []byte("\n"))
+	if bytes.Contains(b, []byte("\r\n")) { // ReplaceAll copies even when nothing is replaced
+		b = bytes.ReplaceAll(b, []byte("\r\n"), []byte("\n"))
+	}
 	if !bytes.HasPrefix(b, []byte("---\n")) {
 		return nil, nil, false
 	}
@@ -219,79 +221,60 @@ func splitFrontMatter(b []byte) (front, body []byte, ok bool) {
 	return rest[:end+1], rest[end+5:], true
 }
 
+// bodyText is strings.TrimSpace(string(body)) + "\n" in one copy.
+func bodyText(body []byte) string {
+	body = bytes.TrimSpace(body)
+	var b strings.Builder
+	b.Grow(len(body) + 1)
+	b.Write(body)
+	b.WriteByte('\n')
+	return b.String()
+}
+
 // readArticle reads, parses and checks one article file. kept reports a
-// file skipped as unchanged: the article then carries only its slug.
-func (l *loader) readArticle(p string, sources map[string]*Source, countries map[string]*Country, specs map[string]*Spec) (a *Article, kept bool) {
-	m := articlePath.FindStringSubmatch(p)
-	if m == nil {
-		l.fail(p, "", "articles live at articles/<yyyy>/<mm>/<slug>.md")
-		return nil, false
-	}
-	skippable := l.unchanged != nil && !l.pinned[m[3]]
+// file skipped as unchanged (with no article).
+// f is what p says (matchArticlePath).
+func (l *loader) readArticle(p string, f articleFile, sources map[string]*Source, countries map[string]*Country, specs map[string]*Spec) (a *Article, kept bool) {
+	skippable := l.unchanged != nil && !l.pinned[f.slug]
 	if skippable && l.known != nil {
 		// One stat instead of open, fstat, two reads, close and a hash.
-		if info, err := fs.Stat(l.fsys, p); err == nil && l.known(p, info) {
-			return &Article{Slug: m[3]}, true
+		if info, err := statFile(l.fsys, p); err == nil && l.known(p, info) {
+			return nil, true
 		}
 	}
-	raw, info, err := readFileInfo(l.fsys, p)
+	raw, info, err := readFileInfo(l.fsys, p, l.buf)
 	if err != nil {
 		l.fail(p, "", "%v", err)
 		return nil, false
 	}
+	l.buf = raw[:0] // what is kept of the file is copied out of it
 	if skippable && l.unchanged(p, info, raw) {
-		return &Article{Slug: m[3]}, true
+		return nil, true
 	}
-	return l.parseArticle(p, m, raw, sources, countries, specs), false
+	return l.parseArticle(p, f, raw, sources, countries, specs), false
 }
 
-// readFileInfo reads a file like fs.ReadFile and returns the stat it read
-// it by (the same system calls: open, fstat, read to the end, close).
-func readFileInfo(fsys fs.FS, p string) ([]byte, fs.FileInfo, error) {
-	f, err := fsys.Open(p)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return nil, nil, err
-	}
-	// One byte more than the size, so that the read that finds the end
-	// needs no larger buffer.
-	buf := make([]byte, 0, info.Size()+1)
-	for {
-		n, err := f.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if err == io.EOF {
-			return buf, info, nil
-		}
-		if err != nil {
-			return nil, nil, err
-		}
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-	}
-}
-
-func (l *loader) parseArticle(p string, m []string, raw []byte, sources map[string]*Source, countries map[string]*Country, specs map[string]*Spec) *Article {
+func (l *loader) parseArticle(p string, f articleFile, raw []byte, sources map[string]*Source, countries map[string]*Country, specs map[string]*Spec) *Article {
 	front, body, ok := splitFrontMatter(raw)
 	if !ok {
 		l.fail(p, "", "missing YAML front matter between --- lines")
 		return nil
 	}
 	var a Article
-	dec := yaml.NewDecoder(bytes.NewReader(front))
-	dec.KnownFields(true)
-	if err := dec.Decode(&a); err != nil {
-		l.failFrontMatter(p, front, err)
-		return nil
+	// The fast path takes the front matter it is sure of and declines the
+	// rest, which yaml.v3 decodes (frontmatter.go).
+	if !fastFrontMatter(front, &a) {
+		dec := yaml.NewDecoder(bytes.NewReader(front))
+		dec.KnownFields(true)
+		if err := dec.Decode(&a); err != nil {
+			l.failFrontMatter(p, front, err)
+			return nil
+		}
 	}
-	a.Body = strings.TrimSpace(string(body)) + "\n"
+	a.Body = bodyText(body)
 	before := len(l.errs)
 
-	fileSlug := m[3]
+	fileSlug := f.slug
 	if a.Slug == "" {
 		a.Slug = fileSlug
 	}
@@ -335,7 +318,7 @@ func (l *loader) parseArticle(p string, m []string, raw []byte, sources map[stri
 		l.fail(p, "published_at", "required (RFC 3339 date-time)")
 	} else {
 		a.PublishedAt = a.PublishedAt.UTC()
-		if want := m[1] + "/" + m[2]; a.PublishedAt.Format("2006/01") != want {
+		if want := f.year + "/" + f.month; a.PublishedAt.Format("2006/01") != want {
 			l.fail(p, "published_at", "%s is not in %s, the folder the file is in", a.PublishedAt.Format("2006-01-02"), want)
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
 	"runtime"
 	"slices"
@@ -57,15 +56,13 @@ type StreamOptions struct {
 // published, so a tree smaller than a batch is published whole or not at
 // all. The returned Corpus has no Articles.
 func Stream(dir string, opts StreamOptions) (*Corpus, error) {
-	return streamFS(os.DirFS(dir), opts)
+	return streamFS(treeFS(dir), opts)
 }
 
 // month is one folder of article files, in file order.
 type month struct {
 	dir   string
 	paths []string
-	// matches are articlePath's submatches of paths.
-	matches [][]string
 }
 
 // monthRead is what reading a month gave: the articles to publish, oldest
@@ -111,15 +108,15 @@ func streamFS(fsys fs.FS, opts StreamOptions) (*Corpus, error) {
 	// The articles milestones cite, parsed before the others.
 	cited := map[string]*Article{}
 	for _, m := range months {
-		for i, p := range m.paths {
-			if slug := m.matches[i][3]; l.pinned[slug] {
+		for _, p := range m.paths {
+			if f, _ := matchArticlePath(p); l.pinned[f.slug] {
 				raw, err := fs.ReadFile(fsys, p)
 				if err != nil {
 					l.fail(p, "", "%v", err)
 					continue
 				}
-				if a := l.parseArticle(p, m.matches[i], raw, sources, countries, specs); a != nil {
-					cited[slug] = a
+				if a := l.parseArticle(p, f, raw, sources, countries, specs); a != nil {
+					cited[f.slug] = a
 				}
 			}
 		}
@@ -207,22 +204,22 @@ func (l *loader) listArticles() ([]*month, error) {
 		if d.IsDir() || !strings.HasSuffix(p, ".md") {
 			return nil
 		}
-		m := articlePath.FindStringSubmatch(p)
-		if m == nil {
+		m, ok := matchArticlePath(p)
+		if !ok {
 			l.fail(p, "", "articles live at articles/<yyyy>/<mm>/<slug>.md")
 			return nil
 		}
-		if prev, dup := seen[m[3]]; dup {
+		if prev, dup := seen[m.slug]; dup {
 			l.fail(p, "slug", "duplicate of %s", prev)
 			return nil
 		}
-		seen[m[3]] = p
+		seen[m.slug] = p
 		dir := path.Dir(p)
 		if len(months) == 0 || months[len(months)-1].dir != dir {
 			months = append(months, &month{dir: dir})
 		}
 		last := months[len(months)-1]
-		last.paths, last.matches = append(last.paths, p), append(last.matches, m)
+		last.paths = append(last.paths, p)
 		return nil
 	})
 	if err != nil {
@@ -250,15 +247,16 @@ func (l *loader) readMonth(m *month, cited map[string]*Article, sources map[stri
 				if i >= len(m.paths) {
 					return
 				}
-				if a, ok := cited[m.matches[i][3]]; ok {
+				f, _ := matchArticlePath(m.paths[i])
+				if a, ok := cited[f.slug]; ok {
 					results[i] = read{a: a}
 					continue
 				}
-				if l.pinned[m.matches[i][3]] {
+				if l.pinned[f.slug] {
 					continue // cited, and reported when it was parsed
 				}
 				wl.errs = wl.errs[:0]
-				a, kept := wl.readArticle(m.paths[i], sources, countries, specs)
+				a, kept := wl.readArticle(m.paths[i], f, sources, countries, specs)
 				results[i] = read{a: a, kept: kept, errs: slices.Clone(wl.errs)}
 			}
 		})

@@ -177,7 +177,7 @@ func parallel(n int, f func(i int) error) error {
 // sync's work in Go.
 func encodePublished(batch []*content.Article, docs [][]byte) error {
 	return parallel(len(batch), func(i int) error {
-		doc, err := json.Marshal(&ArticleRecord{Article: *batch[i], State: StatePublished})
+		doc, err := encodePublishedRecord(batch[i])
 		if err != nil {
 			return fmt.Errorf("store: encoding article %q: %w", batch[i].Slug, err)
 		}
