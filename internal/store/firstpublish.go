@@ -35,7 +35,9 @@ const firstPublishBatch = 256
 // entry), n events of four arguments (id, type, created_at, data), per
 // index its key, the number of its members m and m pairs (score, slug),
 // then the position of the counts key in KEYS, the number of counters and
-// as many pairs (counter, increment) (counts.go). It
+// as many pairs (counter, increment) (counts.go), then the number of week
+// counters and as many triples (position of its key in KEYS, week,
+// increment) (weeks.go). It
 // returns the new content version, or -1, writing nothing, when one of the
 // articles exists already.
 var firstPublishScript = redis.NewScript(`
@@ -62,6 +64,10 @@ end
 local counts = KEYS[tonumber(ARGV[i])]
 for j = i + 2, i + 2 * tonumber(ARGV[i+1]), 2 do
   redis.call('HINCRBY', counts, ARGV[j], ARGV[j+1])
+end
+i = i + 2 + 2 * tonumber(ARGV[i+1])
+for j = i + 1, i + 3 * tonumber(ARGV[i]), 3 do
+  redis.call('HINCRBY', KEYS[tonumber(ARGV[j])], ARGV[j+1], ARGV[j+2])
 end
 local tags = ARGV[2]
 if #smtags > 0 then
@@ -144,6 +150,22 @@ func (p *Publisher) newFirstPublish(articles []*content.Article, docs [][]byte, 
 	args = append(args, c.key(keyCounts), len(fields))
 	for _, f := range fields {
 		args = append(args, f, counts[f])
+	}
+	// A run is a few days of articles (a sync goes oldest first), so most
+	// of its articles share their weeks' counters.
+	weeks := map[weekCounter]int{}
+	var wcs []weekCounter
+	for _, a := range articles {
+		for _, wc := range articleWeeks(a) {
+			if weeks[wc] == 0 {
+				wcs = append(wcs, wc)
+			}
+			weeks[wc]++
+		}
+	}
+	args = append(args, len(wcs))
+	for _, wc := range wcs {
+		args = append(args, c.key(wc.key), wc.field, weeks[wc])
 	}
 	list := make([]string, 0, len(tags))
 	for t := range tags {
