@@ -95,10 +95,13 @@ local function weeksKey(w, f) return '%s' .. (math.floor(w / %d) + 0) .. ':' .. 
 // weeksScript computes the week counters of weeks ARGV[1] down to ARGV[2]
 // from the index sets, atomically: each counter is exact when written and
 // every later change moves it. The other arguments are the sections, the
-// audiences and the countries, each list preceded by its length. Every
-// filter's counters in these weeks are overwritten (or deleted when zero):
-// changes made before the counters were complete may have left them
-// anywhere.
+// audiences and the countries, each list preceded by its length. The
+// counters of the weeks' articles are overwritten, whatever the changes
+// made before left there. A counter of a filter with no article in a week
+// needs no writing: it is zero already, since a change moves a counter
+// with its article and a counter that would fall below one is deleted
+// (the change script's wincr), so a positive counter means an article
+// that came into the week since, and is still there.
 var weeksScript = redis.NewScript(weekLua + `
 local hi, lo = tonumber(ARGV[1]), tonumber(ARGV[2])
 local i = 3
@@ -147,21 +150,8 @@ for _, t in pairs(art) do
   end
   for _, cc in ipairs(t.c) do inc('s=' .. t.s .. '&a=&c=' .. cc, t.w) end
 end
-local weeks = {}
-for w = lo, hi do weeks[#weeks+1] = w end
-local function put(f)
-  redis.call('HDEL', weeksKey(lo, f), unpack(weeks))
-  for w, n in pairs(counts[f] or {}) do redis.call('HSET', weeksKey(w, f), w, n) end
-end
-for _, au in ipairs(audiences) do
-  for _, s in ipairs(sections) do put('s=' .. s .. '&a=' .. au .. '&c=') end
-  for _, cc in ipairs(countries) do
-    put('s=&a=' .. au .. '&c=' .. cc)
-    for _, s in ipairs(sections) do put('s=' .. s .. '&a=' .. au .. '&c=' .. cc) end
-  end
-end
-for _, s in ipairs(sections) do
-  for _, cc in ipairs(countries) do put('s=' .. s .. '&a=&c=' .. cc) end
+for f, t in pairs(counts) do
+  for w, n in pairs(t) do redis.call('HSET', weeksKey(w, f), w, n) end
 end
 return 1
 `)
