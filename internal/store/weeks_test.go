@@ -306,7 +306,7 @@ func checkWeekCounters(t *testing.T, rdb redis.UniversalClient, stage string, li
 }
 
 // deleteKeys deletes the keys matching pattern, on every node of a cluster.
-func deleteKeys(t *testing.T, rdb redis.UniversalClient, pattern string) {
+func deleteKeys(t testing.TB, rdb redis.UniversalClient, pattern string) {
 	t.Helper()
 	ctx := context.Background()
 	del := func(ctx context.Context, c *redis.Client) error {
