@@ -137,32 +137,14 @@ func (p *Publisher) newFirstPublish(articles []*content.Article, docs [][]byte, 
 		args = append(args, ix.key, len(ix.members)/2)
 		args = append(args, ix.members...)
 	}
-	counts := map[string]int{}
-	var fields []string
-	for _, a := range articles {
-		for _, f := range articleCounts(a) {
-			if counts[f] == 0 {
-				fields = append(fields, f)
-			}
-			counts[f]++
-		}
-	}
+	fields, counts := tally(articles, articleCounts)
 	args = append(args, c.key(keyCounts), len(fields))
 	for _, f := range fields {
 		args = append(args, f, counts[f])
 	}
 	// A run is a few days of articles (a sync goes oldest first), so most
 	// of its articles share their weeks' counters.
-	weeks := map[weekCounter]int{}
-	var wcs []weekCounter
-	for _, a := range articles {
-		for _, wc := range articleWeeks(a) {
-			if weeks[wc] == 0 {
-				wcs = append(wcs, wc)
-			}
-			weeks[wc]++
-		}
-	}
+	wcs, weeks := tally(articles, articleWeeks)
 	args = append(args, len(wcs))
 	for _, wc := range wcs {
 		args = append(args, c.key(wc.key), wc.field, weeks[wc])
@@ -174,4 +156,21 @@ func (p *Publisher) newFirstPublish(articles []*content.Article, docs [][]byte, 
 	tagJSON, _ := json.Marshal(list) // strings always encode
 	args[1], args[4] = tagJSON, len(indexes)
 	return &firstPublish{keys: c.keys, args: args}
+}
+
+// tally returns the keys that of gives for articles, in the order first
+// given, and how many times each was given: the increments of a run's
+// counters.
+func tally[K comparable](articles []*content.Article, of func(*content.Article) []K) ([]K, map[K]int) {
+	counts := map[K]int{}
+	var order []K
+	for _, a := range articles {
+		for _, k := range of(a) {
+			if counts[k] == 0 {
+				order = append(order, k)
+			}
+			counts[k]++
+		}
+	}
+	return order, counts
 }

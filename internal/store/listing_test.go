@@ -80,27 +80,34 @@ func testFilteredPagesMatchTheIntersection(t *testing.T, rdb redis.UniversalClie
 					}
 				}
 				// A cursor walk visits the whole intersection once, in order.
-				var walked []string
-				var cursor *store.Cursor
-				for range len(all) + 2 {
-					page, err := p.Store.Articles(ctx, f, 0, limit, cursor)
-					if err != nil {
-						t.Fatal(err)
-					}
-					walked = append(walked, slugsOf(page)...)
-					if !page.More || len(page.Articles) == 0 {
-						break
-					}
-					last := page.Articles[len(page.Articles)-1]
-					cursor = &store.Cursor{PublishedAt: last.PublishedAt, Slug: last.Slug}
-				}
-				if !slices.Equal(walked, all) {
+				if walked := walkByCursor(t, p, f, limit, len(all)+2); !slices.Equal(walked, all) {
 					t.Errorf("%s: cursor walk gave %d articles %v, want %d %v", desc, len(walked), walked, len(all), all)
 				}
 			}
 		}
 		restore()
 	}
+}
+
+// walkByCursor pages through the listing of f by cursor, limit articles a
+// page and at most pages pages, and returns the slugs it was shown.
+func walkByCursor(t *testing.T, p *store.Publisher, f store.ArticleFilter, limit, pages int) []string {
+	t.Helper()
+	var walked []string
+	var cursor *store.Cursor
+	for range pages {
+		page, err := p.Store.Articles(context.Background(), f, 0, limit, cursor)
+		if err != nil {
+			t.Fatal(err)
+		}
+		walked = append(walked, slugsOf(page)...)
+		if !page.More || len(page.Articles) == 0 {
+			break
+		}
+		last := page.Articles[len(page.Articles)-1]
+		cursor = &store.Cursor{PublishedAt: last.PublishedAt, Slug: last.Slug}
+	}
+	return walked
 }
 
 func slugsOf(p *store.Page) []string {

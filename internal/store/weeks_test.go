@@ -151,20 +151,7 @@ func testWeekGuidedPages(t *testing.T, rdb redis.UniversalClient) {
 				}
 			}
 			// A whole cursor walk.
-			var walked []string
-			var cursor *store.Cursor
-			for range len(all) + 2 {
-				page, err := p.Store.Articles(ctx, f, 0, 7, cursor)
-				if err != nil {
-					t.Fatal(err)
-				}
-				walked = append(walked, slugsOf(page)...)
-				if !page.More || len(page.Articles) == 0 {
-					break
-				}
-				last := page.Articles[len(page.Articles)-1]
-				cursor = &store.Cursor{PublishedAt: last.PublishedAt, Slug: last.Slug}
-			}
+			walked := walkByCursor(t, p, f, 7, len(all)+2)
 			if exp := names(all); !slices.Equal(walked, exp) {
 				t.Errorf("%s: %+v: cursor walk gave %d articles %v, want %d %v", stage, f, len(walked), walked, len(exp), exp)
 			}
