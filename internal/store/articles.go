@@ -138,10 +138,13 @@ func score(t time.Time) int64 { return -t.Unix() }
 // week counters (weeks.go) once they are ready: it visits only weeks that
 // hold a match, from the cursor's week or skipping whole weeks to reach
 // the offset, so its cost follows the page, not the archive nor the
-// offset. Until then it walks from the start or the cursor's place. A
-// walk that has not found its page after walkBudget members (a deep offset
-// into a rare combination without week counters) intersects the sets whole
-// instead.
+// offset. The week hashes are not in KEYS, since which ones a page reads
+// depends on what it finds; like the counts hash, they carry the {content}
+// hash tag, so on Redis Cluster they live in the slot of the index sets.
+// Until the week counters are ready, a page walks from the start or the
+// cursor's place. A walk that has not found its page after walkBudget
+// members (a deep offset into a rare combination without week counters)
+// intersects the sets whole instead.
 var pageScript = redis.NewScript(weekLua + `
 local cs, cslug = ARGV[1], ARGV[2]
 local offset, limit = tonumber(ARGV[3]), tonumber(ARGV[4])
