@@ -25,7 +25,6 @@ func TestFilteredPagesMatchTheIntersection(t *testing.T) {
 // a deep offset into a rare combination takes).
 func testFilteredPagesMatchTheIntersection(t *testing.T, rdb redis.UniversalClient) {
 	p := newPublisher(rdb)
-	ctx := context.Background()
 	c := contenttest.Corpus(300)
 	// Several articles a minute apart share no score; give some the same
 	// one, so ties (ordered by slug) are crossed by pages too.
@@ -66,17 +65,8 @@ func testFilteredPagesMatchTheIntersection(t *testing.T, rdb redis.UniversalClie
 			for _, limit := range []int{1, 4, 25} {
 				desc := fmt.Sprintf("budget %d, %+v, limit %d", budget, f, limit)
 				for _, offset := range []int{0, 1, 5, len(all) - 1, len(all), len(all) + 3} {
-					if offset < 0 {
-						continue
-					}
-					page, err := p.Store.Articles(ctx, f, offset, limit, nil)
-					if err != nil {
-						t.Fatal(err)
-					}
-					end := min(len(all), offset+limit)
-					exp := all[min(offset, len(all)):end]
-					if got := slugsOf(page); !slices.Equal(got, exp) || page.Total != len(all) || page.More != (end < len(all)) || page.Start != offset {
-						t.Errorf("%s, offset %d: got %v total %d more %v start %d; want %v total %d more %v", desc, offset, got, page.Total, page.More, page.Start, exp, len(all), end < len(all))
+					if offset >= 0 {
+						checkOffsetPage(t, p, desc, f, offset, limit, all)
 					}
 				}
 				// A cursor walk visits the whole intersection once, in order.
@@ -86,6 +76,22 @@ func testFilteredPagesMatchTheIntersection(t *testing.T, rdb redis.UniversalClie
 			}
 		}
 		restore()
+	}
+}
+
+// checkOffsetPage compares the page of f at offset with the listing all
+// (its slugs in order): articles, total, start and whether more follow.
+func checkOffsetPage(t *testing.T, p *store.Publisher, desc string, f store.ArticleFilter, offset, limit int, all []string) {
+	t.Helper()
+	page, err := p.Store.Articles(context.Background(), f, offset, limit, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := min(len(all), offset+limit)
+	exp := all[min(offset, len(all)):end]
+	if got := slugsOf(page); !slices.Equal(got, exp) || page.Total != len(all) || page.More != (end < len(all)) || page.Start != offset {
+		t.Errorf("%s, offset %d, limit %d: got %v total %d more %v start %d; want %v total %d more %v",
+			desc, offset, limit, got, page.Total, page.More, page.Start, exp, len(all), end < len(all))
 	}
 }
 
