@@ -36,11 +36,13 @@ const (
 	// weeksReady, a field of the counters hash, marks week counters that
 	// are complete (backfillWeeks); until then pages walk without them.
 	weeksReady = "weeks"
-	// weeksChunk is how many weeks one weeksScript call computes: it reads
-	// every index set within them, about 7,000 articles at a million
-	// articles over twenty years, so no call holds Redis for long. It
-	// divides weeksPerKey, so a call touches one hash per filter.
-	weeksChunk = 8
+	// weeksChunk is how many articles one weeksScript call should read,
+	// on average over the archive, and weeksChunkMax at most how many
+	// weeks: a call reads every index set within its weeks, atomically,
+	// so no call holds Redis for long (two weeks a call at a million
+	// articles over twenty years, eight at 100,000).
+	weeksChunk    = 2048
+	weeksChunkMax = 8
 )
 
 // floorDiv is a / b rounded down, as Lua's math.floor(a / b) is, also for
@@ -157,7 +159,7 @@ return 1
 `)
 
 // backfillWeeks computes the week counters of every week that holds
-// articles, weeksChunk weeks per call, newest first, unless they are
+// articles, a few weeks per call (weeksChunk), newest first, unless they are
 // ready: once per store, the first sync of one written before the week
 // counters existed. A change made meanwhile moves the counters of its
 // week, which its chunk then overwrites from the sets if it has not run
@@ -195,14 +197,17 @@ func (p *Publisher) backfillWeeks(ctx context.Context, countries []*content.Coun
 		for _, cty := range countries {
 			values = append(values, cty.Code)
 		}
+		n, err := rdb.ZCard(ctx, keyIndexAll).Result()
+		if err != nil {
+			return fmt.Errorf("store: counting articles: %w", err)
+		}
 		top, bottom := floorDiv(int64(-newest[0].Score), weekSeconds), floorDiv(int64(-oldest[0].Score), weekSeconds)
-		for hi := top; hi >= bottom; {
-			lo := floorDiv(hi, weeksChunk) * weeksChunk
-			args := append([]any{hi, lo}, values...)
+		step := min(weeksChunkMax, max(1, weeksChunk*(top-bottom+1)/max(n, 1)))
+		for hi := top; hi >= bottom; hi -= step {
+			args := append([]any{hi, hi - step + 1}, values...)
 			if err := weeksScript.Run(ctx, rdb, []string{keyCounts}, args...).Err(); err != nil {
-				return fmt.Errorf("store: computing the week counters of weeks %d-%d: %w", lo, hi, err)
+				return fmt.Errorf("store: computing the week counters of weeks %d-%d: %w", hi-step+1, hi, err)
 			}
-			hi = lo - 1
 		}
 	}
 	if err := rdb.HSet(ctx, keyCounts, weeksReady, "1").Err(); err != nil {
