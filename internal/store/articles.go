@@ -224,16 +224,22 @@ if not done and ready[1] and ready[2] then
       table.sort(ws, function(x, y) return x > y end)
       for _, w in ipairs(ws) do
         local n = cnt[w]
-        local first = redis.call('ZCOUNT', small, '-inf', '(' .. (-(w + 1) * weekSeconds + 1))
-        local pos = math.max(first, cpos)
-        -- whole: the cursor is not inside this week, so all its n matches
-        -- follow the page's start.
-        local whole = pos == first
+        -- first is the rank of the week's first member in the smallest
+        -- set, read only when needed: weeks skipped to reach an offset cost
+        -- no command. whole: the cursor is not inside this week, so all its
+        -- n matches follow the page's start.
+        local first, whole = nil, true
+        if cs ~= '' then
+          first = redis.call('ZCOUNT', small, '-inf', '(' .. (-(w + 1) * weekSeconds + 1))
+          whole = cpos <= first
+        end
         if whole and found >= need then
           out[3] = 1; done = true
         elseif whole and found + n <= skip then
           found = found + n
         else
+          first = first or redis.call('ZCOUNT', small, '-inf', '(' .. (-(w + 1) * weekSeconds + 1))
+          local pos = math.max(first, cpos)
           local stop = redis.call('ZCOUNT', small, '-inf', -w * weekSeconds)
           local seen = 0
           while not done and pos < stop and seen < n do
