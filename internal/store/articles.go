@@ -131,13 +131,21 @@ func score(t time.Time) int64 { return -t.Unix() }
 // {total, start (-1 when not computed), more (0 or 1), member, score, ...}.
 //
 // One set is a range read, O(log N + limit). Several are walked along the
-// smallest, from the cursor's place in it, each member looked up in the
-// others until the page and one more match are found: the cost follows the
-// page, not the archive, and the total is the filter's counter (ARGV[6]
+// smallest, each member looked up in the others until the page and one
+// more match are found, and the total is the filter's counter (ARGV[6]
 // names it in the counts hash ARGV[7], counts.go), or, until the counters
-// are ready, ZINTERCARD, which only counts. A walk that has not found its page after walkBudget members (a
-// deep offset into a rare combination) intersects the sets whole instead.
-var pageScript = redis.NewScript(`
+// are ready, ZINTERCARD, which only counts. The walk follows the filter's
+// week counters (weeks.go) once they are ready: it visits only weeks that
+// hold a match, from the cursor's week or skipping whole weeks to reach
+// the offset, so its cost follows the page, not the archive nor the
+// offset. The week hashes are not in KEYS, since which ones a page reads
+// depends on what it finds; like the counts hash, they carry the {content}
+// hash tag, so on Redis Cluster they live in the slot of the index sets.
+// Until the week counters are ready, a page walks from the start or the
+// cursor's place. A walk that has not found its page after walkBudget
+// members (a deep offset into a rare combination without week counters)
+// intersects the sets whole instead.
+var pageScript = redis.NewScript(weekLua + `
 local cs, cslug = ARGV[1], ARGV[2]
 local offset, limit = tonumber(ARGV[3]), tonumber(ARGV[4])
 -- rank is where the cursor's successor sits in set k.
@@ -165,35 +173,107 @@ for i = 2, #KEYS do
   local n = redis.call('ZCARD', KEYS[i])
   if n < size then small, size = KEYS[i], n end
 end
+local ready = {false, false}
+if ARGV[6] ~= '' then ready = redis.call('HMGET', ARGV[7], 'ready', 'weeks') end
 local total
-if ARGV[6] ~= '' and redis.call('HEXISTS', ARGV[7], 'ready') == 1 then
+if ready[1] then
   total = tonumber(redis.call('HGET', ARGV[7], ARGV[6]) or '0')
 else
   total = redis.call('ZINTERCARD', #KEYS, unpack(KEYS))
 end
 local out = {total, offset, 0}
-local pos, skip = 0, offset
+local cpos, skip = 0, offset
 if cs ~= '' then
-  pos, skip, out[2] = rank(small), 0, -1
+  cpos, skip, out[2] = rank(small), 0, -1
 end
 local found, walked, budget, chunk = 0, 0, tonumber(ARGV[5]), 256
-local done = limit == 0 and cs == '' and offset >= total
-while not done and walked < budget do
-  local batch = redis.call('ZRANGE', small, pos, pos + chunk - 1, 'WITHSCORES')
-  if #batch == 0 then break end
-  for j = 1, #batch, 2 do
-    local m, ok = batch[j], true
-    for i = 1, #KEYS do
-      if KEYS[i] ~= small and not redis.call('ZSCORE', KEYS[i], m) then ok = false; break end
-    end
-    if ok then
-      found = found + 1
-      if found > skip + limit then out[3] = 1; done = true; break end
-      if found > skip then out[#out+1] = m; out[#out+1] = batch[j+1] end
+local need = skip + limit
+-- member reports whether m, a member of the smallest set, is in the others.
+local function member(m)
+  for i = 1, #KEYS do
+    if KEYS[i] ~= small and not redis.call('ZSCORE', KEYS[i], m) then return false end
+  end
+  return true
+end
+-- take counts a match and reports whether the page and one more are found.
+local function take(m, s)
+  found = found + 1
+  if found > need then out[3] = 1; return true end
+  if found > skip then out[#out+1] = m; out[#out+1] = s end
+  return false
+end
+local done = cs == '' and offset >= total
+if not done and ready[1] and ready[2] then
+  -- Guided by the week counters (weeks.go): only weeks that hold a match
+  -- are walked, and those wholly before the offset are skipped by their
+  -- count. Weeks are newest first, as the sets are; a week's members are
+  -- the ranks of the smallest set between two ZCOUNTs.
+  local over = false
+  local head = redis.call('ZRANGE', small, 0, 0, 'WITHSCORES')
+  local tail = redis.call('ZRANGE', small, -1, -1, 'WITHSCORES')
+  if #head > 0 then
+    local w0, wn = weekOfScore(tonumber(head[2])), weekOfScore(tonumber(tail[2]))
+    if cs ~= '' then w0 = math.min(w0, weekOfScore(tonumber(cs))) end
+    for g = math.floor(w0 / 64), math.floor(wn / 64), -1 do
+      local h = redis.call('HGETALL', weeksKey(g * 64, ARGV[6]))
+      local ws, cnt = {}, {}
+      for j = 1, #h, 2 do
+        local w, n = tonumber(h[j]), tonumber(h[j+1])
+        if w <= w0 and n > 0 then ws[#ws+1] = w; cnt[w] = n end
+      end
+      table.sort(ws, function(x, y) return x > y end)
+      for _, w in ipairs(ws) do
+        local n = cnt[w]
+        -- first is the rank of the week's first member in the smallest
+        -- set, read only when needed: weeks skipped to reach an offset cost
+        -- no command. whole: the cursor is not inside this week, so all its
+        -- n matches follow the page's start.
+        local first, whole = nil, true
+        if cs ~= '' then
+          first = redis.call('ZCOUNT', small, '-inf', '(' .. (-(w + 1) * weekSeconds + 1))
+          whole = cpos <= first
+        end
+        if whole and found >= need then
+          out[3] = 1; done = true
+        elseif whole and found + n <= skip then
+          found = found + n
+        else
+          first = first or redis.call('ZCOUNT', small, '-inf', '(' .. (-(w + 1) * weekSeconds + 1))
+          local pos = math.max(first, cpos)
+          local stop = redis.call('ZCOUNT', small, '-inf', -w * weekSeconds)
+          local seen = 0
+          while not done and pos < stop and seen < n do
+            if walked >= budget then over = true; break end
+            local batch = redis.call('ZRANGE', small, pos, math.min(pos + chunk, stop) - 1, 'WITHSCORES')
+            for j = 1, #batch, 2 do
+              if member(batch[j]) then
+                seen = seen + 1
+                done = take(batch[j], batch[j+1])
+                if not done and whole and found == need and seen < n then out[3] = 1; done = true end
+                if done or seen == n then break end
+              end
+            end
+            pos, walked = pos + #batch / 2, walked + #batch / 2
+          end
+        end
+        if done or over then break end
+      end
+      if done or over then break end
     end
   end
-  pos, walked = pos + chunk, walked + #batch / 2
-  if #batch < 2 * chunk then done = true end
+  done = not over
+elseif not done then
+  -- Without them, walk the smallest set from the start.
+  local pos = cpos
+  while not done and walked < budget do
+    local batch = redis.call('ZRANGE', small, pos, pos + chunk - 1, 'WITHSCORES')
+    if #batch == 0 then done = true; break end
+    for j = 1, #batch, 2 do
+      if member(batch[j]) and take(batch[j], batch[j+1]) then done = true; break end
+    end
+    pos, walked = pos + chunk, walked + #batch / 2
+    if #batch < 2 * chunk then done = true end
+  end
 end
 if done then return out end
 -- Over budget: intersect whole, as the listing did before.

@@ -148,6 +148,9 @@ for j = i, #ARGV, 4 do
   elseif o == 'smdel' then smdel(a)
   elseif o == 'hset' then redis.call('HSET', k, a, b)
   elseif o == 'hincr' then redis.call('HINCRBY', k, a, b)
+  elseif o == 'wincr' then
+    -- A week counter at zero is deleted (weeks.go).
+    if redis.call('HINCRBY', k, a, b) <= 0 then redis.call('HDEL', k, a) end
   elseif o == 'del' then redis.call('DEL', k)
   else return redis.error_reply('unknown op ' .. tostring(o)) end
 end

@@ -62,11 +62,15 @@ func unique(list []string) []string {
 	return slices.Compact(out)
 }
 
-// count moves the counters of a by delta.
+// count moves the counters of a by delta, and its week counters
+// (weeks.go).
 func (c *Change) count(a *content.Article, delta int) {
 	k := c.key(keyCounts)
 	for _, f := range articleCounts(a) {
 		c.ops = append(c.ops, changeOp{Op: "hincr", Key: k, A: f, B: delta})
+	}
+	for _, wc := range articleWeeks(a) {
+		c.ops = append(c.ops, changeOp{Op: "wincr", Key: c.key(wc.key), A: wc.field, B: delta})
 	}
 }
 

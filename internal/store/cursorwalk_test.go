@@ -35,8 +35,10 @@ func walkArticles(t *testing.T) int {
 }
 
 // walkArticle is the i-th article of the walked archive: one every 37
-// seconds going back, every tenth sharing its second with the previous one
-// (ties are ordered by slug), filters cycling as in contenttest.
+// minutes going back (20,000 span 66 weeks, so walks of filtered listings
+// cross many weeks of their week counters), every tenth sharing its
+// second with the previous one (ties are ordered by slug), filters
+// cycling as in contenttest.
 func walkArticle(i int, prefix string, at time.Time) *content.Article {
 	a := contenttest.Article(i)
 	a.Slug = fmt.Sprintf("%s-%07d", prefix, i)
@@ -46,8 +48,9 @@ func walkArticle(i int, prefix string, at time.Time) *content.Article {
 }
 
 // TestCursorWalkUnderChurn pages by cursor through a large archive, a
-// hundred articles a page, unfiltered and by section, while other articles
-// are published (dated anywhere in the archive) and retracted. Every
+// hundred articles a page, unfiltered, by section, and on two and three
+// values, while other articles are published (dated anywhere in the
+// archive) and retracted. Every
 // article that stayed published must be seen exactly once, none twice, and
 // once the churn stops the totals must be exact.
 func TestCursorWalkUnderChurn(t *testing.T) {
@@ -55,7 +58,7 @@ func TestCursorWalkUnderChurn(t *testing.T) {
 	ctx := context.Background()
 	p := newPublisher(redistest.New(t).Client())
 	newest := time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
-	dateOf := func(i int) time.Time { return newest.Add(-time.Duration(i-i/10) * 37 * time.Second) }
+	dateOf := func(i int) time.Time { return newest.Add(-time.Duration(i-i/10) * 37 * time.Minute) }
 	c := contenttest.Corpus(0)
 	for i := range n {
 		c.Articles = append(c.Articles, walkArticle(i, "walk", dateOf(i)))
@@ -122,7 +125,13 @@ func TestCursorWalkUnderChurn(t *testing.T) {
 		}
 	}
 	section := content.Sections[0]
+	// Filters on two and three values, which follow the week counters
+	// (weeks.go); walkArticle's values cycle, so each matches one article
+	// in twelve, and in sixty.
+	two := store.ArticleFilter{Section: section, Audience: content.Audiences[0]}
+	three := store.ArticleFilter{Section: section, Audience: content.Audiences[0], Country: contenttest.Countries[0].Code}
 	all, bySection := walk(store.ArticleFilter{}), walk(store.ArticleFilter{Section: section})
+	byTwo, byThree := walk(two), walk(three)
 	close(stop)
 	if err := <-churned; err != nil {
 		t.Fatalf("churn: %v", err)
@@ -149,22 +158,28 @@ func TestCursorWalkUnderChurn(t *testing.T) {
 	}
 	check("unfiltered walk", all, func(*content.Article) bool { return true })
 	check("walk of section "+section, bySection, func(a *content.Article) bool { return a.Section == section })
+	check(fmt.Sprintf("walk of %+v", two), byTwo, func(a *content.Article) bool { return matches(a, two) })
+	check(fmt.Sprintf("walk of %+v", three), byThree, func(a *content.Article) bool { return matches(a, three) })
 	t.Logf("%d articles walked; %d retracted and %d published meanwhile", n, len(retracted), len(added))
 	if len(retracted) == 0 || len(added) == 0 {
 		t.Error("no churn happened during the walk")
 	}
 
 	// Totals are exact once the churn has stopped.
-	want, wantSection := n-len(retracted)+len(added), 0
-	for _, a := range c.Articles {
-		if a.Section == section && !retracted[a.Slug] {
-			wantSection++
+	want := n - len(retracted) + len(added)
+	listed := func(f store.ArticleFilter) int {
+		k := 0
+		for _, a := range c.Articles {
+			if matches(a, f) && !retracted[a.Slug] {
+				k++
+			}
 		}
-	}
-	for _, a := range added {
-		if a.Section == section {
-			wantSection++
+		for _, a := range added {
+			if matches(a, f) {
+				k++
+			}
 		}
+		return k
 	}
 	for _, tc := range []struct {
 		desc string
@@ -172,7 +187,9 @@ func TestCursorWalkUnderChurn(t *testing.T) {
 		want int
 	}{
 		{desc: "all", want: want},
-		{desc: "section " + section, f: store.ArticleFilter{Section: section}, want: wantSection},
+		{desc: "section " + section, f: store.ArticleFilter{Section: section}, want: listed(store.ArticleFilter{Section: section})},
+		{desc: "two values", f: two, want: listed(two)},
+		{desc: "three values", f: three, want: listed(three)},
 	} {
 		page, err := p.Store.Articles(ctx, tc.f, 9000, 1, nil)
 		if err != nil {

@@ -35,7 +35,9 @@ const firstPublishBatch = 256
 // entry), n events of four arguments (id, type, created_at, data), per
 // index its key, the number of its members m and m pairs (score, slug),
 // then the position of the counts key in KEYS, the number of counters and
-// as many pairs (counter, increment) (counts.go). It
+// as many pairs (counter, increment) (counts.go), then the number of week
+// counters and as many triples (position of its key in KEYS, week,
+// increment) (weeks.go). It
 // returns the new content version, or -1, writing nothing, when one of the
 // articles exists already.
 var firstPublishScript = redis.NewScript(`
@@ -62,6 +64,10 @@ end
 local counts = KEYS[tonumber(ARGV[i])]
 for j = i + 2, i + 2 * tonumber(ARGV[i+1]), 2 do
   redis.call('HINCRBY', counts, ARGV[j], ARGV[j+1])
+end
+i = i + 2 + 2 * tonumber(ARGV[i+1])
+for j = i + 1, i + 3 * tonumber(ARGV[i]), 3 do
+  redis.call('HINCRBY', KEYS[tonumber(ARGV[j])], ARGV[j+1], ARGV[j+2])
 end
 local tags = ARGV[2]
 if #smtags > 0 then
@@ -131,19 +137,17 @@ func (p *Publisher) newFirstPublish(articles []*content.Article, docs [][]byte, 
 		args = append(args, ix.key, len(ix.members)/2)
 		args = append(args, ix.members...)
 	}
-	counts := map[string]int{}
-	var fields []string
-	for _, a := range articles {
-		for _, f := range articleCounts(a) {
-			if counts[f] == 0 {
-				fields = append(fields, f)
-			}
-			counts[f]++
-		}
-	}
+	fields, counts := tally(articles, articleCounts)
 	args = append(args, c.key(keyCounts), len(fields))
 	for _, f := range fields {
 		args = append(args, f, counts[f])
+	}
+	// A run is a few days of articles (a sync goes oldest first), so most
+	// of its articles share their weeks' counters.
+	wcs, weeks := tally(articles, articleWeeks)
+	args = append(args, len(wcs))
+	for _, wc := range wcs {
+		args = append(args, c.key(wc.key), wc.field, weeks[wc])
 	}
 	list := make([]string, 0, len(tags))
 	for t := range tags {
@@ -152,4 +156,21 @@ func (p *Publisher) newFirstPublish(articles []*content.Article, docs [][]byte, 
 	tagJSON, _ := json.Marshal(list) // strings always encode
 	args[1], args[4] = tagJSON, len(indexes)
 	return &firstPublish{keys: c.keys, args: args}
+}
+
+// tally returns the keys that of gives for articles, in the order first
+// given, and how many times each was given: the increments of a run's
+// counters.
+func tally[K comparable](articles []*content.Article, of func(*content.Article) []K) ([]K, map[K]int) {
+	counts := map[K]int{}
+	var order []K
+	for _, a := range articles {
+		for _, k := range of(a) {
+			if counts[k] == 0 {
+				order = append(order, k)
+			}
+			counts[k]++
+		}
+	}
+	return order, counts
 }

@@ -25,7 +25,6 @@ func TestFilteredPagesMatchTheIntersection(t *testing.T) {
 // a deep offset into a rare combination takes).
 func testFilteredPagesMatchTheIntersection(t *testing.T, rdb redis.UniversalClient) {
 	p := newPublisher(rdb)
-	ctx := context.Background()
 	c := contenttest.Corpus(300)
 	// Several articles a minute apart share no score; give some the same
 	// one, so ties (ordered by slug) are crossed by pages too.
@@ -66,41 +65,55 @@ func testFilteredPagesMatchTheIntersection(t *testing.T, rdb redis.UniversalClie
 			for _, limit := range []int{1, 4, 25} {
 				desc := fmt.Sprintf("budget %d, %+v, limit %d", budget, f, limit)
 				for _, offset := range []int{0, 1, 5, len(all) - 1, len(all), len(all) + 3} {
-					if offset < 0 {
-						continue
-					}
-					page, err := p.Store.Articles(ctx, f, offset, limit, nil)
-					if err != nil {
-						t.Fatal(err)
-					}
-					end := min(len(all), offset+limit)
-					exp := all[min(offset, len(all)):end]
-					if got := slugsOf(page); !slices.Equal(got, exp) || page.Total != len(all) || page.More != (end < len(all)) || page.Start != offset {
-						t.Errorf("%s, offset %d: got %v total %d more %v start %d; want %v total %d more %v", desc, offset, got, page.Total, page.More, page.Start, exp, len(all), end < len(all))
+					if offset >= 0 {
+						checkOffsetPage(t, p, desc, f, offset, limit, all)
 					}
 				}
 				// A cursor walk visits the whole intersection once, in order.
-				var walked []string
-				var cursor *store.Cursor
-				for range len(all) + 2 {
-					page, err := p.Store.Articles(ctx, f, 0, limit, cursor)
-					if err != nil {
-						t.Fatal(err)
-					}
-					walked = append(walked, slugsOf(page)...)
-					if !page.More || len(page.Articles) == 0 {
-						break
-					}
-					last := page.Articles[len(page.Articles)-1]
-					cursor = &store.Cursor{PublishedAt: last.PublishedAt, Slug: last.Slug}
-				}
-				if !slices.Equal(walked, all) {
+				if walked := walkByCursor(t, p, f, limit, len(all)+2); !slices.Equal(walked, all) {
 					t.Errorf("%s: cursor walk gave %d articles %v, want %d %v", desc, len(walked), walked, len(all), all)
 				}
 			}
 		}
 		restore()
 	}
+}
+
+// checkOffsetPage compares the page of f at offset with the listing all
+// (its slugs in order): articles, total, start and whether more follow.
+func checkOffsetPage(t *testing.T, p *store.Publisher, desc string, f store.ArticleFilter, offset, limit int, all []string) {
+	t.Helper()
+	page, err := p.Store.Articles(context.Background(), f, offset, limit, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := min(len(all), offset+limit)
+	exp := all[min(offset, len(all)):end]
+	if got := slugsOf(page); !slices.Equal(got, exp) || page.Total != len(all) || page.More != (end < len(all)) || page.Start != offset {
+		t.Errorf("%s, offset %d, limit %d: got %v total %d more %v start %d; want %v total %d more %v",
+			desc, offset, limit, got, page.Total, page.More, page.Start, exp, len(all), end < len(all))
+	}
+}
+
+// walkByCursor pages through the listing of f by cursor, limit articles a
+// page and at most pages pages, and returns the slugs it was shown.
+func walkByCursor(t *testing.T, p *store.Publisher, f store.ArticleFilter, limit, pages int) []string {
+	t.Helper()
+	var walked []string
+	var cursor *store.Cursor
+	for range pages {
+		page, err := p.Store.Articles(context.Background(), f, 0, limit, cursor)
+		if err != nil {
+			t.Fatal(err)
+		}
+		walked = append(walked, slugsOf(page)...)
+		if !page.More || len(page.Articles) == 0 {
+			break
+		}
+		last := page.Articles[len(page.Articles)-1]
+		cursor = &store.Cursor{PublishedAt: last.PublishedAt, Slug: last.Slug}
+	}
+	return walked
 }
 
 func slugsOf(p *store.Page) []string {

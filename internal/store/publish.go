@@ -385,5 +385,8 @@ func (p *Publisher) SyncRegistries(ctx context.Context, c *content.Corpus, repor
 	if err := p.backfillSitemaps(ctx); err != nil {
 		return err
 	}
-	return p.backfillCounts(ctx, c.Countries)
+	if err := p.backfillCounts(ctx, c.Countries); err != nil {
+		return err
+	}
+	return p.backfillWeeks(ctx, c.Countries)
 }
