@@ -3,6 +3,7 @@ package ask
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"net/http"
@@ -306,8 +307,16 @@ func BenchmarkArchiveScale(b *testing.B) {
 			}
 			return out, err
 		}
+		var answers []byte
 		for _, q := range questions {
-			if _, err := e.Ask(ctx, Request{Query: q, RequestID: "req_bench"}); err != nil {
+			ans, err := e.Ask(ctx, Request{Query: q, RequestID: "req_bench"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			answers = appendAnswer(b, answers, ans)
+		}
+		if path := os.Getenv("ASK_SCALE_ANSWERS"); path != "" {
+			if err := os.WriteFile(path, answers, 0o644); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -374,6 +383,22 @@ func BenchmarkArchiveScale(b *testing.B) {
 		runtime.KeepAlive(ix)
 	}
 	b.ReportMetric(loadAverage(), "load-end")
+}
+
+// appendAnswer appends ans to buf as a line of JSON without its _meta
+// (which holds timings), so that the answers of two builds of the engine
+// can be compared with diff: ASK_SCALE_ANSWERS=file writes those of
+// BenchmarkArchiveScale.
+func appendAnswer(b *testing.B, buf []byte, ans *Answer) []byte {
+	line, err := json.Marshal(struct {
+		Query   string
+		Summary *Summary
+		Results []Result
+	}{ans.Query, ans.Summary, ans.Results})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return append(append(buf, line...), '\n')
 }
 
 func ptr[T any](v T) *T { return &v }

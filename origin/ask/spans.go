@@ -15,23 +15,23 @@ var (
 	month = `(?:January|February|March|April|May|June|July|August|September|October|November|December)`
 	// dateSpan finds a day and month with or without a year, a month and
 	// year, a qualified year ("mid-2028", "end of 2027"), or a year.
-	dateSpan = regexp.MustCompile(`\b(?:\d{1,2} ` + month + `(?: \d{4})?|` + month + ` \d{1,2}, \d{4}|` + month + ` \d{4}|(?:mid|early|late|end of|the end of)[- ]\d{4}|(?:19|20)\d{2}(?:/\d{2})?)\b`)
+	dateSpan = digits(`\b(?:\d{1,2} `+month+`(?: \d{4})?|`+month+` \d{1,2}, \d{4}|`+month+` \d{4}|(?:mid|early|late|end of|the end of)[- ]\d{4}|(?:19|20)\d{2}(?:/\d{2})?)\b`, func(t string) bool { return digitRun(t, 4) || containsAny(t, months) })
 	// moneySpan finds an amount with its currency, before or after it.
-	moneySpan = regexp.MustCompile(`(?:[€$£]|\b(?:NZ|A|S|US|C)\$|\b(?:PLN|RM|SAR|AED|EUR|USD|GBP|NOK|SEK|DKK|CHF|HUF|RON|JPY|INR|MXN|BRL|SGD|NZD|AUD|MYR)\s?)\d+(?:[.,]\d+)*(?:\s?(?:m|bn|k|million|billion)\b)?|\b\d+(?:[.,]\d+)*\s?(?:million|billion)?\s?(?:euros?|EUR|dollars|pounds|kroner|zloty|ringgit|dirhams?|riyals?|francs)\b`)
+	moneySpan = digits(`(?:[€$£]|\b(?:NZ|A|S|US|C)\$|\b(?:PLN|RM|SAR|AED|EUR|USD|GBP|NOK|SEK|DKK|CHF|HUF|RON|JPY|INR|MXN|BRL|SGD|NZD|AUD|MYR)\s?)\d+(?:[.,]\d+)*(?:\s?(?:m|bn|k|million|billion)\b)?|\b\d+(?:[.,]\d+)*\s?(?:million|billion)?\s?(?:euros?|EUR|dollars|pounds|kroner|zloty|ringgit|dirhams?|riyals?|francs)\b`, func(t string) bool { return strings.ContainsAny(t, "€$£") || containsAny(t, currencies) })
 	// shareSpan finds a percentage.
-	shareSpan = regexp.MustCompile(`\b\d+(?:[.,]\d+)?\s?(?:%|per ?cent\b)`)
+	shareSpan = digits(`\b\d+(?:[.,]\d+)?\s?(?:%|per ?cent\b)`, func(t string) bool { return strings.IndexByte(t, '%') >= 0 || strings.Contains(t, "per") })
 	// measureSpan finds a count or a duration with its unit: "130
 	// characters", "five business days", "14 codes".
 	measureSpan = regexp.MustCompile(`(?i)\b(?:\d+(?:[.,]\d+)*|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty)[- ](?:(?:business|working|calendar)[- ])?(?:characters|days?|months?|years?|weeks?|hours?|minutes?|seconds?|bytes)\b`)
 	// number finds a number, with its thousands separators or decimals and
 	// a following "million" or "billion".
-	number = regexp.MustCompile(`\b\d{1,3}(?:,\d{3})+(?:\.\d+)?\b|\b\d+(?:\.\d+)?\b(?:\s(?:million|billion)\b)?`)
+	number = digits(`\b\d{1,3}(?:,\d{3})+(?:\.\d+)?\b|\b\d+(?:\.\d+)?\b(?:\s(?:million|billion)\b)?`, nil)
 	// versionSpan finds a version number ("3.0.2", "1.3.16").
-	versionSpan = regexp.MustCompile(`\b\d+\.\d+(?:\.\d+)*\b|\bport \d+\b`)
+	versionSpan = digits(`\b\d+\.\d+(?:\.\d+)*\b|\bport \d+\b`, func(t string) bool { return digitDotDigit(t) || strings.Contains(t, "port ") })
 	// codeSpan finds a code of capitals and digits ("D22B", "RF20").
-	codeSpan = regexp.MustCompile(`\b[A-Z]{1,4}\d{1,4}[A-Z]?\b`)
+	codeSpan = digits(`\b[A-Z]{1,4}\d{1,4}[A-Z]?\b`, capitalDigit)
 	// numericCode finds a code of three digits or more ("401").
-	numericCode = regexp.MustCompile(`\b\d{3,}\b`)
+	numericCode = digits(`\b\d{3,}\b`, func(t string) bool { return digitRun(t, 3) })
 	// nameSpan finds proper names: runs of capitalised words or acronyms,
 	// and mixed-case brand names ("eRačun", "myDATA").
 	nameSpan = regexp.MustCompile(`(?:\p{Lu}[\p{L}\p{N}]*(?:[-/][\p{L}\p{N}]+)*(?:\s+(?:of|for|and|de|du|la|della|delle)?\s*\p{Lu}[\p{L}\p{N}]*(?:[-/][\p{L}\p{N}]+)*)*|\p{Ll}+\p{Lu}[\p{L}]+)(?:\s\d+(?:\.\d+)+)?`)
@@ -41,6 +41,119 @@ var (
 	// obligation ("Is Peppol mandatory in Japan?").
 	modalSpan = regexp.MustCompile(`(?i)\b(?:optional|voluntary|mandatory|compulsory|required|exempt|allowed|permitted|free to|may)\b`)
 )
+
+// digitPattern is an expression that matches only text with an ASCII digit
+// in it: every alternative of it holds a \d, which in Go's syntax is
+// [0-9]. Most sentences have no digit, and looking for one is far cheaper
+// than running the expression (the span expressions were about a third of
+// an answer's CPU time, docs/scale.md). may, when set, is a further cheap
+// test that every match passes: a word or a pair of characters each
+// alternative needs ("%" or "per" for a share).
+type digitPattern struct {
+	re  *regexp.Regexp
+	may func(string) bool
+}
+
+// digits compiles expr, which must match only text holding a digit
+// (TestDigitPatternsNeedADigit) and passing may, if may is not nil
+// (TestDigitPatternsPrefilter).
+func digits(expr string, may func(string) bool) digitPattern {
+	return digitPattern{regexp.MustCompile(expr), may}
+}
+
+// possible reports whether the expression can match text.
+func (p digitPattern) possible(text string) bool {
+	return hasDigit(text) && (p.may == nil || p.may(text))
+}
+
+// FindAllStringIndex is regexp.Regexp's, nil at once for text the
+// expression cannot match.
+func (p digitPattern) FindAllStringIndex(text string, n int) [][]int {
+	if !p.possible(text) {
+		return nil
+	}
+	return p.re.FindAllStringIndex(text, n)
+}
+
+// FindAllString is regexp.Regexp's, nil at once for text the expression
+// cannot match.
+func (p digitPattern) FindAllString(text string, n int) []string {
+	if !p.possible(text) {
+		return nil
+	}
+	return p.re.FindAllString(text, n)
+}
+
+// months are the words of dateSpan's month; currencies the words one of
+// moneySpan's alternatives needs when there is no currency sign.
+var (
+	months     = strings.Fields("January February March April May June July August September October November December")
+	currencies = strings.Fields("PLN RM SAR AED EUR USD GBP NOK SEK DKK CHF HUF RON JPY INR MXN BRL SGD NZD AUD MYR euro dollars pounds kroner zloty ringgit dirham riyal francs")
+)
+
+// containsAny reports whether s contains one of words.
+func containsAny(s string, words []string) bool {
+	for _, w := range words {
+		if strings.Contains(s, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// digitRun reports whether s holds n ASCII digits in a row.
+func digitRun(s string, n int) bool {
+	run := 0
+	for i := 0; i < len(s); i++ {
+		if '0' <= s[i] && s[i] <= '9' {
+			if run++; run == n {
+				return true
+			}
+		} else {
+			run = 0
+		}
+	}
+	return false
+}
+
+// digitDotDigit reports whether s holds a digit, a dot and a digit in a
+// row ("3.0").
+func digitDotDigit(s string) bool {
+	for i := 1; i+1 < len(s); i++ {
+		if s[i] == '.' && isASCIIDigit(s[i-1]) && isASCIIDigit(s[i+1]) {
+			return true
+		}
+	}
+	return false
+}
+
+// capitalDigit reports whether s holds a capital A-Z followed by a digit
+// ("D22B").
+func capitalDigit(s string) bool {
+	for i := 0; i+1 < len(s); i++ {
+		if 'A' <= s[i] && s[i] <= 'Z' && isASCIIDigit(s[i+1]) {
+			return true
+		}
+	}
+	return false
+}
+
+func isASCIIDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// hasDigit reports whether s holds an ASCII digit.
+func hasDigit(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if '0' <= s[i] && s[i] <= '9' {
+			return true
+		}
+	}
+	return false
+}
+
+// finder is what answerSpans needs of an expression.
+type finder interface {
+	FindAllStringIndex(text string, n int) [][]int
+}
 
 // calendarWords are capitalised words that name a time, not a party or a
 // format: a name span made only of them is a date.
@@ -70,7 +183,7 @@ type span struct {
 // how).
 func answerSpans(asked question, text string) []span {
 	var out []span
-	add := func(re *regexp.Regexp, fit func(string) float64) {
+	add := func(re finder, fit func(string) float64) {
 		for _, m := range re.FindAllStringIndex(text, -1) {
 			if f := fit(text[m[0]:m[1]]); f > 0 {
 				out = addSpan(out, span{start: m[0], end: m[1], fit: f})
