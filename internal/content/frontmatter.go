@@ -105,12 +105,43 @@ func (p *fmParser) document(a *Article) bool {
 	return seen != 0 // an empty document is io.EOF to the library
 }
 
-// articleKeys numbers Article's YAML keys, one bit each.
+// The bits that number Article's YAML keys, one each: document marks
+// the keys seen with them, and field picks the value's parser by them.
+const (
+	keySlug uint32 = 1 << iota
+	keyTitle
+	keyKicker
+	keyDek
+	keySection
+	keyAudience
+	keyCountries
+	keyTags
+	keySpecs
+	keyLocale
+	keyPublishedAt
+	keyUpdatedAt
+	keyImage
+	keySources
+	keyCorrections
+)
+
+// articleKeys numbers Article's YAML keys.
 var articleKeys = map[string]uint32{
-	"slug": 1 << 0, "title": 1 << 1, "kicker": 1 << 2, "dek": 1 << 3, "section": 1 << 4,
-	"audience": 1 << 5, "countries": 1 << 6, "tags": 1 << 7, "specs": 1 << 8, "locale": 1 << 9,
-	"published_at": 1 << 10, "updated_at": 1 << 11, "image": 1 << 12, "sources": 1 << 13,
-	"corrections": 1 << 14,
+	"slug":         keySlug,
+	"title":        keyTitle,
+	"kicker":       keyKicker,
+	"dek":          keyDek,
+	"section":      keySection,
+	"audience":     keyAudience,
+	"countries":    keyCountries,
+	"tags":         keyTags,
+	"specs":        keySpecs,
+	"locale":       keyLocale,
+	"published_at": keyPublishedAt,
+	"updated_at":   keyUpdatedAt,
+	"image":        keyImage,
+	"sources":      keySources,
+	"corrections":  keyCorrections,
 }
 
 // field parses the value of the key numbered bit, whose text on the key's
@@ -119,37 +150,37 @@ func (p *fmParser) field(a *Article, bit uint32, val []byte) bool {
 	var s *string
 	var list *[]string
 	switch bit {
-	case 1 << 0:
+	case keySlug:
 		s = &a.Slug
-	case 1 << 1:
+	case keyTitle:
 		s = &a.Title
-	case 1 << 2:
+	case keyKicker:
 		s = &a.Kicker
-	case 1 << 3:
+	case keyDek:
 		s = &a.Dek
-	case 1 << 4:
+	case keySection:
 		s = &a.Section
-	case 1 << 9:
+	case keyLocale:
 		s = &a.Locale
-	case 1 << 12:
+	case keyImage:
 		s = &a.Image
-	case 1 << 5:
+	case keyAudience:
 		list = &a.Audience
-	case 1 << 6:
+	case keyCountries:
 		list = &a.Countries
-	case 1 << 7:
+	case keyTags:
 		list = &a.Tags
-	case 1 << 8:
+	case keySpecs:
 		list = &a.Specs
-	case 1 << 10:
+	case keyPublishedAt:
 		t, ok := timestamp(val)
 		a.PublishedAt = t
 		return ok && p.next()
-	case 1 << 11:
+	case keyUpdatedAt:
 		t, ok := timestamp(val)
 		a.UpdatedAt = &t
 		return ok && p.next()
-	case 1 << 13:
+	case keySources:
 		return len(val) == 0 && p.items(func(k, v []byte, seen uint32) (uint32, bool) {
 			if len(a.Sources) == 0 || seen == 0 {
 				a.Sources = append(a.Sources, Citation{})
@@ -163,7 +194,7 @@ func (p *fmParser) field(a *Article, bit uint32, val []byte) bool {
 			}
 			return seen, false
 		})
-	case 1 << 14:
+	case keyCorrections:
 		return len(val) == 0 && p.items(func(k, v []byte, seen uint32) (uint32, bool) {
 			if len(a.Corrections) == 0 || seen == 0 {
 				a.Corrections = append(a.Corrections, Correction{})

@@ -123,16 +123,13 @@ for _, s in ipairs(sections) do
   local r = redis.call('ZRANGE', idx .. 'section:' .. s, minS, maxS, 'BYSCORE', 'WITHSCORES')
   for j = 1, #r, 2 do art[r[j]] = {w = weekOfScore(tonumber(r[j+1])), s = s, a = {}, c = {}} end
 end
-for _, au in ipairs(audiences) do
-  for _, m in ipairs(redis.call('ZRANGE', idx .. 'audience:' .. au, minS, maxS, 'BYSCORE')) do
-    local t = art[m]
-    if t then t.a[#t.a+1] = au end
-  end
-end
-for _, cc in ipairs(countries) do
-  for _, m in ipairs(redis.call('ZRANGE', idx .. 'country:' .. cc, minS, maxS, 'BYSCORE')) do
-    local t = art[m]
-    if t then t.c[#t.c+1] = cc end
+-- Then their audiences (field a) and countries (field c).
+for _, g in ipairs({{'audience:', audiences, 'a'}, {'country:', countries, 'c'}}) do
+  for _, v in ipairs(g[2]) do
+    for _, m in ipairs(redis.call('ZRANGE', idx .. g[1] .. v, minS, maxS, 'BYSCORE')) do
+      local t = art[m]
+      if t then t[g[3]][#t[g[3]]+1] = v end
+    end
   end
 end
 -- The same filters as articleCounts (counts.go).
