@@ -209,13 +209,15 @@ if not done and ready[1] and ready[2] then
   -- count. Weeks are newest first, as the sets are; a week's members are
   -- the ranks of the smallest set between two ZCOUNTs.
   local over = false
+  -- weekFirst is the rank in the smallest set of week w's first member.
+  local function weekFirst(w) return redis.call('ZCOUNT', small, '-inf', '(' .. (-(w + 1) * weekSeconds + 1)) end
   local head = redis.call('ZRANGE', small, 0, 0, 'WITHSCORES')
   local tail = redis.call('ZRANGE', small, -1, -1, 'WITHSCORES')
   if #head > 0 then
     local w0, wn = weekOfScore(tonumber(head[2])), weekOfScore(tonumber(tail[2]))
     if cs ~= '' then w0 = math.min(w0, weekOfScore(tonumber(cs))) end
-    for g = math.floor(w0 / 64), math.floor(wn / 64), -1 do
-      local h = redis.call('HGETALL', weeksKey(g * 64, ARGV[6]))
+    for g = math.floor(w0 / weeksPerKey), math.floor(wn / weeksPerKey), -1 do
+      local h = redis.call('HGETALL', weeksKey(g * weeksPerKey, ARGV[6]))
       local ws, cnt = {}, {}
       for j = 1, #h, 2 do
         local w, n = tonumber(h[j]), tonumber(h[j+1])
@@ -230,7 +232,7 @@ if not done and ready[1] and ready[2] then
         -- n matches follow the page's start.
         local first, whole = nil, true
         if cs ~= '' then
-          first = redis.call('ZCOUNT', small, '-inf', '(' .. (-(w + 1) * weekSeconds + 1))
+          first = weekFirst(w)
           whole = cpos <= first
         end
         if whole and found >= need then
@@ -238,7 +240,7 @@ if not done and ready[1] and ready[2] then
         elseif whole and found + n <= skip then
           found = found + n
         else
-          first = first or redis.call('ZCOUNT', small, '-inf', '(' .. (-(w + 1) * weekSeconds + 1))
+          first = first or weekFirst(w)
           local pos = math.max(first, cpos)
           local stop = redis.call('ZCOUNT', small, '-inf', -w * weekSeconds)
           local seen = 0

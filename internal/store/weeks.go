@@ -89,10 +89,10 @@ func articleWeeks(a *content.Article) []weekCounter {
 // weekLua declares, for the scripts, weekOfScore(score), the week of an
 // index score (weekOf), and weeksKey(week, filter) (keyWeeks).
 var weekLua = fmt.Sprintf(`
-local weekSeconds = %d
+local weekSeconds, weeksPerKey = %d, %d
 local function weekOfScore(s) return math.floor(-s / weekSeconds) + 0 end
-local function weeksKey(w, f) return '%s' .. (math.floor(w / %d) + 0) .. ':' .. f end
-`, weekSeconds, keyWeeksPrefix, weeksPerKey)
+local function weeksKey(w, f) return '%s' .. (math.floor(w / weeksPerKey) + 0) .. ':' .. f end
+`, weekSeconds, weeksPerKey, keyWeeksPrefix)
 
 // weeksScript computes the week counters of weeks ARGV[1] down to ARGV[2]
 // from the index sets, atomically: each counter is exact when written and
