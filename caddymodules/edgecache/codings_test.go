@@ -167,6 +167,20 @@ func TestCodingRevalidatesIdentity(t *testing.T) {
 	}
 }
 
+// versionedOrigin answers p with the version held in version: a JSON body
+// padded past the encoders' minimum length, ETag "m<version>", and a
+// lifetime of maxAge(version) seconds with a minute of
+// stale-while-revalidate.
+func versionedOrigin(o *fakeOrigin, p string, version *atomic.Int64, maxAge func(v int64) int) {
+	o.handle(p, func(w http.ResponseWriter, r *http.Request) {
+		v := version.Load()
+		w.Header().Set("Cache-Control", fmt.Sprintf("public, max-age=%[1]d, s-maxage=%[1]d, stale-while-revalidate=60", maxAge(v)))
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("ETag", fmt.Sprintf(`"m%d"`, v))
+		fmt.Fprintf(w, `{"version":%d,"pad":"%s"}`, v, strings.Repeat("x", 2000))
+	})
+}
+
 // TestStaleCodingRefreshedFromIdentity: within stale-while-revalidate a
 // stale coding is served at once and refreshed in the background through
 // the identity body; once refreshed, every coding is the new version
@@ -176,12 +190,13 @@ func TestStaleCodingRefreshedFromIdentity(t *testing.T) {
 	p := unique("/api/v1/mandates")
 	var version atomic.Int64
 	version.Store(1)
-	o.handle(p, func(w http.ResponseWriter, r *http.Request) {
-		v := version.Load()
-		w.Header().Set("Cache-Control", "public, max-age=1, s-maxage=1, stale-while-revalidate=60")
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("ETag", fmt.Sprintf(`"m%d"`, v))
-		fmt.Fprintf(w, `{"version":%d,"pad":"%s"}`, v, strings.Repeat("x", 2000))
+	// The refreshed version stays fresh for a minute, so a slow machine
+	// cannot make it stale (and refreshed again) before the test ends.
+	versionedOrigin(o, p, &version, func(v int64) int {
+		if v == 1 {
+			return 1
+		}
+		return 60
 	})
 	for _, c := range []string{"zstd", "gzip"} {
 		edge.Do(t, "GET", p, "", "Accept-Encoding: "+c)
@@ -208,6 +223,35 @@ func TestStaleCodingRefreshedFromIdentity(t *testing.T) {
 	}
 	if n := o.count(p); n != 2 {
 		t.Errorf("origin requests %d; want 2 (one fill, one refresh)", n)
+	}
+}
+
+// TestStaleCodingAfterStaleIdentity: a stale coding whose identity body
+// was refreshed since, and is itself stale by now, is answered from that
+// newer identity body, not with the version the cache already replaced.
+func TestStaleCodingAfterStaleIdentity(t *testing.T) {
+	edge, o := startEdge(t, "")
+	p := unique("/api/v1/mandates")
+	var version atomic.Int64
+	version.Store(1)
+	versionedOrigin(o, p, &version, func(int64) int { return 1 })
+	for _, c := range []string{"zstd", "gzip"} {
+		edge.Do(t, "GET", p, "", "Accept-Encoding: "+c)
+	}
+	version.Store(2)
+	time.Sleep(1100 * time.Millisecond)
+	edge.Do(t, "GET", p, "", "Accept-Encoding: zstd") // stale; refreshes the identity body
+	waitFor(t, func() bool {
+		_, body := edge.Do(t, "GET", p, "", "Accept-Encoding: zstd")
+		return strings.Contains(decodeBody(t, "zstd", []byte(body)), `"version":2`)
+	})
+	time.Sleep(1100 * time.Millisecond) // version 2 is stale too now
+	resp, body := edge.Do(t, "GET", p, "", "Accept-Encoding: gzip")
+	if !strings.Contains(decodeBody(t, "gzip", []byte(body)), `"version":2`) || resp.Header.Get("ETag") != `"m2-gzip"` {
+		t.Errorf("gzip: ETag %q, Cache-Status %q; want version 2 from the refreshed identity body", resp.Header.Get("ETag"), resp.Header.Get("Cache-Status"))
+	}
+	if cs := resp.Header.Get("Cache-Status"); !strings.Contains(cs, "hit; ttl=-") {
+		t.Errorf("gzip: Cache-Status %q; want a stale hit", cs)
 	}
 }
 

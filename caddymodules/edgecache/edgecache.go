@@ -254,13 +254,21 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 			refreshKey, refreshed := string(key), e
 			if ae != "" && d.refresh {
 				// A coding is refreshed through the identity body,
-				// which may be fresh already.
+				// which may have been refreshed since this coding was
+				// made. Then the coding is made from it, fresh or
+				// stale: serving the older coding would answer with a
+				// version the cache has already replaced.
 				gen := h.shared.generation()
 				idKey, _, eid, _ := h.identityEntry(r)
-				if eid != nil && eid.respTime.After(e.respTime) && eid.age(now) < eid.lifetime {
-					encodedCounter.Inc()
-					h.writeEntry(w, r, h.encoded(eid, ae, r, gen), now, nil)
-					return nil
+				if eid != nil && eid.respTime.After(e.respTime) {
+					if di := decide(eid, reqCC, eid.age(now)); di.use == serveFresh || di.use == serveStale {
+						if di.refresh {
+							h.refresh(r, next, string(idKey), eid, ae)
+						}
+						encodedCounter.Inc()
+						h.writeEntry(w, r, h.encoded(eid, ae, r, gen), now, nil)
+						return nil
+					}
 				}
 				refreshKey = string(idKey)
 				if eid != nil {

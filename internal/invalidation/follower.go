@@ -14,16 +14,25 @@ import (
 // Version method).
 type VersionFunc func(ctx context.Context) (int64, error)
 
-// versionTimeout bounds the version read of a resync.
+// versionTimeout bounds the version read of a resync, retries included.
 const versionTimeout = 5 * time.Second
+
+// versionRetry is the first pause between failed version reads of a
+// resync; it doubles up to maxVersionRetry.
+const (
+	versionRetry    = 10 * time.Millisecond
+	maxVersionRetry = 500 * time.Millisecond
+)
 
 // Follower is the Handler of Channel: it purges a Purger for every Message
 // and clears it whenever it cannot be sure it saw every change.
 //
 //   - On every (re)subscription it reads the content version; when it
 //     differs from the last one seen, changes were announced while nobody
-//     listened, and the Purger is cleared. When it cannot be read, the
-//     Purger is cleared too and the version counts as unknown.
+//     listened, and the Purger is cleared. The read is retried for a few
+//     seconds (on Redis Cluster the subscription is often back before the
+//     cluster answers reads); when it still fails, the Purger is cleared
+//     too and the version counts as unknown.
 //   - A message whose version is more than one past the last one seen means
 //     a message in between went missing (a change published while the
 //     connection was being re-established): the Purger is cleared.
@@ -96,15 +105,13 @@ func (f *Follower) Seen() int64 { return f.seen.Load() }
 // Resync compares the content version with the last one seen and clears
 // the Purger when it moved.
 func (f *Follower) Resync(ctx context.Context) {
-	vctx, cancel := context.WithTimeout(ctx, versionTimeout)
-	v, err := f.version(vctx)
-	cancel()
+	v, err := f.readVersion(ctx)
 	if err != nil {
 		// What was missed cannot be told: drop everything to be safe.
 		// Nothing from before is left, so no version is known either: the
 		// next message starts the count again instead of looking like a
-		// gap (on Redis Cluster the subscription is often back before
-		// the cluster answers reads).
+		// gap. Late messages are not dropped as covered by this clear
+		// (none is known to be), so they purge again.
 		f.log.Warn("invalidation: reading the content version after subscribing failed; clearing", "err", err)
 		f.seen.Store(-1)
 		f.purging.Store(-1)
@@ -121,6 +128,30 @@ func (f *Follower) Resync(ctx context.Context) {
 		}
 		f.cleared.Store(v)
 		f.purger.Clear()
+	}
+}
+
+// readVersion reads the content version, retrying failed reads within
+// versionTimeout. A failed read makes Resync clear with no version known,
+// after which every late message of the changes before it purges again
+// (and one that touches what the ask index depends on rebuilds it).
+func (f *Follower) readVersion(ctx context.Context) (int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, versionTimeout)
+	defer cancel()
+	pause := versionRetry
+	for {
+		v, err := f.version(ctx)
+		if err == nil {
+			return v, nil
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return 0, err
+		case <-t.C:
+		}
+		pause = min(2*pause, maxVersionRetry)
 	}
 }
 

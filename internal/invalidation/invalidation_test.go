@@ -274,3 +274,32 @@ func TestPurgingLeadsSeen(t *testing.T) {
 		t.Errorf("after: Seen %d, Purging %d; want 6, 6", o.f.Seen(), o.f.Purging())
 	}
 }
+
+// A resync whose first version reads fail (on Redis Cluster the
+// subscription is often back before the cluster answers reads) retries
+// them, so its clear still covers the changes up to the version read: a
+// late message of one of them is dropped instead of purging again (and,
+// for the ask index's tags, rebuilding it a second time at start).
+func TestResyncRetriesTheVersionRead(t *testing.T) {
+	p := &recordingPurger{}
+	var reads atomic.Int64
+	version := func(context.Context) (int64, error) {
+		if reads.Add(1) <= 2 {
+			return 0, fmt.Errorf("CLUSTERDOWN The cluster is down")
+		}
+		return 7, nil
+	}
+	f := invalidation.NewFollower(p, version, slog.New(slog.DiscardHandler))
+	f.Resync(context.Background())
+	if n := reads.Load(); n != 3 {
+		t.Fatalf("version read %d times, want 3 (two failures, then the version)", n)
+	}
+	if f.Seen() != 7 {
+		t.Fatalf("Seen() = %d after the resync, want the version read (7)", f.Seen())
+	}
+	late, _ := json.Marshal(invalidation.Message{Version: 6, Keys: []string{"article:late"}})
+	f.Receive(context.Background(), string(late))
+	if purged, cleared := p.state(); len(purged) != 0 || cleared != 1 {
+		t.Fatalf("purged %q and cleared %d times; want the late message dropped after one clear", purged, cleared)
+	}
+}
