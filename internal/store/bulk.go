@@ -27,10 +27,19 @@ const syncBatch = 512
 // concurrent write (a retraction between the read and the write, an
 // article published meanwhile) is redone article by article by
 // SyncArticle. Unchanged archives therefore cost one round trip per batch,
-// and a full publish is bound by Redis, not by round trips. report, if not
-// nil, is told of every article that changed.
-func (p *Publisher) SyncArticles(ctx context.Context, articles []*content.Article, report func(kind, id string, o Outcome)) error {
-	return p.syncArticles(ctx, articles, func(slug string, o Outcome, err error) error {
+// and a full publish is bound by Redis, not by round trips.
+//
+// likelyNew, when not nil, names the articles the caller believes are not
+// in the store (iwctl: those it has no digest of): they are not read
+// first, only written as first publishes. Reading a batch waits behind the
+// previous batch's writes in Redis, and at a first publish of a million
+// that wait was a fifth of the time (docs/scale.md). A wrong guess costs
+// time, never correctness: an article that exists after all makes its
+// run's change write nothing (firstPublishScript checks), and the run is
+// redone article by article. report, if not nil, is told of every article
+// that changed.
+func (p *Publisher) SyncArticles(ctx context.Context, articles []*content.Article, likelyNew func(slug string) bool, report func(kind, id string, o Outcome)) error {
+	return p.syncArticles(ctx, articles, likelyNew, func(slug string, o Outcome, err error) error {
 		if err != nil {
 			return fmt.Errorf("store: syncing article %s: %w", slug, err)
 		}
@@ -41,7 +50,7 @@ func (p *Publisher) SyncArticles(ctx context.Context, articles []*content.Articl
 	})
 }
 
-func (p *Publisher) syncArticles(ctx context.Context, articles []*content.Article, step func(slug string, o Outcome, err error) error) error {
+func (p *Publisher) syncArticles(ctx context.Context, articles []*content.Article, likelyNew func(string) bool, step func(slug string, o Outcome, err error) error) error {
 	if len(articles) == 0 {
 		return nil
 	}
@@ -61,7 +70,7 @@ func (p *Publisher) syncArticles(ctx context.Context, articles []*content.Articl
 	// batch's writes are sent.
 	var inFlight *sentBatch
 	for lo := 0; lo < len(articles); lo += syncBatch {
-		b, err := p.prepareBatch(ctx, articles[lo:min(lo+syncBatch, len(articles))], step)
+		b, err := p.prepareBatch(ctx, articles[lo:min(lo+syncBatch, len(articles))], likelyNew, step)
 		if ferr := inFlight.finish(ctx, p, step); ferr != nil {
 			return ferr
 		}
@@ -89,56 +98,66 @@ type sentBatch struct {
 	done  chan struct{}
 }
 
-// prepareBatch encodes batch, reads what the store holds of it and queues
-// the writes of the articles that changed. It returns nil when a change
-// could not be made (after telling step, whose error it returns).
-func (p *Publisher) prepareBatch(ctx context.Context, batch []*content.Article, step func(slug string, o Outcome, err error) error) (*sentBatch, error) {
+// prepareBatch encodes batch, reads what the store holds of it (except
+// the articles likelyNew names) and queues the writes of the articles that
+// changed. It returns nil when a change could not be made (after telling
+// step, whose error it returns).
+func (p *Publisher) prepareBatch(ctx context.Context, batch []*content.Article, likelyNew func(string) bool, step func(slug string, o Outcome, err error) error) (*sentBatch, error) {
 	docs := make([][]byte, len(batch))
 	if err := encodePublished(batch, docs); err != nil {
 		return nil, err
 	}
-	keys := make([]string, len(batch))
-	for i, a := range batch {
-		keys[i] = keyArticle(a.Slug)
-	}
-	stored, err := p.Store.rdb.MGet(ctx, keys...).Result()
+	stored, err := p.readStored(ctx, batch, likelyNew)
 	if err != nil {
-		return nil, fmt.Errorf("store: reading articles to sync: %w", err)
+		return nil, err
 	}
-	// The articles new to the store, whose events are encoded on every
-	// CPU like their records.
-	var fresh []int
-	for i := range batch {
+	// The batch's writes in order: runs of articles new to the store
+	// (stored[i] == nil), at most firstPublishBatch long, each with its
+	// call, and single articles that are stored already.
+	type span struct {
+		lo, hi int
+		fp     *firstPublish
+	}
+	var spans []span
+	var runs []int // positions in spans
+	for i := 0; i < len(batch); {
+		j := i + 1
 		if stored[i] == nil {
-			fresh = append(fresh, i)
+			for j < len(batch) && j-i < firstPublishBatch && stored[j] == nil {
+				j++
+			}
+			runs = append(runs, len(spans))
 		}
+		spans = append(spans, span{lo: i, hi: j})
+		i = j
 	}
-	evs := make([]events.Event, len(batch))
-	if err := parallel(len(fresh), func(k int) error {
-		i := fresh[k]
-		ev, err := p.articleEvent(events.ArticlePublished, &ArticleRecord{Article: *batch[i], State: StatePublished})
-		evs[i] = ev
-		return err
+	// The runs' calls, events included, are rendered on every CPU like
+	// the records: on one, they were a tenth of a first publish's time.
+	if err := parallel(len(runs), func(k int) error {
+		sp := &spans[runs[k]]
+		evs := make([]events.Event, sp.hi-sp.lo)
+		for i := range evs {
+			ev, err := p.articleEvent(events.ArticlePublished, &ArticleRecord{Article: *batch[sp.lo+i], State: StatePublished})
+			if err != nil {
+				return err
+			}
+			evs[i] = ev
+		}
+		sp.fp = p.newFirstPublish(batch[sp.lo:sp.hi], docs[sp.lo:sp.hi], evs)
+		return nil
 	}); err != nil {
 		return nil, err
 	}
 	b := &sentBatch{pipe: p.Store.rdb.Pipeline()}
-	for i := 0; i < len(batch); {
-		if stored[i] == nil {
-			j := i
-			for j < len(batch) && j-i < firstPublishBatch && stored[j] == nil {
-				j++
-			}
-			fp := p.newFirstPublish(batch[i:j], docs[i:j], evs[i:j])
-			b.calls = append(b.calls, &batchCall{articles: batch[i:j], kind: events.ArticlePublished,
-				cmd: firstPublishScript.EvalSha(ctx, b.pipe, fp.keys, fp.args...)})
-			i = j
+	for _, sp := range spans {
+		if sp.fp != nil {
+			b.calls = append(b.calls, &batchCall{articles: batch[sp.lo:sp.hi], kind: events.ArticlePublished,
+				cmd: firstPublishScript.EvalSha(ctx, b.pipe, sp.fp.keys, sp.fp.args...)})
 			continue
 		}
-		a := batch[i]
-		s, _ := stored[i].(string)
-		i++
-		if s == string(docs[i-1]) {
+		a, doc := batch[sp.lo], docs[sp.lo]
+		s, _ := stored[sp.lo].(string)
+		if s == string(doc) {
 			continue // published and unchanged: the common case
 		}
 		raw := []byte(s)
@@ -146,7 +165,7 @@ func (p *Publisher) prepareBatch(ctx context.Context, batch []*content.Article, 
 		if err := json.Unmarshal(raw, cur); err != nil {
 			return nil, fmt.Errorf("store: decoding article %q: %w", a.Slug, err)
 		}
-		c, kind, err := p.articleChange(a, cur, raw, docs[i-1])
+		c, kind, err := p.articleChange(a, cur, raw, doc)
 		if err != nil {
 			return nil, step(a.Slug, Outcome{}, err)
 		}
@@ -156,6 +175,32 @@ func (p *Publisher) prepareBatch(ctx context.Context, batch []*content.Article, 
 		}
 	}
 	return b, nil
+}
+
+// readStored returns the stored record of each article of batch, nil for
+// those not stored, without reading those likelyNew names (taken as not
+// stored).
+func (p *Publisher) readStored(ctx context.Context, batch []*content.Article, likelyNew func(string) bool) ([]any, error) {
+	stored := make([]any, len(batch))
+	var keys []string
+	var at []int
+	for i, a := range batch {
+		if likelyNew == nil || !likelyNew(a.Slug) {
+			keys = append(keys, keyArticle(a.Slug))
+			at = append(at, i)
+		}
+	}
+	if len(keys) == 0 {
+		return stored, nil
+	}
+	vals, err := p.Store.rdb.MGet(ctx, keys...).Result()
+	if err != nil {
+		return nil, fmt.Errorf("store: reading articles to sync: %w", err)
+	}
+	for k, i := range at {
+		stored[i] = vals[k]
+	}
+	return stored, nil
 }
 
 // send executes the batch's pipeline in the background; finish waits for
