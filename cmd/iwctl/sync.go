@@ -138,7 +138,10 @@ func syncDir(ctx context.Context, p *store.Publisher, dir string, w io.Writer) e
 		Registries: func(c *content.Corpus) error { return p.SyncRegistries(ctx, c, report) },
 		Publish: func(articles []*content.Article) error {
 			parsed += len(articles)
-			if err := p.SyncArticles(ctx, articles, report); err != nil {
+			// A file the store has no digest of is most likely a new
+			// article: it is written without being read first.
+			likelyNew := func(slug string) bool { return stored.Of(slug) == "" }
+			if err := p.SyncArticles(ctx, articles, likelyNew, report); err != nil {
 				return err
 			}
 			mu.Lock()

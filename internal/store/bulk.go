@@ -27,10 +27,19 @@ const syncBatch = 512
 // concurrent write (a retraction between the read and the write, an
 // article published meanwhile) is redone article by article by
 // SyncArticle. Unchanged archives therefore cost one round trip per batch,
-// and a full publish is bound by Redis, not by round trips. report, if not
-// nil, is told of every article that changed.
-func (p *Publisher) SyncArticles(ctx context.Context, articles []*content.Article, report func(kind, id string, o Outcome)) error {
-	return p.syncArticles(ctx, articles, func(slug string, o Outcome, err error) error {
+// and a full publish is bound by Redis, not by round trips.
+//
+// likelyNew, when not nil, names the articles the caller believes are not
+// in the store (iwctl: those it has no digest of): they are not read
+// first, only written as first publishes. Reading a batch waits behind the
+// previous batch's writes in Redis, and at a first publish of a million
+// that wait was a fifth of the time (docs/scale.md). A wrong guess costs
+// time, never correctness: an article that exists after all makes its
+// run's change write nothing (firstPublishScript checks), and the run is
+// redone article by article. report, if not nil, is told of every article
+// that changed.
+func (p *Publisher) SyncArticles(ctx context.Context, articles []*content.Article, likelyNew func(slug string) bool, report func(kind, id string, o Outcome)) error {
+	return p.syncArticles(ctx, articles, likelyNew, func(slug string, o Outcome, err error) error {
 		if err != nil {
 			return fmt.Errorf("store: syncing article %s: %w", slug, err)
 		}
@@ -41,7 +50,7 @@ func (p *Publisher) SyncArticles(ctx context.Context, articles []*content.Articl
 	})
 }
 
-func (p *Publisher) syncArticles(ctx context.Context, articles []*content.Article, step func(slug string, o Outcome, err error) error) error {
+func (p *Publisher) syncArticles(ctx context.Context, articles []*content.Article, likelyNew func(string) bool, step func(slug string, o Outcome, err error) error) error {
 	if len(articles) == 0 {
 		return nil
 	}
@@ -51,102 +60,194 @@ func (p *Publisher) syncArticles(ctx context.Context, articles []*content.Articl
 			return fmt.Errorf("store: loading the change scripts: %w", err)
 		}
 	}
-	docs := make([][]byte, syncBatch)
+	// A batch is encoded and read while the one before it executes: Redis
+	// runs the writes on one thread, and a first publish waited for each
+	// pipeline before encoding the next batch, which left a core idle
+	// about a third of the time (docs/scale.md, publishing a million).
+	// The batches hold different articles (a slug is in one file), so
+	// reading one does not depend on the writes of the other, and each
+	// batch's outcomes are still reported, in order, before the next
+	// batch's writes are sent.
+	var inFlight *sentBatch
 	for lo := 0; lo < len(articles); lo += syncBatch {
-		batch := articles[lo:min(lo+syncBatch, len(articles))]
-		if err := encodePublished(batch, docs); err != nil {
+		b, err := p.prepareBatch(ctx, articles[lo:min(lo+syncBatch, len(articles))], likelyNew, step)
+		if ferr := inFlight.finish(ctx, p, step); ferr != nil {
+			return ferr
+		}
+		inFlight = nil
+		if err != nil || b == nil {
 			return err
 		}
-		keys := make([]string, len(batch))
-		for i, a := range batch {
-			keys[i] = keyArticle(a.Slug)
-		}
-		stored, err := p.Store.rdb.MGet(ctx, keys...).Result()
-		if err != nil {
-			return fmt.Errorf("store: reading articles to sync: %w", err)
-		}
-		// The articles new to the store, whose events are encoded on
-		// every CPU like their records.
-		var fresh []int
-		for i := range batch {
-			if stored[i] == nil {
-				fresh = append(fresh, i)
+		inFlight = b.send(ctx)
+	}
+	return inFlight.finish(ctx, p, step)
+}
+
+// batchCall is one write of a batch: one change of one article, or one
+// first publish of a run of them.
+type batchCall struct {
+	articles []*content.Article
+	kind     string
+	cmd      *redis.Cmd
+}
+
+// sentBatch is a batch's writes, queued in order in one pipeline.
+type sentBatch struct {
+	pipe  redis.Pipeliner
+	calls []*batchCall
+	done  chan struct{}
+}
+
+// prepareBatch encodes batch, reads what the store holds of it (except
+// the articles likelyNew names) and queues the writes of the articles that
+// changed. It returns nil when a change could not be made (after telling
+// step, whose error it returns).
+func (p *Publisher) prepareBatch(ctx context.Context, batch []*content.Article, likelyNew func(string) bool, step func(slug string, o Outcome, err error) error) (*sentBatch, error) {
+	docs := make([][]byte, len(batch))
+	if err := encodePublished(batch, docs); err != nil {
+		return nil, err
+	}
+	stored, err := p.readStored(ctx, batch, likelyNew)
+	if err != nil {
+		return nil, err
+	}
+	// The batch's writes in order: runs of articles new to the store
+	// (stored[i] == nil), at most firstPublishBatch long, each with its
+	// call, and single articles that are stored already.
+	type span struct {
+		lo, hi int
+		fp     *firstPublish
+	}
+	var spans []span
+	var runs []int // positions in spans
+	for i := 0; i < len(batch); {
+		j := i + 1
+		if stored[i] == nil {
+			for j < len(batch) && j-i < firstPublishBatch && stored[j] == nil {
+				j++
 			}
+			runs = append(runs, len(spans))
 		}
-		evs := make([]events.Event, len(batch))
-		if err := parallel(len(fresh), func(k int) error {
-			i := fresh[k]
-			ev, err := p.articleEvent(events.ArticlePublished, &ArticleRecord{Article: *batch[i], State: StatePublished})
+		spans = append(spans, span{lo: i, hi: j})
+		i = j
+	}
+	// The runs' calls, events included, are rendered on every CPU like
+	// the records: on one, they were a tenth of a first publish's time.
+	if err := parallel(len(runs), func(k int) error {
+		sp := &spans[runs[k]]
+		evs := make([]events.Event, sp.hi-sp.lo)
+		for i := range evs {
+			ev, err := p.articleEvent(events.ArticlePublished, &ArticleRecord{Article: *batch[sp.lo+i], State: StatePublished})
+			if err != nil {
+				return err
+			}
 			evs[i] = ev
-			return err
-		}); err != nil {
-			return err
 		}
-		// calls are the batch's writes in order; a call is one change of
-		// one article or one first publish of a run of them.
-		type call struct {
-			articles []*content.Article
-			kind     string
-			cmd      *redis.Cmd
+		sp.fp = p.newFirstPublish(batch[sp.lo:sp.hi], docs[sp.lo:sp.hi], evs)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	b := &sentBatch{pipe: p.Store.rdb.Pipeline()}
+	for _, sp := range spans {
+		if sp.fp != nil {
+			b.calls = append(b.calls, &batchCall{articles: batch[sp.lo:sp.hi], kind: events.ArticlePublished,
+				cmd: firstPublishScript.EvalSha(ctx, b.pipe, sp.fp.keys, sp.fp.args...)})
+			continue
 		}
-		var calls []*call
-		pipe := p.Store.rdb.Pipeline()
-		for i := 0; i < len(batch); {
-			if stored[i] == nil {
-				j := i
-				for j < len(batch) && j-i < firstPublishBatch && stored[j] == nil {
-					j++
-				}
-				fp := p.newFirstPublish(batch[i:j], docs[i:j], evs[i:j])
-				calls = append(calls, &call{articles: batch[i:j], kind: events.ArticlePublished,
-					cmd: firstPublishScript.EvalSha(ctx, pipe, fp.keys, fp.args...)})
-				i = j
-				continue
-			}
-			a := batch[i]
-			s, _ := stored[i].(string)
-			i++
-			if s == string(docs[i-1]) {
-				continue // published and unchanged: the common case
-			}
-			raw := []byte(s)
-			cur := &ArticleRecord{}
-			if err := json.Unmarshal(raw, cur); err != nil {
-				return fmt.Errorf("store: decoding article %q: %w", a.Slug, err)
-			}
-			c, kind, err := p.articleChange(a, cur, raw, docs[i-1])
-			if err != nil {
-				return step(a.Slug, Outcome{}, err)
-			}
-			if c != nil {
-				calls = append(calls, &call{articles: []*content.Article{a}, kind: kind,
-					cmd: applyScript.EvalSha(ctx, pipe, c.keys, c.args()...)})
-			}
+		a, doc := batch[sp.lo], docs[sp.lo]
+		s, _ := stored[sp.lo].(string)
+		if s == string(doc) {
+			continue // published and unchanged: the common case
 		}
-		if len(calls) > 0 {
-			pipe.Exec(ctx) // each command's error is read below
+		raw := []byte(s)
+		cur := &ArticleRecord{}
+		if err := json.Unmarshal(raw, cur); err != nil {
+			return nil, fmt.Errorf("store: decoding article %q: %w", a.Slug, err)
 		}
-		for _, c := range calls {
-			v, err := c.cmd.Int64()
-			if err == nil && v < 0 {
-				err = ErrConflict
-			}
-			if errors.Is(err, ErrConflict) || isNoScript(err) {
-				for _, a := range c.articles {
-					o, err := p.SyncArticle(ctx, a)
-					if err := step(a.Slug, o, err); err != nil {
-						return err
-					}
-				}
-				continue
-			}
-			if err != nil {
-				err = fmt.Errorf("store: applying change: %w", err)
-			}
+		c, kind, err := p.articleChange(a, cur, raw, doc)
+		if err != nil {
+			return nil, step(a.Slug, Outcome{}, err)
+		}
+		if c != nil {
+			b.calls = append(b.calls, &batchCall{articles: []*content.Article{a}, kind: kind,
+				cmd: applyScript.EvalSha(ctx, b.pipe, c.keys, c.args()...)})
+		}
+	}
+	return b, nil
+}
+
+// readStored returns the stored record of each article of batch, nil for
+// those not stored, without reading those likelyNew names (taken as not
+// stored).
+func (p *Publisher) readStored(ctx context.Context, batch []*content.Article, likelyNew func(string) bool) ([]any, error) {
+	stored := make([]any, len(batch))
+	var keys []string
+	var at []int
+	for i, a := range batch {
+		if likelyNew == nil || !likelyNew(a.Slug) {
+			keys = append(keys, keyArticle(a.Slug))
+			at = append(at, i)
+		}
+	}
+	if len(keys) == 0 {
+		return stored, nil
+	}
+	vals, err := p.Store.rdb.MGet(ctx, keys...).Result()
+	if err != nil {
+		return nil, fmt.Errorf("store: reading articles to sync: %w", err)
+	}
+	for k, i := range at {
+		stored[i] = vals[k]
+	}
+	return stored, nil
+}
+
+// send executes the batch's pipeline in the background; finish waits for
+// it.
+func (b *sentBatch) send(ctx context.Context) *sentBatch {
+	b.done = make(chan struct{})
+	if len(b.calls) == 0 {
+		close(b.done)
+		return b
+	}
+	go func() {
+		defer close(b.done)
+		b.pipe.Exec(ctx) // each command's error is read by finish
+	}()
+	return b
+}
+
+// finish waits for a sent batch and tells step the outcome of each of its
+// articles, in order. A change that met a concurrent write (a retraction
+// between the read and the write, an article published meanwhile) is
+// redone article by article by SyncArticle. A nil batch has nothing to
+// finish.
+func (b *sentBatch) finish(ctx context.Context, p *Publisher, step func(slug string, o Outcome, err error) error) error {
+	if b == nil {
+		return nil
+	}
+	<-b.done
+	for _, c := range b.calls {
+		v, err := c.cmd.Int64()
+		if err == nil && v < 0 {
+			err = ErrConflict
+		}
+		if errors.Is(err, ErrConflict) || isNoScript(err) {
 			for _, a := range c.articles {
-				if err := step(a.Slug, Outcome{Changed: true, Event: c.kind, Version: v}, err); err != nil {
+				o, err := p.SyncArticle(ctx, a)
+				if err := step(a.Slug, o, err); err != nil {
 					return err
 				}
+			}
+			continue
+		}
+		if err != nil {
+			err = fmt.Errorf("store: applying change: %w", err)
+		}
+		for _, a := range c.articles {
+			if err := step(a.Slug, Outcome{Changed: true, Event: c.kind, Version: v}, err); err != nil {
+				return err
 			}
 		}
 	}

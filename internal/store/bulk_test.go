@@ -185,3 +185,52 @@ func contentDump(t *testing.T, rdb redis.UniversalClient) map[string]string {
 	}
 	return out
 }
+
+func TestSyncWithWrongNewGuess(t *testing.T) { onBackends(t, testSyncWithWrongNewGuess) }
+
+// testSyncWithWrongNewGuess: articles a caller wrongly believes new (here
+// every one: the articles already stored, edited or not, and one really
+// new) are stored exactly as without the guess. A run holding a stored
+// article writes nothing and is redone article by article, so nothing is
+// published twice and every change still has its one event.
+func testSyncWithWrongNewGuess(t *testing.T, rdb redis.UniversalClient) {
+	p := newPublisher(rdb)
+	ctx := context.Background()
+	const n = 600 // three runs of new articles
+	c := contenttest.Corpus(n)
+	if got := syncCorpus(t, p, c); len(got) != n {
+		t.Fatalf("first sync emitted %d events, want %d", len(got), n)
+	}
+	c.Articles[100].Title += " (edited)"
+	c.Articles[500].Corrections = []content.Correction{{Date: contenttest.Base, Text: "A date was wrong."}}
+	c.Articles = append(c.Articles, contenttest.Article(n))
+	byAge := slices.Clone(c.Articles)
+	slices.SortStableFunc(byAge, func(a, b *content.Article) int { return a.PublishedAt.Compare(b.PublishedAt) })
+	allNew := func(string) bool { return true }
+
+	var changed []string
+	report := func(kind, id string, o store.Outcome) { changed = append(changed, id+" "+o.Event) }
+	if err := p.SyncArticles(ctx, byAge, allNew, report); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(changed)
+	want := []string{
+		c.Articles[100].Slug + " ",
+		c.Articles[500].Slug + " " + events.ArticleCorrected,
+		contenttest.Article(n).Slug + " " + events.ArticlePublished,
+	}
+	slices.Sort(want)
+	if !slices.Equal(changed, want) {
+		t.Fatalf("sync with every article guessed new changed %q, want %q", changed, want)
+	}
+	if stream := streamTypes(t, rdb); len(stream) != n+2 {
+		t.Errorf("stream holds %d events, want %d (one per article and one correction)", len(stream), n+2)
+	}
+	if total, err := p.Store.ArticleCount(ctx); err != nil || total != n+1 {
+		t.Errorf("published articles = %d (%v), want %d", total, err, n+1)
+	}
+	changed = nil
+	if err := p.SyncArticles(ctx, byAge, allNew, report); err != nil || len(changed) != 0 {
+		t.Errorf("syncing the same articles again changed %q (%v), want nothing", changed, err)
+	}
+}

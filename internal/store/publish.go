@@ -344,7 +344,7 @@ func (p *Publisher) SyncCorpus(ctx context.Context, c *content.Corpus, report fu
 	// c.Articles is newest first (content.Load's order).
 	byAge := slices.Clone(c.Articles)
 	slices.SortStableFunc(byAge, func(a, b *content.Article) int { return a.PublishedAt.Compare(b.PublishedAt) })
-	return p.SyncArticles(ctx, byAge, report)
+	return p.SyncArticles(ctx, byAge, nil, report)
 }
 
 // SyncRegistries publishes what a content tree holds besides its articles
