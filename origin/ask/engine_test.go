@@ -18,6 +18,7 @@ import (
 	"github.com/invoicewire/invoicewire/internal/invalidation"
 	"github.com/invoicewire/invoicewire/internal/redistest"
 	"github.com/invoicewire/invoicewire/internal/store"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -108,6 +109,31 @@ func TestFollowsContent(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, "a restored article comes back", func() bool { return slices.Contains(slugs(t, e, q), a.Slug) })
+}
+
+// TestFirstBuildOnDemandCoversStart: a question that arrives right after
+// start builds the index on demand, before Run's first build takes the
+// build lock; Run's build for the changes told until then (the follower's
+// first clear) then finds that index and builds nothing more. A change
+// told after the on-demand build still rebuilds.
+func TestFirstBuildOnDemandCoversStart(t *testing.T) {
+	st, _, a := published(t)
+	e := mustNew(t, Config{Store: st, SiteRoot: testSiteRoot, Log: quiet})
+	builds := func() float64 { return testutil.ToFloat64(e.metrics.builds.WithLabelValues("ok")) }
+	ctx := context.Background()
+	e.Clear() // the follower's first resync
+	signalled := e.seq.Load()
+	if got := slugs(t, e, "Zanzibar procurement"); len(got) == 0 || got[0] != a.Slug {
+		t.Fatalf("answers %q, want %s first", got, a.Slug)
+	}
+	built := e.idx.Load()
+	if ix, err := e.rebuildSince(ctx, signalled); err != nil || ix != built || builds() != 1 {
+		t.Fatalf("Run's first build after an on-demand one: same index %v, %v builds (%v); want the same index, one build", ix == built, builds(), err)
+	}
+	e.Clear()
+	if ix, err := e.rebuildSince(ctx, e.seq.Load()); err != nil || ix == built || builds() != 2 {
+		t.Fatalf("a build for a later change: new index %v, %v builds (%v); want a new index, two builds", ix != built, builds(), err)
+	}
 }
 
 // TestRetractionBeforeRebuild: the worker takes a retracted article out of

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -102,7 +103,7 @@ func (e *Engine) Run(ctx context.Context) {
 		case <-e.wake:
 		}
 		start := time.Now()
-		ix, err := e.rebuild(ctx)
+		ix, err := e.rebuildSince(ctx, e.seq.Load())
 		if err == nil && first {
 			first = false
 			e.log.Info("ask: index built", "articles", ix.Len(), "terms", ix.Terms(), "postings_mib", ix.heapBytes()>>20, "took", time.Since(start).Round(time.Millisecond))
@@ -233,7 +234,7 @@ func (e *Engine) buildFromStore(ctx context.Context) (*Index, error) {
 
 // Use replaces the index with one built from c, for tests and offline tools
 // that have a corpus in hand rather than a store. A running Run replaces it
-// again at the next rebuild.
+// at the next change it is told of.
 func (e *Engine) Use(c Corpus) {
 	e.buildMu.Lock()
 	defer e.buildMu.Unlock()
@@ -252,9 +253,22 @@ func (e *Engine) Rebuild(ctx context.Context) error {
 	return err
 }
 
+// rebuild builds a new index from the store and swaps it in.
 func (e *Engine) rebuild(ctx context.Context) (*Index, error) {
+	return e.rebuildSince(ctx, math.MaxUint64)
+}
+
+// rebuildSince is rebuild for the changes counted up to signalled: when the
+// current index's build began after all of them (a request built it on
+// demand while this call waited for the build lock, as one arriving right
+// after start does), that index already reflects them and is returned as
+// it is, instead of a second whole build.
+func (e *Engine) rebuildSince(ctx context.Context, signalled uint64) (*Index, error) {
 	e.buildMu.Lock()
 	defer e.buildMu.Unlock()
+	if cur := e.idx.Load(); cur != nil && cur.seq >= signalled {
+		return cur, nil
+	}
 	seq := e.seq.Load()
 	start := time.Now()
 	ix, err := e.buildFromStore(ctx)
