@@ -39,6 +39,25 @@ type searcher struct {
 	limit   int
 	top     []hit
 	contrib []float32
+	searchStats
+}
+
+// searchStats counts what a search did. A count of documents does not
+// move with the load of the machine, so two versions of the search are
+// compared by it (BenchmarkArchiveScale).
+type searchStats struct {
+	// visited are the documents taken from the essential lists and not
+	// passed over with their window; scored are those of them that got
+	// past every MaxScore check, whose own score was computed; skipped
+	// are the windows passed over whole.
+	visited, scored, skipped int
+}
+
+// add adds o's counts to st.
+func (st *searchStats) add(o searchStats) {
+	st.visited += o.visited
+	st.scored += o.scored
+	st.skipped += o.skipped
 }
 
 // search scores the articles that contain a term of q and returns the best
@@ -57,6 +76,9 @@ func (ix *Index) search(ctx context.Context, q *query, accept func(d uint32) boo
 	}
 	for i := range s.top {
 		s.top[i].norm = normalize100(s.top[i].score, q.bestScore)
+	}
+	if q.stats != nil {
+		q.stats.add(s.searchStats)
 	}
 	return s.top, nil
 }
@@ -168,6 +190,7 @@ func (s *searcher) segment(ctx context.Context, seg *segment, off uint32, dead m
 				winValid = true
 			}
 			if winBound < theta {
+				s.skipped++
 				if winUntil == endDoc {
 					return nil
 				}
@@ -200,6 +223,7 @@ func (s *searcher) segment(ctx context.Context, seg *segment, off uint32, dead m
 // documents early, so the result is the same. Whether d is dead or
 // accepted is asked last: most documents are dropped before.
 func (s *searcher) score(cs []*termCursor, bounds []float64, essential int, d, off uint32, theta, winBoost float64, dead map[uint32]struct{}) {
+	s.visited++
 	clear(s.contrib)
 	bound := winBoost * pruneSlack
 	partial := 0.0
@@ -227,6 +251,7 @@ func (s *searcher) score(cs []*termCursor, bounds []float64, essential int, d, o
 	if partial == 0 {
 		return
 	}
+	s.scored++
 	boost := s.ix.boost(s.ix.meta(off + d).published)
 	if partial*boost*pruneSlack < theta {
 		return
