@@ -33,12 +33,17 @@ type termCursor struct {
 
 // searcher holds the best hits found so far across segments.
 type searcher struct {
-	ix      *Index
-	q       *query
-	accept  func(d uint32) bool
-	limit   int
-	top     []hit
+	ix     *Index
+	q      *query
+	accept func(d uint32) bool
+	limit  int
+	top    []hit
+	// contrib[qi] is what term qi adds to the score of the document being
+	// scored, valid where seen[qi] is gen: a document's turn is a new gen,
+	// so nothing is cleared between documents.
 	contrib []float32
+	seen    []uint32
+	gen     uint32
 	searchStats
 }
 
@@ -67,7 +72,7 @@ func (ix *Index) search(ctx context.Context, q *query, accept func(d uint32) boo
 	if limit <= 0 || ix.Len() == 0 {
 		return nil, nil
 	}
-	s := &searcher{ix: ix, q: q, accept: accept, limit: limit, top: make([]hit, 0, limit+1), contrib: make([]float32, len(q.terms))}
+	s := &searcher{ix: ix, q: q, accept: accept, limit: limit, top: make([]hit, 0, limit+1), contrib: make([]float32, len(q.terms)), seen: make([]uint32, len(q.terms))}
 	if err := s.segment(ctx, ix.base, 0, ix.dead); err != nil {
 		return nil, err
 	}
@@ -154,6 +159,10 @@ func (s *searcher) segment(ctx context.Context, seg *segment, off uint32, dead m
 	// recency boost in it (winBoost). blockPrefix are the same sums for
 	// cs[:i+1].
 	blockPrefix := make([]float64, len(cs))
+	// d is the next document of the essential lists; found while they are
+	// moved past the one before (one pass over them a document, not
+	// three), it is looked for again only when they change or skip.
+	d, found := uint32(0), false
 	for steps := 0; ; steps++ {
 		if steps&1023 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -164,14 +173,17 @@ func (s *searcher) segment(ctx context.Context, seg *segment, off uint32, dead m
 			theta = t
 			for essential < len(cs) && prefix[essential] < theta {
 				essential++
+				found = false
 			}
 			if essential == len(cs) {
 				return nil
 			}
 		}
-		d := uint32(endDoc)
-		for _, tc := range cs[essential:] {
-			d = min(d, tc.c.doc)
+		if !found {
+			d = endDoc
+			for _, tc := range cs[essential:] {
+				d = min(d, tc.c.doc)
+			}
 		}
 		if d == endDoc {
 			return nil
@@ -197,21 +209,31 @@ func (s *searcher) segment(ctx context.Context, seg *segment, off uint32, dead m
 				for _, tc := range cs[essential:] {
 					tc.c.seek(winUntil + 1)
 				}
+				found = false
 				continue
 			}
 		}
-		s.score(cs, blockPrefix, essential, d, off, theta, winBoost, dead)
+		// What the essential lists give d, each moved past it.
+		s.gen++
+		partial, next := 0.0, uint32(endDoc)
 		for _, tc := range cs[essential:] {
 			if tc.c.doc == d {
+				c := tc.f * saturation(tc.c.imp)
+				s.contrib[tc.qi], s.seen[tc.qi] = c, s.gen
+				partial += float64(c)
 				tc.c.next()
 			}
+			next = min(next, tc.c.doc)
 		}
+		s.score(cs, blockPrefix, essential, d, off, theta, winBoost, partial, dead)
+		d, found = next, true
 	}
 }
 
 // score computes the score of document d of the segment and offers it,
-// unless d is dead or not accepted. The essential terms' cursors are at d
-// or past it; the others are moved to d only while d can still reach theta
+// unless d is dead or not accepted. partial is what the essential terms
+// give d (their cursors are past it already); the others are moved to d
+// only while d can still reach theta
 // (MaxScore, with the bounds of the blocks that cover d rather than of the
 // whole lists): from the largest bound down, a document whose score so far
 // plus the bounds of the terms left (bounds, scaled like every other
@@ -222,18 +244,9 @@ func (s *searcher) segment(ctx context.Context, seg *segment, off uint32, dead m
 // of this function's time, and the larger factor only drops fewer
 // documents early, so the result is the same. Whether d is dead or
 // accepted is asked last: most documents are dropped before.
-func (s *searcher) score(cs []*termCursor, bounds []float64, essential int, d, off uint32, theta, winBoost float64, dead map[uint32]struct{}) {
+func (s *searcher) score(cs []*termCursor, bounds []float64, essential int, d, off uint32, theta, winBoost, partial float64, dead map[uint32]struct{}) {
 	s.visited++
-	clear(s.contrib)
 	bound := winBoost * pruneSlack
-	partial := 0.0
-	for _, tc := range cs[essential:] {
-		if tc.c.doc == d {
-			c := tc.f * saturation(tc.c.imp)
-			s.contrib[tc.qi] = c
-			partial += float64(c)
-		}
-	}
 	for i := essential - 1; i >= 0; i-- {
 		if theta > 0 && partial*bound+bounds[i] < theta {
 			return
@@ -244,7 +257,7 @@ func (s *searcher) score(cs []*termCursor, bounds []float64, essential int, d, o
 		}
 		if tc.c.doc == d {
 			c := tc.f * saturation(tc.c.imp)
-			s.contrib[tc.qi] = c
+			s.contrib[tc.qi], s.seen[tc.qi] = c, s.gen
 			partial += float64(c)
 		}
 	}
@@ -259,10 +272,13 @@ func (s *searcher) score(cs []*termCursor, bounds []float64, essential int, d, o
 	if _, gone := dead[d]; gone || (s.accept != nil && !s.accept(off+d)) {
 		return
 	}
-	// Summed in the question's order, as an exhaustive evaluation would.
+	// Summed in the question's order, as an exhaustive evaluation would
+	// (a term d lacks adds nothing: x + 0 is x).
 	var sum float32
-	for _, c := range s.contrib {
-		sum += c
+	for qi, c := range s.contrib {
+		if s.seen[qi] == s.gen {
+			sum += c
+		}
 	}
 	s.offer(hit{doc: off + d, score: float64(sum) * boost})
 }
