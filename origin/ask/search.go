@@ -163,6 +163,9 @@ func (s *searcher) segment(ctx context.Context, seg *segment, off uint32, dead m
 	// moved past the one before (one pass over them a document, not
 	// three), it is looked for again only when they change or skip.
 	d, found := uint32(0), false
+	// run is the run of boostRun documents whose recency bound (an
+	// exponential) is runBoost, up to runEnd: a run holds many windows.
+	run, runBoost, runEnd := uint32(endDoc), 0.0, uint32(0)
 	for steps := 0; ; steps++ {
 		if steps&1023 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -190,7 +193,11 @@ func (s *searcher) segment(ctx context.Context, seg *segment, off uint32, dead m
 		}
 		if theta > 0 {
 			if !winValid || d > winUntil {
-				winBoost, winUntil = s.ix.boostBound(seg, d)
+				if r := d / boostRun; r != run {
+					run = r
+					runBoost, runEnd = s.ix.boostBound(seg, d)
+				}
+				winBoost, winUntil = runBoost, runEnd
 				winBound = 0
 				for i, tc := range cs {
 					m, u := tc.c.blockAt(d)
