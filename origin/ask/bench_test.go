@@ -330,6 +330,7 @@ func BenchmarkArchiveScale(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.ReportMetric(float64(len(shown)), "articles-in-redis")
+		reportSearchCounts(b, ix, questions)
 		ix.source = e.readArticles
 		runtime.GC()
 
@@ -424,6 +425,40 @@ func rankingCPU(ix *Index, q string) time.Duration {
 		panic(err)
 	}
 	return threadCPU() - start
+}
+
+// reportSearchCounts reports the documents the ranking of each question
+// visits and fully scores (searchStats), as in rankingCPU: counts that the
+// load of the machine does not move, so two versions of the search are
+// compared by them. ASK_SCALE_COUNTS=file writes them per question.
+func reportSearchCounts(b *testing.B, ix *Index, questions []string) {
+	var visited []int
+	var total searchStats
+	var lines []byte
+	for _, q := range questions {
+		pq := ix.parse(q)
+		ix.expand(pq)
+		pq.stats = &searchStats{}
+		if _, err := ix.search(context.Background(), pq, func(d uint32) bool { return ix.meta(d).lang == "en" }, DefaultResults); err != nil {
+			b.Fatal(err)
+		}
+		visited = append(visited, pq.stats.visited)
+		total.add(*pq.stats)
+		lines = fmt.Appendf(lines, "%d\t%d\t%d\t%s\n", pq.stats.visited, pq.stats.scored, pq.stats.skipped, q)
+	}
+	if path := os.Getenv("ASK_SCALE_COUNTS"); path != "" {
+		if err := os.WriteFile(path, lines, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	slices.Sort(visited)
+	n := len(questions)
+	b.ReportMetric(float64(total.visited)/float64(n), "visited-mean")
+	b.ReportMetric(float64(visited[n/2]), "visited-p50")
+	b.ReportMetric(float64(visited[n*95/100]), "visited-p95")
+	b.ReportMetric(float64(visited[n-1]), "visited-max")
+	b.ReportMetric(float64(total.scored)/float64(n), "scored-mean")
+	b.ReportMetric(float64(total.skipped)/float64(n), "windows-skipped-mean")
 }
 
 // threadCPU is the CPU time of the calling thread, from the thread's CPU

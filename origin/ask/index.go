@@ -337,6 +337,8 @@ type query struct {
 	bestScore float64
 	// entities is true when the question names a country or a spec.
 	entities bool
+	// stats, when not nil, counts the search's work (benchmarks).
+	stats *searchStats
 }
 
 // parse analyses a question: its words as the index sees them, plus the

@@ -142,9 +142,16 @@ func (c *cursor) decode(bi int) {
 	c.docs[0], c.imps[0] = d, data[0]
 	p := 1
 	for k := 1; k < int(b.n); k++ {
-		gap, w := binary.Uvarint(data[p:])
-		p += w
-		d += uint32(gap)
+		// Most gaps take one byte: read those without binary.Uvarint's
+		// loop (decoding is a fifth of a search's time).
+		if g := data[p]; g < 0x80 {
+			d += uint32(g)
+			p++
+		} else {
+			gap, w := binary.Uvarint(data[p:])
+			d += uint32(gap)
+			p += w
+		}
 		c.docs[k], c.imps[k] = d, data[p]
 		p++
 	}

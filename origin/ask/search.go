@@ -33,12 +33,36 @@ type termCursor struct {
 
 // searcher holds the best hits found so far across segments.
 type searcher struct {
-	ix      *Index
-	q       *query
-	accept  func(d uint32) bool
-	limit   int
-	top     []hit
+	ix     *Index
+	q      *query
+	accept func(d uint32) bool
+	limit  int
+	top    []hit
+	// contrib[qi] is what term qi adds to the score of the document being
+	// scored, valid where seen[qi] is gen: a document's turn is a new gen,
+	// so nothing is cleared between documents.
 	contrib []float32
+	seen    []uint32
+	gen     uint32
+	searchStats
+}
+
+// searchStats counts what a search did. A count of documents does not
+// move with the load of the machine, so two versions of the search are
+// compared by it (BenchmarkArchiveScale).
+type searchStats struct {
+	// visited are the documents taken from the essential lists and not
+	// passed over with their window; scored are those of them that got
+	// past every MaxScore check, whose own score was computed; skipped
+	// are the windows passed over whole.
+	visited, scored, skipped int
+}
+
+// add adds o's counts to st.
+func (st *searchStats) add(o searchStats) {
+	st.visited += o.visited
+	st.scored += o.scored
+	st.skipped += o.skipped
 }
 
 // search scores the articles that contain a term of q and returns the best
@@ -48,7 +72,7 @@ func (ix *Index) search(ctx context.Context, q *query, accept func(d uint32) boo
 	if limit <= 0 || ix.Len() == 0 {
 		return nil, nil
 	}
-	s := &searcher{ix: ix, q: q, accept: accept, limit: limit, top: make([]hit, 0, limit+1), contrib: make([]float32, len(q.terms))}
+	s := &searcher{ix: ix, q: q, accept: accept, limit: limit, top: make([]hit, 0, limit+1), contrib: make([]float32, len(q.terms)), seen: make([]uint32, len(q.terms))}
 	if err := s.segment(ctx, ix.base, 0, ix.dead); err != nil {
 		return nil, err
 	}
@@ -57,6 +81,9 @@ func (ix *Index) search(ctx context.Context, q *query, accept func(d uint32) boo
 	}
 	for i := range s.top {
 		s.top[i].norm = normalize100(s.top[i].score, q.bestScore)
+	}
+	if q.stats != nil {
+		q.stats.add(s.searchStats)
 	}
 	return s.top, nil
 }
@@ -132,6 +159,13 @@ func (s *searcher) segment(ctx context.Context, seg *segment, off uint32, dead m
 	// recency boost in it (winBoost). blockPrefix are the same sums for
 	// cs[:i+1].
 	blockPrefix := make([]float64, len(cs))
+	// d is the next document of the essential lists; found while they are
+	// moved past the one before (one pass over them a document, not
+	// three), it is looked for again only when they change or skip.
+	d, found := uint32(0), false
+	// run is the run of boostRun documents whose recency bound (an
+	// exponential) is runBoost, up to runEnd: a run holds many windows.
+	run, runBoost, runEnd := uint32(endDoc), 0.0, uint32(0)
 	for steps := 0; ; steps++ {
 		if steps&1023 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -142,21 +176,28 @@ func (s *searcher) segment(ctx context.Context, seg *segment, off uint32, dead m
 			theta = t
 			for essential < len(cs) && prefix[essential] < theta {
 				essential++
+				found = false
 			}
 			if essential == len(cs) {
 				return nil
 			}
 		}
-		d := uint32(endDoc)
-		for _, tc := range cs[essential:] {
-			d = min(d, tc.c.doc)
+		if !found {
+			d = endDoc
+			for _, tc := range cs[essential:] {
+				d = min(d, tc.c.doc)
+			}
 		}
 		if d == endDoc {
 			return nil
 		}
 		if theta > 0 {
 			if !winValid || d > winUntil {
-				winBoost, winUntil = s.ix.boostBound(seg, d)
+				if r := d / boostRun; r != run {
+					run = r
+					runBoost, runEnd = s.ix.boostBound(seg, d)
+				}
+				winBoost, winUntil = runBoost, runEnd
 				winBound = 0
 				for i, tc := range cs {
 					m, u := tc.c.blockAt(d)
@@ -168,27 +209,38 @@ func (s *searcher) segment(ctx context.Context, seg *segment, off uint32, dead m
 				winValid = true
 			}
 			if winBound < theta {
+				s.skipped++
 				if winUntil == endDoc {
 					return nil
 				}
 				for _, tc := range cs[essential:] {
 					tc.c.seek(winUntil + 1)
 				}
+				found = false
 				continue
 			}
 		}
-		s.score(cs, blockPrefix, essential, d, off, theta, winBoost, dead)
+		// What the essential lists give d, each moved past it.
+		s.gen++
+		partial, next := 0.0, uint32(endDoc)
 		for _, tc := range cs[essential:] {
 			if tc.c.doc == d {
+				c := tc.f * saturation(tc.c.imp)
+				s.contrib[tc.qi], s.seen[tc.qi] = c, s.gen
+				partial += float64(c)
 				tc.c.next()
 			}
+			next = min(next, tc.c.doc)
 		}
+		s.score(cs, blockPrefix, essential, d, off, theta, winBoost, partial, dead)
+		d, found = next, true
 	}
 }
 
 // score computes the score of document d of the segment and offers it,
-// unless d is dead or not accepted. The essential terms' cursors are at d
-// or past it; the others are moved to d only while d can still reach theta
+// unless d is dead or not accepted. partial is what the essential terms
+// give d (their cursors are past it already); the others are moved to d
+// only while d can still reach theta
 // (MaxScore, with the bounds of the blocks that cover d rather than of the
 // whole lists): from the largest bound down, a document whose score so far
 // plus the bounds of the terms left (bounds, scaled like every other
@@ -199,17 +251,9 @@ func (s *searcher) segment(ctx context.Context, seg *segment, off uint32, dead m
 // of this function's time, and the larger factor only drops fewer
 // documents early, so the result is the same. Whether d is dead or
 // accepted is asked last: most documents are dropped before.
-func (s *searcher) score(cs []*termCursor, bounds []float64, essential int, d, off uint32, theta, winBoost float64, dead map[uint32]struct{}) {
-	clear(s.contrib)
+func (s *searcher) score(cs []*termCursor, bounds []float64, essential int, d, off uint32, theta, winBoost, partial float64, dead map[uint32]struct{}) {
+	s.visited++
 	bound := winBoost * pruneSlack
-	partial := 0.0
-	for _, tc := range cs[essential:] {
-		if tc.c.doc == d {
-			c := tc.f * saturation(tc.c.imp)
-			s.contrib[tc.qi] = c
-			partial += float64(c)
-		}
-	}
 	for i := essential - 1; i >= 0; i-- {
 		if theta > 0 && partial*bound+bounds[i] < theta {
 			return
@@ -220,13 +264,14 @@ func (s *searcher) score(cs []*termCursor, bounds []float64, essential int, d, o
 		}
 		if tc.c.doc == d {
 			c := tc.f * saturation(tc.c.imp)
-			s.contrib[tc.qi] = c
+			s.contrib[tc.qi], s.seen[tc.qi] = c, s.gen
 			partial += float64(c)
 		}
 	}
 	if partial == 0 {
 		return
 	}
+	s.scored++
 	boost := s.ix.boost(s.ix.meta(off + d).published)
 	if partial*boost*pruneSlack < theta {
 		return
@@ -234,10 +279,13 @@ func (s *searcher) score(cs []*termCursor, bounds []float64, essential int, d, o
 	if _, gone := dead[d]; gone || (s.accept != nil && !s.accept(off+d)) {
 		return
 	}
-	// Summed in the question's order, as an exhaustive evaluation would.
+	// Summed in the question's order, as an exhaustive evaluation would
+	// (a term d lacks adds nothing: x + 0 is x).
 	var sum float32
-	for _, c := range s.contrib {
-		sum += c
+	for qi, c := range s.contrib {
+		if s.seen[qi] == s.gen {
+			sum += c
+		}
 	}
 	s.offer(hit{doc: off + d, score: float64(sum) * boost})
 }

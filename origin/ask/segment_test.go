@@ -122,9 +122,14 @@ func checkPrunedSearch(t *testing.T, c Corpus, questions []string) {
 		for _, limit := range []int{1, 3, 10, 50} {
 			q := ix.parse(question)
 			ix.expand(q)
+			q.stats = &searchStats{}
 			got, err := ix.search(context.Background(), q, nil, limit)
 			if err != nil {
 				t.Fatal(err)
+			}
+			// Every hit was scored, and every scored document visited once.
+			if st, docs := *q.stats, len(ix.base.docs)+len(ix.delta.docs); len(got) > st.scored || st.scored > st.visited || st.visited > docs {
+				t.Fatalf("%q top %d: %d hits, %d scored, %d visited of %d documents", question, limit, len(got), st.scored, st.visited, docs)
 			}
 			want := exhaustive(ix, q, limit)
 			if len(got) != len(want) {
