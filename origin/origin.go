@@ -178,6 +178,9 @@ func New(cfg Config, st *store.Store) (*Server, error) {
 // first build coalesce into one build, which reads everything the
 // subscription could have missed.
 func (s *Server) Follow(ctx context.Context, ready chan<- struct{}) {
+	// Questions asked before the subscription is live wait for that
+	// first build rather than start one of their own.
+	s.ask.WillRun()
 	f := invalidation.NewFollower(invalidation.Purgers{s.cache, s.ask}, s.store.Version, s.log)
 	s.follower.Store(f)
 	live := make(chan struct{})

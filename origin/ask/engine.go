@@ -67,6 +67,12 @@ type Engine struct {
 	// store before their change applies them again before it is swapped in.
 	applied map[string]uint64
 
+	// willRun is set by WillRun; firstBuilt is closed once the first
+	// index is in (builtOnce closes it).
+	willRun    atomic.Bool
+	firstBuilt chan struct{}
+	builtOnce  sync.Once
+
 	// inflight counts requests being answered over HTTP.
 	inflight atomic.Int64
 	// resultHook, set by an Option, runs before each result event of a
@@ -95,7 +101,7 @@ func New(cfg Config, opts ...Option) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{cfg: cfg, log: cfg.Log, metrics: m, wake: make(chan struct{}, 1), named: make(chan struct{}, 1), pending: map[string]uint64{}, applied: map[string]uint64{}}
+	e := &Engine{cfg: cfg, log: cfg.Log, metrics: m, wake: make(chan struct{}, 1), named: make(chan struct{}, 1), firstBuilt: make(chan struct{}), pending: map[string]uint64{}, applied: map[string]uint64{}}
 	for _, o := range opts {
 		o(e)
 	}
@@ -163,10 +169,32 @@ func LoadCorpus(ctx context.Context, st *store.Store) (Corpus, error) {
 // errUnavailable is returned when there is no index and none can be built.
 var errUnavailable = apierror.New(http.StatusServiceUnavailable, "The search index is not available yet.", "Try again in a few seconds.")
 
-// Index returns the current index, building it first if there is none yet.
+// WillRun tells the engine that Run is about to build and maintain its
+// index (the origin calls it as it starts following content changes).
+// Until Run's first build is in, a question waits for it, up to the
+// answer's timeout, instead of building an index of its own: one built on
+// demand before the follower's first clear must be built again after it,
+// two whole builds at start, which at a million articles is two indexes
+// in memory and a minute of both cores (docs/scale.md).
+func (e *Engine) WillRun() { e.willRun.Store(true) }
+
+// Index returns the current index. Before the first one is in, it waits
+// for Run's (after WillRun) or builds it.
 func (e *Engine) Index(ctx context.Context) (*Index, error) {
 	if ix := e.idx.Load(); ix != nil {
 		return ix, nil
+	}
+	if e.willRun.Load() {
+		t := time.NewTimer(e.cfg.Timeout)
+		defer t.Stop()
+		select {
+		case <-e.firstBuilt:
+			return e.idx.Load(), nil
+		case <-t.C:
+			return nil, errUnavailable
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
 	// Requests that arrive together before the first build wait for one
 	// build, not one each.

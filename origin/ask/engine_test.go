@@ -136,6 +136,32 @@ func TestFirstBuildOnDemandCoversStart(t *testing.T) {
 	}
 }
 
+// TestWillRunWaitsForRunsBuild: after WillRun a question asked before
+// Run's first build waits for that build instead of building an index of
+// its own, and gets the 503 for an index not available yet when the build
+// does not come within the answer's timeout; once Run has built, it is
+// answered from that one build.
+func TestWillRunWaitsForRunsBuild(t *testing.T) {
+	st, _, a := published(t)
+	e := mustNew(t, Config{Store: st, SiteRoot: testSiteRoot, Log: quiet, Timeout: 200 * time.Millisecond})
+	builds := func() float64 { return testutil.ToFloat64(e.metrics.builds.WithLabelValues("ok")) }
+	e.WillRun()
+	e.Clear() // the follower's first resync
+	if _, err := e.Ask(context.Background(), Request{Query: "Zanzibar procurement"}); !errors.Is(err, errUnavailable) || builds() != 0 {
+		t.Fatalf("a question before Run: %v, %v builds; want the index unavailable and no build", err, builds())
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go e.Run(ctx)
+	eventually(t, "an answer from Run's build", func() bool {
+		ans, err := e.Ask(ctx, Request{Query: "Zanzibar procurement"})
+		return err == nil && len(ans.Results) > 0 && ans.Results[0].Slug == a.Slug
+	})
+	if n := builds(); n != 1 {
+		t.Fatalf("%v builds; want Run's one", n)
+	}
+}
+
 // TestRetractionBeforeRebuild: the worker takes a retracted article out of
 // the index it already has, without a rebuild (the base segment stays),
 // and a later rebuild does not bring it back.

@@ -243,6 +243,7 @@ func (e *Engine) Use(c Corpus) {
 	e.swapMu.Lock()
 	ix.seq = e.seq.Load()
 	e.idx.Store(ix)
+	e.builtOnce.Do(func() { close(e.firstBuilt) })
 	e.swapMu.Unlock()
 	e.metrics.built(ix, time.Since(start), nil)
 }
@@ -301,6 +302,7 @@ func (e *Engine) rebuildSince(ctx context.Context, signalled uint64) (*Index, er
 		ix = ix.with(changes)
 	}
 	e.idx.Store(ix)
+	e.builtOnce.Do(func() { close(e.firstBuilt) })
 	e.metrics.built(ix, time.Since(start), nil)
 	e.log.Debug("ask: index rebuilt", "articles", ix.Len(), "terms", ix.Terms(), "took", time.Since(start))
 	return ix, nil
