@@ -38,6 +38,8 @@ const minCompact = 10000
 type Cache[K string | []byte, V any] struct {
 	rc  *ristretto.Cache[K, *stored[V]]
 	gen atomic.Uint64
+	// purging counts the purges under way: no fill is stored meanwhile.
+	purging atomic.Int32
 
 	// mu orders Set, Purge, Clear and the pruning of the index. No
 	// ristretto callback is installed, so holding it across a ristretto
@@ -94,7 +96,7 @@ func (c *Cache[K, V]) Get(key K) (V, bool) {
 func (c *Cache[K, V]) Set(key K, v V, tags []string, cost int64, gen uint64) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.gen.Load() != gen {
+	if c.purging.Load() > 0 || c.gen.Load() != gen {
 		return false
 	}
 	// Indexed before ristretto has it: a purge that follows finds it.
@@ -143,12 +145,24 @@ func (c *Cache[K, V]) compact() {
 
 // Purge drops every entry tagged with one of tags, and refuses the fills
 // that started before (see Cache).
+//
+// The generation moves twice: before the entries are dropped, so that a
+// fill which read its data before the purge is refused, and again once
+// they are gone (deleted, and ristretto's buffer applied). A request that
+// read the generation in between may still have found one of those
+// entries and made another from it (an edge cache compresses a stored
+// body into a coding); its Set is refused while a purge runs and by the
+// second move after, so the copy cannot outlive the purge.
 func (c *Cache[K, V]) Purge(tags []string) {
+	c.purging.Add(1)
+	defer c.purging.Add(-1)
 	c.mu.Lock()
 	c.gen.Add(1)
 	keys := c.untag(tags)
 	c.mu.Unlock()
 	c.del(keys)
+	c.rc.Wait()
+	c.gen.Add(1)
 }
 
 // Drop drops every entry tagged with one of tags, but lets fills already

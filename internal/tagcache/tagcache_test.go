@@ -146,3 +146,36 @@ func TestIndexBounded(t *testing.T) {
 		t.Fatal("nothing stored: the test proves nothing")
 	}
 }
+
+// TestNothingMadeFromAPurgedEntrySurvives: a request that reads the
+// generation and then an entry, and stores a second entry made from it (as
+// the edge cache stores a coding made from a stored body), never leaves
+// that second entry behind a purge of the first's tags, however its steps
+// interleave with the purge's. Before the generation also moved after the
+// deletes, a request that read it between the purge's first move and its
+// deletes still found the old entry and stored the copy as new.
+func TestNothingMadeFromAPurgedEntrySurvives(t *testing.T) {
+	c := newCache[string](t, 1<<20)
+	tags := []string{"article:a"}
+	for round := range 2000 {
+		old := fmt.Sprintf("v%d", round)
+		c.Set("/a", old, tags, 1, c.Generation())
+		c.Wait()
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			for range 50 {
+				gen := c.Generation()
+				if v, ok := c.Get("/a"); ok && v == old {
+					c.Set("/a gzip", "gzip of "+v, tags, 1, gen)
+				}
+			}
+		})
+		c.Purge(tags)
+		wg.Wait()
+		c.Wait()
+		if v, ok := c.Get("/a gzip"); ok && v == "gzip of "+old {
+			t.Fatalf("round %d: %q, made from the purged entry, is still stored", round, v)
+		}
+		c.Purge(tags) // the next round starts clean
+	}
+}
