@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -48,7 +47,7 @@ func (s *Store) articleRaw(ctx context.Context, slug string) (*ArticleRecord, []
 		return nil, nil, fmt.Errorf("store: reading article %q: %w", slug, err)
 	}
 	var rec ArticleRecord
-	if err := json.Unmarshal(raw, &rec); err != nil {
+	if err := decodeRecord(raw, &rec); err != nil {
 		return nil, nil, fmt.Errorf("store: decoding article %q: %w", slug, err)
 	}
 	return &rec, raw, nil
@@ -308,6 +307,18 @@ var walkBudget = 20000
 // Articles returns one page of published articles matching f, newest first.
 // With a cursor the page starts right after it and offset is ignored.
 func (s *Store) Articles(ctx context.Context, f ArticleFilter, offset, limit int, after *Cursor) (*Page, error) {
+	return s.articles(ctx, f, offset, limit, after, decodeRecord)
+}
+
+// ArticleHeads is Articles without the bodies (Body is empty), for pages
+// that list articles without showing them: a body is most of a record's
+// bytes, and leaving it undecoded halves what a listing costs to read
+// (docs/scale.md).
+func (s *Store) ArticleHeads(ctx context.Context, f ArticleFilter, offset, limit int, after *Cursor) (*Page, error) {
+	return s.articles(ctx, f, offset, limit, after, decodeRecordHead)
+}
+
+func (s *Store) articles(ctx context.Context, f ArticleFilter, offset, limit int, after *Cursor, decode func([]byte, *ArticleRecord) error) (*Page, error) {
 	cs, cslug := "", ""
 	if after != nil {
 		cs, cslug = strconv.FormatInt(score(after.PublishedAt), 10), after.Slug
@@ -342,7 +353,7 @@ func (s *Store) Articles(ctx context.Context, f ArticleFilter, offset, limit int
 			continue
 		}
 		var rec ArticleRecord
-		if err := json.Unmarshal([]byte(str), &rec); err != nil {
+		if err := decode([]byte(str), &rec); err != nil {
 			return nil, fmt.Errorf("store: decoding %s: %w", keys[i], err)
 		}
 		if rec.Retracted() {

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 )
 
@@ -30,7 +29,7 @@ func (s *Store) ArticlesBySlug(ctx context.Context, slugs []string) ([]*ArticleR
 			continue // no such article
 		}
 		var rec ArticleRecord
-		if err := json.Unmarshal([]byte(str), &rec); err != nil {
+		if err := decodeRecord([]byte(str), &rec); err != nil {
 			return nil, fmt.Errorf("store: decoding article %q: %w", slugs[i], err)
 		}
 		out[i] = &rec

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime"
@@ -162,7 +161,7 @@ func (p *Publisher) prepareBatch(ctx context.Context, batch []*content.Article, 
 		}
 		raw := []byte(s)
 		cur := &ArticleRecord{}
-		if err := json.Unmarshal(raw, cur); err != nil {
+		if err := decodeRecord(raw, cur); err != nil {
 			return nil, fmt.Errorf("store: decoding article %q: %w", a.Slug, err)
 		}
 		c, kind, err := p.articleChange(a, cur, raw, doc)

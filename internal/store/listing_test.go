@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -122,4 +123,42 @@ func slugsOf(p *store.Page) []string {
 		out = append(out, a.Slug)
 	}
 	return out
+}
+
+func TestArticleHeadsAreArticlesWithoutBodies(t *testing.T) {
+	onBackends(t, func(t *testing.T, rdb redis.UniversalClient) {
+		p := newPublisher(rdb)
+		syncCorpus(t, p, contenttest.Corpus(40))
+		ctx := context.Background()
+		a := contenttest.Article(0)
+		for _, tc := range []struct {
+			desc string
+			f    store.ArticleFilter
+		}{
+			{desc: "unfiltered"},
+			{desc: "one filter", f: store.ArticleFilter{Section: "mandates"}},
+			{desc: "two filters", f: store.ArticleFilter{Section: a.Section, Country: a.Countries[0]}},
+		} {
+			full, err := p.Store.Articles(ctx, tc.f, 0, 10, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			heads, err := p.Store.ArticleHeads(ctx, tc.f, 0, 10, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(full.Articles) == 0 {
+				t.Fatalf("%s: empty page", tc.desc)
+			}
+			for _, rec := range full.Articles {
+				if rec.Body == "" {
+					t.Fatalf("%s: %s read without its body", tc.desc, rec.Slug)
+				}
+				rec.Body = ""
+			}
+			if !reflect.DeepEqual(heads, full) {
+				t.Errorf("%s: heads\n%+v\nwant the full page without bodies\n%+v", tc.desc, heads, full)
+			}
+		}
+	})
 }

@@ -3,7 +3,6 @@ package store
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -276,7 +275,7 @@ func (p *Publisher) backfillSitemaps(ctx context.Context) error {
 				continue
 			}
 			var rec ArticleRecord
-			if err := json.Unmarshal([]byte(str), &rec); err != nil {
+			if err := decodeRecord([]byte(str), &rec); err != nil {
 				return fmt.Errorf("store: decoding %s: %w", keys[i], err)
 			}
 			c.sitemapAdd(&rec.Article)

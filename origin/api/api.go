@@ -67,7 +67,7 @@ func (a *API) Articles(r *http.Request) (*respond.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	page, err := a.Store.Articles(r.Context(), q.Filter, q.Offset, q.Limit, q.Cursor)
+	page, err := a.Store.ArticleHeads(r.Context(), q.Filter, q.Offset, q.Limit, q.Cursor)
 	if err != nil {
 		return nil, err
 	}

@@ -53,7 +53,7 @@ func (s *Documents) AuthMarkdown(r *http.Request) (*respond.Response, error) {
 // LLMsTxt answers GET /llms.txt (llmstxt.org): the site for language
 // models, with the markdown twins of the 20 newest articles.
 func (s *Documents) LLMsTxt(r *http.Request) (*respond.Response, error) {
-	p, err := s.Store.Articles(r.Context(), store.ArticleFilter{}, 0, 20, nil)
+	p, err := s.Store.ArticleHeads(r.Context(), store.ArticleFilter{}, 0, 20, nil)
 	if err != nil {
 		return nil, err
 	}
