@@ -71,21 +71,11 @@ func (h *Handler) serveCoded(w http.ResponseWriter, r *http.Request, next caddyh
 	}
 	if eid != nil {
 		now := h.now()
-		switch d := decide(eid, reqCC, eid.age(now)); d.use {
-		case serveFresh:
-			encodedCounter.Inc()
-			h.writeEntry(w, r, h.encoded(eid, ae, r, gen), now, nil)
+		d := decide(eid, reqCC, eid.age(now))
+		if h.serveFromIdentity(w, r, next, ae, key, eid, coded, d, now, gen) {
 			return nil
-		case serveStale:
-			if coded == nil || eid.respTime.After(coded.respTime) {
-				encodedCounter.Inc()
-				if d.refresh {
-					h.refresh(r, next, string(key), eid, ae)
-				}
-				h.writeEntry(w, r, h.encoded(eid, ae, r, gen), now, nil)
-				return nil
-			}
-		default:
+		}
+		if d.use != serveStale {
 			fwd = d.fwd
 		}
 		stale = eid
@@ -100,6 +90,28 @@ func (h *Handler) serveCoded(w http.ResponseWriter, r *http.Request, next caddyh
 	return h.encoder.ServeHTTP(w, er, caddyhttp.HandlerFunc(func(ew http.ResponseWriter, _ *http.Request) error {
 		return h.fetch(ew, r, next, string(key), string(key[:primaryLen]), stale, fwd, reqCC, ae)
 	}))
+}
+
+// serveFromIdentity answers a request for coding ae with the coding made
+// from the identity entry eid (stored under idKey, d its decision for this
+// request) when eid can answer: fresh, or stale but newer than coded, the
+// coding's own entry (nil when there is none), which serving would answer
+// with a version the cache has already replaced. A stale eid within its
+// stale-while-revalidate window is refreshed in the background. It reports
+// whether it answered.
+func (h *Handler) serveFromIdentity(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, ae string, idKey []byte, eid, coded *entry, d decision, now time.Time, gen uint64) bool {
+	switch {
+	case d.use == serveFresh:
+	case d.use == serveStale && (coded == nil || eid.respTime.After(coded.respTime)):
+		if d.refresh {
+			h.refresh(r, next, string(idKey), eid, ae)
+		}
+	default:
+		return false
+	}
+	encodedCounter.Inc()
+	h.writeEntry(w, r, h.encoded(eid, ae, r, gen), now, nil)
+	return true
 }
 
 // encoded returns e in coding ae: e itself when it is in that coding,

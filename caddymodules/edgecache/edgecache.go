@@ -260,15 +260,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 				// version the cache has already replaced.
 				gen := h.shared.generation()
 				idKey, _, eid, _ := h.identityEntry(r)
-				if eid != nil && eid.respTime.After(e.respTime) {
-					if di := decide(eid, reqCC, eid.age(now)); di.use == serveFresh || di.use == serveStale {
-						if di.refresh {
-							h.refresh(r, next, string(idKey), eid, ae)
-						}
-						encodedCounter.Inc()
-						h.writeEntry(w, r, h.encoded(eid, ae, r, gen), now, nil)
-						return nil
-					}
+				if eid != nil && eid.respTime.After(e.respTime) &&
+					h.serveFromIdentity(w, r, next, ae, idKey, eid, e, decide(eid, reqCC, eid.age(now)), now, gen) {
+					return nil
 				}
 				refreshKey = string(idKey)
 				if eid != nil {
