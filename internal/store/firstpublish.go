@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"encoding/json"
 	"time"
 
@@ -17,29 +18,32 @@ import (
 const firstPublishBatch = 256
 
 // firstPublishScript publishes a run of articles that are not in the store
-// yet, as one atomic change (docs/decisions.md, archive scale): every
-// record, index entry, sitemap entry and event of the run, one content
-// version and one invalidation message. The change script does the same
-// per article; one call per run saves what each call and each command costs
-// Redis beyond the work itself (each index gets one ZADD of the run's
-// members, the records one MSET, each sitemap file one HSET), which was
-// most of a first publish's Redis time. The arguments are laid out so that
-// each command takes a range of them as they are (unpack), without Lua
-// building tables.
+// yet, as one atomic change (docs/decisions.md, archive scale) with the
+// MSETNX of their records that follows it in the same transaction
+// (firstPublish.queue): every record, index entry, sitemap entry and event
+// of the run, one content version and one invalidation message. The change
+// script does the same per article; one call per run saves what each call
+// and each command costs Redis beyond the work itself (each index gets one
+// ZADD of the run's members, each sitemap file one HSET), which was most
+// of a first publish's Redis time. The records do not pass through the
+// script: Redis makes every script argument a Lua string, hashing each of
+// its bytes, and the records are three quarters of a run's bytes. The
+// arguments are laid out so that each command takes a range of them as
+// they are (unpack), without Lua building tables.
 //
 // KEYS[1] is the version, KEYS[2] the events stream, KEYS[3] to
 // KEYS[n+2] the n articles' keys, then the index keys. ARGV[1] is the
 // invalidation channel, ARGV[2] the surrogate keys as a JSON array, ARGV[3]
 // the capacity of a sitemap file, ARGV[4] n, ARGV[5] the number of
-// indexes; then n pairs (article key, record), n pairs (slug, sitemap
-// entry), n events of four arguments (id, type, created_at, data), per
-// index its key, the number of its members m and m pairs (score, slug),
-// then the position of the counts key in KEYS, the number of counters and
-// as many pairs (counter, increment) (counts.go), then the number of week
-// counters and as many triples (position of its key in KEYS, week,
-// increment) (weeks.go). It
-// returns the new content version, or -1, writing nothing, when one of the
-// articles exists already.
+// indexes; then n pairs (slug, sitemap entry), n events of four arguments
+// (id, type, created_at, data), per index its key, the number of its
+// members m and m pairs (score, slug), then the position of the counts key
+// in KEYS, the number of counters and as many pairs (counter, increment)
+// (counts.go), then the number of week counters and as many triples
+// (position of its key in KEYS, week, increment) (weeks.go). It returns
+// the new content version, or -1, writing nothing, when one of the
+// articles exists already: the MSETNX after it then writes nothing either,
+// since it checks the same keys and nothing runs between the two.
 var firstPublishScript = redis.NewScript(`
 local smcap = tonumber(ARGV[3])
 local smtags = {}
@@ -47,8 +51,6 @@ local smtags = {}
 local n, g = tonumber(ARGV[4]), tonumber(ARGV[5])
 if redis.call('EXISTS', unpack(KEYS, 3, n + 2)) > 0 then return -1 end
 local i = 6
-redis.call('MSET', unpack(ARGV, i, i + 2 * n - 1))
-i = i + 2 * n
 smaddall(i, n)
 i = i + 2 * n
 local v = redis.call('INCR', KEYS[1])
@@ -77,10 +79,21 @@ redis.call('PUBLISH', ARGV[1], '{"version":' .. v .. ',"keys":' .. tags .. '}')
 return v
 `)
 
-// firstPublish is one call of firstPublishScript.
+// firstPublish is one call of firstPublishScript and the MSETNX of the
+// run's records.
 type firstPublish struct {
-	keys []string
-	args []any
+	keys    []string
+	args    []any
+	records []any // pairs (article key, record)
+}
+
+// queue adds the run's writes to tx, a transaction: the script, then the
+// records. The script goes by EVAL, not EVALSHA: a script missing from
+// Redis's cache (a restart, SCRIPT FLUSH) would fail inside the
+// transaction while the MSETNX after it stored the records with nothing
+// else. The body costs a few bytes an article.
+func (fp *firstPublish) queue(ctx context.Context, tx redis.Pipeliner) (*redis.Cmd, *redis.BoolCmd) {
+	return firstPublishScript.Eval(ctx, tx, fp.keys, fp.args...), tx.MSetNX(ctx, fp.records...)
 }
 
 // newFirstPublish renders the call that publishes articles (at most
@@ -109,10 +122,11 @@ func (p *Publisher) newFirstPublish(articles []*content.Article, docs [][]byte, 
 		}
 		ix.members = append(ix.members, sc, slug)
 	}
-	args := make([]any, 5, 5+8*n+14*n)
+	args := make([]any, 5, 5+6*n+14*n)
 	args[0], args[2], args[3] = invalidation.Channel, c.sitemapCap(), n
+	records := make([]any, 0, 2*n)
 	for i, a := range articles {
-		args = append(args, keyArticle(a.Slug), docs[i])
+		records = append(records, keyArticle(a.Slug), docs[i])
 	}
 	for _, a := range articles {
 		args = append(args, a.Slug, sitemapEntry(a))
@@ -155,7 +169,7 @@ func (p *Publisher) newFirstPublish(articles []*content.Article, docs [][]byte, 
 	}
 	tagJSON, _ := json.Marshal(list) // strings always encode
 	args[1], args[4] = tagJSON, len(indexes)
-	return &firstPublish{keys: c.keys, args: args}
+	return &firstPublish{keys: c.keys, args: args, records: records}
 }
 
 // tally returns the keys that of gives for articles, in the order first
