@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -102,8 +103,11 @@ func (fp *firstPublish) queue(ctx context.Context, tx redis.Pipeliner) (*redis.C
 func (p *Publisher) newFirstPublish(articles []*content.Article, docs [][]byte, evs []events.Event) *firstPublish {
 	c := p.newChange() // for its key positions and sitemap capacity
 	n := len(articles)
-	for _, a := range articles {
-		c.key(keyArticle(a.Slug))
+	records := make([]any, 0, 2*n)
+	for i, a := range articles {
+		k := keyArticle(a.Slug)
+		c.key(k)
+		records = append(records, k, docs[i])
 	}
 	tags := map[string]bool{}
 	type index struct {
@@ -111,23 +115,26 @@ func (p *Publisher) newFirstPublish(articles []*content.Article, docs [][]byte, 
 		members []any
 	}
 	var indexes []*index
-	byKey := map[string]*index{}
-	add := func(key string, sc int64, slug string) {
-		ix := byKey[key]
+	// The indexes by filter and value ("" for the index of all), so that
+	// an index's key is written once per run, not per article.
+	type indexOf struct{ filter, value string }
+	byFilter := map[indexOf]*index{}
+	add := func(filter, value string, sc, slug any) {
+		ix := byFilter[indexOf{filter, value}]
 		if ix == nil {
+			key := keyIndexAll
+			if filter != "" {
+				key = keyIndex(filter, value)
+			}
 			c.key(key)
 			ix = &index{key: key}
-			byKey[key] = ix
+			byFilter[indexOf{filter, value}] = ix
 			indexes = append(indexes, ix)
 		}
 		ix.members = append(ix.members, sc, slug)
 	}
 	args := make([]any, 5, 5+6*n+14*n)
 	args[0], args[2], args[3] = invalidation.Channel, c.sitemapCap(), n
-	records := make([]any, 0, 2*n)
-	for i, a := range articles {
-		records = append(records, keyArticle(a.Slug), docs[i])
-	}
 	for _, a := range articles {
 		args = append(args, a.Slug, sitemapEntry(a))
 	}
@@ -137,31 +144,29 @@ func (p *Publisher) newFirstPublish(articles []*content.Article, docs [][]byte, 
 		for _, t := range articleTags(a) {
 			tags[t] = true
 		}
-		sc := score(a.PublishedAt)
-		add(keyIndexAll, sc, a.Slug)
-		add(keyIndex("section", a.Section), sc, a.Slug)
+		// Boxed once for all the article's indexes.
+		var sc, slug any = score(a.PublishedAt), a.Slug
+		add("", "", sc, slug)
+		add("section", a.Section, sc, slug)
 		for _, au := range a.Audience {
-			add(keyIndex("audience", au), sc, a.Slug)
+			add("audience", au, sc, slug)
 		}
 		for _, cc := range a.Countries {
-			add(keyIndex("country", cc), sc, a.Slug)
+			add("country", cc, sc, slug)
 		}
 	}
 	for _, ix := range indexes {
 		args = append(args, ix.key, len(ix.members)/2)
 		args = append(args, ix.members...)
 	}
-	fields, counts := tally(articles, articleCounts)
+	fields, counts, weeks, weekCounts := tallyCounters(articles)
 	args = append(args, c.key(keyCounts), len(fields))
 	for _, f := range fields {
 		args = append(args, f, counts[f])
 	}
-	// A run is a few days of articles (a sync goes oldest first), so most
-	// of its articles share their weeks' counters.
-	wcs, weeks := tally(articles, articleWeeks)
-	args = append(args, len(wcs))
-	for _, wc := range wcs {
-		args = append(args, c.key(wc.key), wc.field, weeks[wc])
+	args = append(args, len(weeks))
+	for _, w := range weeks {
+		args = append(args, c.key(keyWeeks(w.week, w.filter)), strconv.FormatInt(w.week, 10), weekCounts[w])
 	}
 	list := make([]string, 0, len(tags))
 	for t := range tags {
@@ -172,19 +177,40 @@ func (p *Publisher) newFirstPublish(articles []*content.Article, docs [][]byte, 
 	return &firstPublish{keys: c.keys, args: args, records: records}
 }
 
-// tally returns the keys that of gives for articles, in the order first
-// given, and how many times each was given: the increments of a run's
-// counters.
-func tally[K comparable](articles []*content.Article, of func(*content.Article) []K) ([]K, map[K]int) {
-	counts := map[K]int{}
-	var order []K
+// filterWeek is a week counter (weeks.go) before its key is written out.
+type filterWeek struct {
+	week   int64
+	filter string
+}
+
+// tallyCounters returns the counters (counts.go) and the week counters
+// (weeks.go) that a run of articles moves, each in the order first met, and
+// by how much: the counters of articleCounts and the week counters of
+// articleWeeks, with each counter's name written once. A run is a few days of
+// articles (a sync goes oldest first), so most of its articles share their
+// weeks' counters, whose keys are only written once.
+func tallyCounters(articles []*content.Article) (fields []string, counts map[string]int, weeks []filterWeek, weekCounts map[filterWeek]int) {
+	counts, weekCounts = map[string]int{}, map[filterWeek]int{}
+	// The run's articles share a few filters: each field is written once.
+	field := map[ArticleFilter]string{}
 	for _, a := range articles {
-		for _, k := range of(a) {
-			if counts[k] == 0 {
-				order = append(order, k)
+		w := weekOf(a.PublishedAt)
+		eachCount(a, func(af ArticleFilter) {
+			f, ok := field[af]
+			if !ok {
+				f = countField(af)
+				field[af] = f
 			}
-			counts[k]++
-		}
+			if counts[f] == 0 {
+				fields = append(fields, f)
+			}
+			counts[f]++
+			fw := filterWeek{week: w, filter: f}
+			if weekCounts[fw] == 0 {
+				weeks = append(weeks, fw)
+			}
+			weekCounts[fw]++
+		})
 	}
-	return order, counts
+	return fields, counts, weeks, weekCounts
 }
