@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/invoicewire/invoicewire/internal/content"
+	"github.com/invoicewire/invoicewire/internal/redistest"
 	"github.com/invoicewire/invoicewire/internal/store"
 )
 
@@ -156,6 +158,25 @@ func TestSyncStatCache(t *testing.T) {
 	rec, err := store.New(rs.Client()).Article(context.Background(), a.Slug)
 	if err != nil || !strings.Contains(rec.Body, body[max(0, len(body)-40):]) {
 		t.Fatalf("the rewritten article was not published: %v", err)
+	}
+
+	// The same tree into a new store, the stat cache warm: no file is
+	// known by its stat (the store has no digest), every article is
+	// published.
+	fresh := redistest.New(t)
+	t.Setenv("IW_REDIS_URL", fresh.URL())
+	out := sync()
+	for _, w := range []string{"(0 files unchanged", "; 0 files known unchanged by their stat"} {
+		if !strings.Contains(out, w) {
+			t.Fatalf("sync into a new store: output %q does not contain %q", out, w)
+		}
+	}
+	c, err := content.Load(st.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := store.New(fresh.Client()).ArticleCount(context.Background()); err != nil || got != int64(len(c.Articles)) {
+		t.Fatalf("sync into a new store published %d articles (%v), want %d", got, err, len(c.Articles))
 	}
 }
 

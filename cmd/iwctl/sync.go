@@ -82,10 +82,12 @@ func syncDir(ctx context.Context, p *store.Publisher, dir string, w io.Writer) e
 	// A file whose stat is the one remembered keeps its digest unread; it
 	// is unchanged when that digest is the store's.
 	// With nothing remembered (a first sync) there is nothing to look up,
-	// and asking would cost every file a stat before it is read anyway.
+	// and asking would cost every file a stat before it is read anyway;
+	// nor when the store has no digest (a first publish into a new store
+	// from a tree synced before): a remembered digest can match none.
 	var byStat atomic.Int64
 	var known func(string, fs.FileInfo) bool
-	if !stats.empty() {
+	if !stats.empty() && len(stored) > 0 {
 		known = func(file string, info fs.FileInfo) bool {
 			d, ok := stats.lookup(file, info)
 			if ok && stored.Of(strings.TrimSuffix(path.Base(file), ".md")) == d {

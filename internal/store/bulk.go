@@ -53,11 +53,10 @@ func (p *Publisher) syncArticles(ctx context.Context, articles []*content.Articl
 	if len(articles) == 0 {
 		return nil
 	}
-	// The pipeline sends EVALSHA only, which cannot fall back to EVAL.
-	for _, s := range []*redis.Script{applyScript, firstPublishScript} {
-		if err := s.Load(ctx, p.Store.rdb).Err(); err != nil {
-			return fmt.Errorf("store: loading the change scripts: %w", err)
-		}
+	// The changes go by EVALSHA, which cannot fall back to EVAL in a
+	// pipeline (a run's first publish goes by EVAL: firstPublish.queue).
+	if err := applyScript.Load(ctx, p.Store.rdb).Err(); err != nil {
+		return fmt.Errorf("store: loading the change script: %w", err)
 	}
 	// A batch is encoded and read while the one before it executes: Redis
 	// runs the writes on one thread, and a first publish waited for each
@@ -83,14 +82,19 @@ func (p *Publisher) syncArticles(ctx context.Context, articles []*content.Articl
 }
 
 // batchCall is one write of a batch: one change of one article, or one
-// first publish of a run of them.
+// first publish of a run of them (with the MSETNX of its records, stored).
 type batchCall struct {
 	articles []*content.Article
 	kind     string
 	cmd      *redis.Cmd
+	stored   *redis.BoolCmd
 }
 
-// sentBatch is a batch's writes, queued in order in one pipeline.
+// sentBatch is a batch's writes, queued in order in one transaction: a
+// run's script and the MSETNX of its records must run with nothing
+// between them (firstPublishScript), which a transaction guarantees on
+// Redis Cluster too, since every key carries the {content} hash tag. The
+// batch is therefore applied as a whole, as each change in it was.
 type sentBatch struct {
 	pipe  redis.Pipeliner
 	calls []*batchCall
@@ -147,11 +151,12 @@ func (p *Publisher) prepareBatch(ctx context.Context, batch []*content.Article, 
 	}); err != nil {
 		return nil, err
 	}
-	b := &sentBatch{pipe: p.Store.rdb.Pipeline()}
+	b := &sentBatch{pipe: p.Store.rdb.TxPipeline()}
 	for _, sp := range spans {
 		if sp.fp != nil {
+			cmd, stored := sp.fp.queue(ctx, b.pipe)
 			b.calls = append(b.calls, &batchCall{articles: batch[sp.lo:sp.hi], kind: events.ArticlePublished,
-				cmd: firstPublishScript.EvalSha(ctx, b.pipe, sp.fp.keys, sp.fp.args...)})
+				cmd: cmd, stored: stored})
 			continue
 		}
 		a, doc := batch[sp.lo], docs[sp.lo]
@@ -231,6 +236,15 @@ func (b *sentBatch) finish(ctx context.Context, p *Publisher, step func(slug str
 		v, err := c.cmd.Int64()
 		if err == nil && v < 0 {
 			err = ErrConflict
+		}
+		if c.stored != nil && (err == nil || errors.Is(err, ErrConflict)) {
+			// The MSETNX stores the records exactly when the script
+			// found none of them (firstPublishScript).
+			if stored, serr := c.stored.Result(); serr != nil {
+				err = serr
+			} else if stored != (err == nil) {
+				err = fmt.Errorf("store: the records of %d new articles were stored=%v, their run's change %v", len(c.articles), stored, err)
+			}
 		}
 		if errors.Is(err, ErrConflict) || isNoScript(err) {
 			for _, a := range c.articles {

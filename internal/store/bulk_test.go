@@ -234,3 +234,51 @@ func testSyncWithWrongNewGuess(t *testing.T, rdb redis.UniversalClient) {
 		t.Errorf("syncing the same articles again changed %q (%v), want nothing", changed, err)
 	}
 }
+
+func TestFirstPublishSeenWhole(t *testing.T) { onBackends(t, testFirstPublishSeenWhole) }
+
+// testFirstPublishSeenWhole watches a first publish from another
+// connection: however often it looks, it must see as many records as
+// index entries and events. A run's records are stored by an MSETNX after
+// its script (firstPublishScript); were the two not in one transaction,
+// a reader between them would see articles listed without their records.
+func testFirstPublishSeenWhole(t *testing.T, rdb redis.UniversalClient) {
+	p := newPublisher(rdb)
+	ctx := context.Background()
+	c := contenttest.Corpus(1300) // three batches, several runs each
+	keys := []string{"iw:{content}:idx:all", events.Stream}
+	for _, a := range c.Articles {
+		keys = append(keys, "iw:{content}:article:"+a.Slug)
+	}
+	look := redis.NewScript(`
+local records = redis.call('EXISTS', unpack(KEYS, 3))
+return {records, redis.call('ZCARD', KEYS[1]), redis.call('XLEN', KEYS[2])}`)
+	done := make(chan error, 1)
+	go func() { done <- p.SyncCorpus(ctx, c, nil) }()
+	looks, partial := 0, 0
+	for finished := false; !finished; {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			finished = true
+		default:
+		}
+		seen, err := look.Run(ctx, rdb, keys).Int64Slice()
+		if err != nil {
+			t.Fatal(err)
+		}
+		looks++
+		if seen[0] > 0 && seen[0] < int64(len(c.Articles)) {
+			partial++
+		}
+		if seen[0] != seen[1] || seen[0] != seen[2] {
+			t.Fatalf("look %d saw %d records, %d listed, %d events", looks, seen[0], seen[1], seen[2])
+		}
+	}
+	if seen, _ := look.Run(ctx, rdb, keys).Int64Slice(); len(seen) == 0 || seen[0] != int64(len(c.Articles)) {
+		t.Errorf("after the sync: %v records, want %d", seen, len(c.Articles))
+	}
+	t.Logf("%d looks, %d during the publish", looks, partial)
+}

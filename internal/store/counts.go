@@ -41,19 +41,25 @@ func countField(f ArticleFilter) string {
 // articleCounts are the counters an article listed in the indexes counts
 // in: every filter on two or three of its values.
 func articleCounts(a *content.Article) []string {
-	audiences, countries := unique(a.Audience), unique(a.Countries)
 	var out []string
+	eachCount(a, func(f ArticleFilter) { out = append(out, countField(f)) })
+	return out
+}
+
+// eachCount calls counter with the filter of each of articleCounts, in
+// its order.
+func eachCount(a *content.Article, counter func(ArticleFilter)) {
+	audiences, countries := unique(a.Audience), unique(a.Countries)
 	for _, au := range audiences {
-		out = append(out, countField(ArticleFilter{Section: a.Section, Audience: au}))
+		counter(ArticleFilter{Section: a.Section, Audience: au})
 		for _, cc := range countries {
-			out = append(out, countField(ArticleFilter{Audience: au, Country: cc}),
-				countField(ArticleFilter{Section: a.Section, Audience: au, Country: cc}))
+			counter(ArticleFilter{Audience: au, Country: cc})
+			counter(ArticleFilter{Section: a.Section, Audience: au, Country: cc})
 		}
 	}
 	for _, cc := range countries {
-		out = append(out, countField(ArticleFilter{Section: a.Section, Country: cc}))
+		counter(ArticleFilter{Section: a.Section, Country: cc})
 	}
-	return out
 }
 
 func unique(list []string) []string {

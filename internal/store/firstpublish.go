@@ -1,7 +1,9 @@
 package store
 
 import (
+	"context"
 	"encoding/json"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -17,29 +19,32 @@ import (
 const firstPublishBatch = 256
 
 // firstPublishScript publishes a run of articles that are not in the store
-// yet, as one atomic change (docs/decisions.md, archive scale): every
-// record, index entry, sitemap entry and event of the run, one content
-// version and one invalidation message. The change script does the same
-// per article; one call per run saves what each call and each command costs
-// Redis beyond the work itself (each index gets one ZADD of the run's
-// members, the records one MSET, each sitemap file one HSET), which was
-// most of a first publish's Redis time. The arguments are laid out so that
-// each command takes a range of them as they are (unpack), without Lua
-// building tables.
+// yet, as one atomic change (docs/decisions.md, archive scale) with the
+// MSETNX of their records that follows it in the same transaction
+// (firstPublish.queue): every record, index entry, sitemap entry and event
+// of the run, one content version and one invalidation message. The change
+// script does the same per article; one call per run saves what each call
+// and each command costs Redis beyond the work itself (each index gets one
+// ZADD of the run's members, each sitemap file one HSET), which was most
+// of a first publish's Redis time. The records do not pass through the
+// script: Redis makes every script argument a Lua string, hashing each of
+// its bytes, and the records are three quarters of a run's bytes. The
+// arguments are laid out so that each command takes a range of them as
+// they are (unpack), without Lua building tables.
 //
 // KEYS[1] is the version, KEYS[2] the events stream, KEYS[3] to
 // KEYS[n+2] the n articles' keys, then the index keys. ARGV[1] is the
 // invalidation channel, ARGV[2] the surrogate keys as a JSON array, ARGV[3]
 // the capacity of a sitemap file, ARGV[4] n, ARGV[5] the number of
-// indexes; then n pairs (article key, record), n pairs (slug, sitemap
-// entry), n events of four arguments (id, type, created_at, data), per
-// index its key, the number of its members m and m pairs (score, slug),
-// then the position of the counts key in KEYS, the number of counters and
-// as many pairs (counter, increment) (counts.go), then the number of week
-// counters and as many triples (position of its key in KEYS, week,
-// increment) (weeks.go). It
-// returns the new content version, or -1, writing nothing, when one of the
-// articles exists already.
+// indexes; then n pairs (slug, sitemap entry), n events of four arguments
+// (id, type, created_at, data), per index its key, the number of its
+// members m and m pairs (score, slug), then the position of the counts key
+// in KEYS, the number of counters and as many pairs (counter, increment)
+// (counts.go), then the number of week counters and as many triples
+// (position of its key in KEYS, week, increment) (weeks.go). It returns
+// the new content version, or -1, writing nothing, when one of the
+// articles exists already: the MSETNX after it then writes nothing either,
+// since it checks the same keys and nothing runs between the two.
 var firstPublishScript = redis.NewScript(`
 local smcap = tonumber(ARGV[3])
 local smtags = {}
@@ -47,8 +52,6 @@ local smtags = {}
 local n, g = tonumber(ARGV[4]), tonumber(ARGV[5])
 if redis.call('EXISTS', unpack(KEYS, 3, n + 2)) > 0 then return -1 end
 local i = 6
-redis.call('MSET', unpack(ARGV, i, i + 2 * n - 1))
-i = i + 2 * n
 smaddall(i, n)
 i = i + 2 * n
 local v = redis.call('INCR', KEYS[1])
@@ -77,10 +80,21 @@ redis.call('PUBLISH', ARGV[1], '{"version":' .. v .. ',"keys":' .. tags .. '}')
 return v
 `)
 
-// firstPublish is one call of firstPublishScript.
+// firstPublish is one call of firstPublishScript and the MSETNX of the
+// run's records.
 type firstPublish struct {
-	keys []string
-	args []any
+	keys    []string
+	args    []any
+	records []any // pairs (article key, record)
+}
+
+// queue adds the run's writes to tx, a transaction: the script, then the
+// records. The script goes by EVAL, not EVALSHA: a script missing from
+// Redis's cache (a restart, SCRIPT FLUSH) would fail inside the
+// transaction while the MSETNX after it stored the records with nothing
+// else. The body costs a few bytes an article.
+func (fp *firstPublish) queue(ctx context.Context, tx redis.Pipeliner) (*redis.Cmd, *redis.BoolCmd) {
+	return firstPublishScript.Eval(ctx, tx, fp.keys, fp.args...), tx.MSetNX(ctx, fp.records...)
 }
 
 // newFirstPublish renders the call that publishes articles (at most
@@ -89,8 +103,11 @@ type firstPublish struct {
 func (p *Publisher) newFirstPublish(articles []*content.Article, docs [][]byte, evs []events.Event) *firstPublish {
 	c := p.newChange() // for its key positions and sitemap capacity
 	n := len(articles)
-	for _, a := range articles {
-		c.key(keyArticle(a.Slug))
+	records := make([]any, 0, 2*n)
+	for i, a := range articles {
+		k := keyArticle(a.Slug)
+		c.key(k)
+		records = append(records, k, docs[i])
 	}
 	tags := map[string]bool{}
 	type index struct {
@@ -98,22 +115,26 @@ func (p *Publisher) newFirstPublish(articles []*content.Article, docs [][]byte, 
 		members []any
 	}
 	var indexes []*index
-	byKey := map[string]*index{}
-	add := func(key string, sc int64, slug string) {
-		ix := byKey[key]
+	// The indexes by filter and value ("" for the index of all), so that
+	// an index's key is written once per run, not per article.
+	type indexOf struct{ filter, value string }
+	byFilter := map[indexOf]*index{}
+	add := func(filter, value string, sc, slug any) {
+		ix := byFilter[indexOf{filter, value}]
 		if ix == nil {
+			key := keyIndexAll
+			if filter != "" {
+				key = keyIndex(filter, value)
+			}
 			c.key(key)
 			ix = &index{key: key}
-			byKey[key] = ix
+			byFilter[indexOf{filter, value}] = ix
 			indexes = append(indexes, ix)
 		}
 		ix.members = append(ix.members, sc, slug)
 	}
-	args := make([]any, 5, 5+8*n+14*n)
+	args := make([]any, 5, 5+6*n+14*n)
 	args[0], args[2], args[3] = invalidation.Channel, c.sitemapCap(), n
-	for i, a := range articles {
-		args = append(args, keyArticle(a.Slug), docs[i])
-	}
 	for _, a := range articles {
 		args = append(args, a.Slug, sitemapEntry(a))
 	}
@@ -123,31 +144,29 @@ func (p *Publisher) newFirstPublish(articles []*content.Article, docs [][]byte, 
 		for _, t := range articleTags(a) {
 			tags[t] = true
 		}
-		sc := score(a.PublishedAt)
-		add(keyIndexAll, sc, a.Slug)
-		add(keyIndex("section", a.Section), sc, a.Slug)
+		// Boxed once for all the article's indexes.
+		var sc, slug any = score(a.PublishedAt), a.Slug
+		add("", "", sc, slug)
+		add("section", a.Section, sc, slug)
 		for _, au := range a.Audience {
-			add(keyIndex("audience", au), sc, a.Slug)
+			add("audience", au, sc, slug)
 		}
 		for _, cc := range a.Countries {
-			add(keyIndex("country", cc), sc, a.Slug)
+			add("country", cc, sc, slug)
 		}
 	}
 	for _, ix := range indexes {
 		args = append(args, ix.key, len(ix.members)/2)
 		args = append(args, ix.members...)
 	}
-	fields, counts := tally(articles, articleCounts)
+	fields, counts, weeks, weekCounts := tallyCounters(articles)
 	args = append(args, c.key(keyCounts), len(fields))
 	for _, f := range fields {
 		args = append(args, f, counts[f])
 	}
-	// A run is a few days of articles (a sync goes oldest first), so most
-	// of its articles share their weeks' counters.
-	wcs, weeks := tally(articles, articleWeeks)
-	args = append(args, len(wcs))
-	for _, wc := range wcs {
-		args = append(args, c.key(wc.key), wc.field, weeks[wc])
+	args = append(args, len(weeks))
+	for _, w := range weeks {
+		args = append(args, c.key(keyWeeks(w.week, w.filter)), strconv.FormatInt(w.week, 10), weekCounts[w])
 	}
 	list := make([]string, 0, len(tags))
 	for t := range tags {
@@ -155,22 +174,43 @@ func (p *Publisher) newFirstPublish(articles []*content.Article, docs [][]byte, 
 	}
 	tagJSON, _ := json.Marshal(list) // strings always encode
 	args[1], args[4] = tagJSON, len(indexes)
-	return &firstPublish{keys: c.keys, args: args}
+	return &firstPublish{keys: c.keys, args: args, records: records}
 }
 
-// tally returns the keys that of gives for articles, in the order first
-// given, and how many times each was given: the increments of a run's
-// counters.
-func tally[K comparable](articles []*content.Article, of func(*content.Article) []K) ([]K, map[K]int) {
-	counts := map[K]int{}
-	var order []K
+// filterWeek is a week counter (weeks.go) before its key is written out.
+type filterWeek struct {
+	week   int64
+	filter string
+}
+
+// tallyCounters returns the counters (counts.go) and the week counters
+// (weeks.go) that a run of articles moves, each in the order first met, and
+// by how much: the counters of articleCounts and the week counters of
+// articleWeeks, with each counter's name written once. A run is a few days of
+// articles (a sync goes oldest first), so most of its articles share their
+// weeks' counters, whose keys are only written once.
+func tallyCounters(articles []*content.Article) (fields []string, counts map[string]int, weeks []filterWeek, weekCounts map[filterWeek]int) {
+	counts, weekCounts = map[string]int{}, map[filterWeek]int{}
+	// The run's articles share a few filters: each field is written once.
+	field := map[ArticleFilter]string{}
 	for _, a := range articles {
-		for _, k := range of(a) {
-			if counts[k] == 0 {
-				order = append(order, k)
+		w := weekOf(a.PublishedAt)
+		eachCount(a, func(af ArticleFilter) {
+			f, ok := field[af]
+			if !ok {
+				f = countField(af)
+				field[af] = f
 			}
-			counts[k]++
-		}
+			if counts[f] == 0 {
+				fields = append(fields, f)
+			}
+			counts[f]++
+			fw := filterWeek{week: w, filter: f}
+			if weekCounts[fw] == 0 {
+				weeks = append(weeks, fw)
+			}
+			weekCounts[fw]++
+		})
 	}
-	return order, counts
+	return fields, counts, weeks, weekCounts
 }
