@@ -2,6 +2,7 @@ package ask
 
 import (
 	"context"
+	"hash/maphash"
 	"math"
 	"runtime"
 	"slices"
@@ -33,7 +34,7 @@ type share struct {
 	touched  []int32
 	// words are the words as written seen so far; last is the one
 	// normalize resolved last, which scanWordsWith passes on next.
-	words map[string]*wordInfo
+	words wordTable
 	last  *wordInfo
 	// fields are the current article's terms by field, as local ids.
 	fields [numFields][]int32
@@ -65,7 +66,7 @@ func newShare(entities *entityMatcher, guess int) *share {
 	return &share{
 		st: newStemmer(), entities: entities,
 		surface: make(map[string]int32, guess), ids: make(map[string]int32, guess),
-		words: make(map[string]*wordInfo, guess),
+		words: newWordTable(),
 	}
 }
 
@@ -83,8 +84,13 @@ func (sh *share) id(t string) int32 {
 // normalize is normalize with the words as written remembered (see
 // scanWordsWith). The key is copied: a substring would keep the whole
 // article's text in memory.
+//
+// A word already known costs one probe of the share's word table: this
+// lookup runs for every word of the archive, and a Go map's was a quarter
+// of the build's CPU (docs/scale.md, ask index build).
 func (sh *share) normalize(raw string) string {
-	if wi, ok := sh.words[raw]; ok {
+	h := sh.words.hash(raw)
+	if wi := sh.words.find(h, raw); wi != nil {
 		sh.last = wi
 		return wi.norm
 	}
@@ -92,11 +98,79 @@ func (sh *share) normalize(raw string) string {
 	_, alias := sh.entities.byFirst[wi.norm]
 	code := len(raw) <= 3 && sh.entities.codes[raw] != ""
 	wi.names = alias || code
-	if len(sh.words) < maxWords {
-		sh.words[strings.Clone(raw)] = wi
+	if sh.words.n < maxWords {
+		key := strings.Clone(raw)
+		if wi.norm == raw {
+			// The common case, where normalize returns raw itself: the
+			// copy serves as both, so that neither keeps the article's
+			// text in memory through the vocabulary.
+			wi.norm = key
+		}
+		sh.words.insert(h, key, wi)
 	}
 	sh.last = wi
 	return wi.norm
+}
+
+// wordTable is a hash table of the words as written a share has seen, with
+// open addressing and linear probing, kept at most half full. It does for
+// the build what a map[string]*wordInfo did, for less: the hash is computed
+// once per word and a probe mostly compares a stored hash, not the strings.
+type wordTable struct {
+	seed  maphash.Seed
+	slots []wordSlot
+	n     int
+}
+
+// wordSlot is one slot of a wordTable; info is nil in an empty one.
+type wordSlot struct {
+	hash uint64
+	key  string
+	info *wordInfo
+}
+
+func newWordTable() wordTable {
+	return wordTable{seed: maphash.MakeSeed(), slots: make([]wordSlot, 1<<12)}
+}
+
+func (t *wordTable) hash(w string) uint64 { return maphash.String(t.seed, w) }
+
+// find returns the wordInfo of w, whose hash is h, or nil.
+func (t *wordTable) find(h uint64, w string) *wordInfo {
+	mask := uint64(len(t.slots) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		s := &t.slots[i]
+		if s.info == nil {
+			return nil
+		}
+		if s.hash == h && s.key == w {
+			return s.info
+		}
+	}
+}
+
+// insert adds w, whose hash is h and which find does not hold.
+func (t *wordTable) insert(h uint64, w string, wi *wordInfo) {
+	if 2*(t.n+1) > len(t.slots) {
+		old := t.slots
+		t.slots = make([]wordSlot, 2*len(old))
+		for _, s := range old {
+			if s.info != nil {
+				t.put(s)
+			}
+		}
+	}
+	t.put(wordSlot{hash: h, key: w, info: wi})
+	t.n++
+}
+
+func (t *wordTable) put(s wordSlot) {
+	mask := uint64(len(t.slots) - 1)
+	i := s.hash & mask
+	for t.slots[i].info != nil {
+		i = (i + 1) & mask
+	}
+	t.slots[i] = s
 }
 
 // termID returns the local term id of a normalised word, -1 for a word
