@@ -38,8 +38,11 @@ type share struct {
 	last  *wordInfo
 	// fields are the current article's terms by field, as local ids.
 	fields [numFields][]int32
-	// seq and raw collect a sentence's words for entity matching.
+	// seq and raw collect a sentence's words for entity matching, and
+	// starts the positions in them of words that can start an alias or
+	// are a code (wordInfo.starts).
 	seq, raw []string
+	starts   []int
 	// lo and hi delimit the share's articles.
 	lo, hi int
 }
@@ -56,6 +59,9 @@ type wordInfo struct {
 	// sentence with such a word is matched against the names. Once every
 	// term it could name has an id, matching could add nothing.
 	names bool
+	// starts is true for a word that can start the name of a country or
+	// specification, or is a code: entity matching looks only there.
+	starts bool
 }
 
 // maxWords bounds the words as written a share remembers: an archive of
@@ -66,7 +72,7 @@ func newShare(entities *entityMatcher, guess int) *share {
 	return &share{
 		st: newStemmer(), entities: entities,
 		surface: make(map[string]int32, guess), ids: make(map[string]int32, guess),
-		words: newWordTable(),
+		words: newWordTable(), starts: make([]int, 0, 64),
 	}
 }
 
@@ -96,8 +102,9 @@ func (sh *share) normalize(raw string) string {
 	}
 	wi := &wordInfo{norm: normalize(raw)}
 	_, alias := sh.entities.byFirst[wi.norm]
-	code := len(raw) <= 3 && sh.entities.codes[raw] != ""
-	wi.names = alias || code
+	t, isCode := sh.entities.codes[raw]
+	wi.names = alias || (len(raw) <= 3 && t != "")
+	wi.starts = alias || isCode
 	if sh.words.n < maxWords {
 		key := strings.Clone(raw)
 		if wi.norm == raw {
@@ -211,7 +218,7 @@ func (sh *share) unnamed(wi *wordInfo, raw string) bool {
 // one must find it in the vocabulary. The ids are all the index keeps of
 // them, so text whose names all have ids already is not matched.
 func (sh *share) text(dst []int32, text string, words bool) []int32 {
-	sh.seq, sh.raw = sh.seq[:0], sh.raw[:0]
+	sh.seq, sh.raw, sh.starts = sh.seq[:0], sh.raw[:0], sh.starts[:0]
 	named := false
 	scanWordsWith(text, sh.normalize, func(w word) {
 		var id int32
@@ -224,6 +231,9 @@ func (sh *share) text(dst []int32, text string, words bool) []int32 {
 			}
 			id = wi.id
 			if words {
+				if wi.starts {
+					sh.starts = append(sh.starts, len(sh.seq))
+				}
 				sh.seq, sh.raw = append(sh.seq, w.norm), append(sh.raw, w.raw)
 				if wi.names && !named && sh.unnamed(wi, w.raw) {
 					named = true
@@ -235,7 +245,7 @@ func (sh *share) text(dst []int32, text string, words bool) []int32 {
 		}
 	})
 	if named {
-		for _, t := range sh.entities.match(sh.seq, sh.raw) {
+		for _, t := range sh.entities.matchAt(sh.seq, sh.raw, sh.starts) {
 			sh.id(t)
 		}
 	}
