@@ -122,7 +122,7 @@ func (sh *share) normalize(raw string) string {
 // wordTable is a hash table of the words as written a share has seen, with
 // open addressing and linear probing, kept at most half full. It does for
 // the build what a map[string]*wordInfo did, for less: the hash is computed
-// once per word and a probe mostly compares a stored hash, not the strings.
+// once per word, and the table stays as small as the words it holds.
 type wordTable struct {
 	seed  maphash.Seed
 	slots []wordSlot
@@ -131,7 +131,6 @@ type wordTable struct {
 
 // wordSlot is one slot of a wordTable; info is nil in an empty one.
 type wordSlot struct {
-	hash uint64
 	key  string
 	info *wordInfo
 }
@@ -150,7 +149,7 @@ func (t *wordTable) find(h uint64, w string) *wordInfo {
 		if s.info == nil {
 			return nil
 		}
-		if s.hash == h && s.key == w {
+		if s.key == w {
 			return s.info
 		}
 	}
@@ -163,17 +162,17 @@ func (t *wordTable) insert(h uint64, w string, wi *wordInfo) {
 		t.slots = make([]wordSlot, 2*len(old))
 		for _, s := range old {
 			if s.info != nil {
-				t.put(s)
+				t.put(t.hash(s.key), s)
 			}
 		}
 	}
-	t.put(wordSlot{hash: h, key: w, info: wi})
+	t.put(h, wordSlot{key: w, info: wi})
 	t.n++
 }
 
-func (t *wordTable) put(s wordSlot) {
+func (t *wordTable) put(h uint64, s wordSlot) {
 	mask := uint64(len(t.slots) - 1)
-	i := s.hash & mask
+	i := h & mask
 	for t.slots[i].info != nil {
 		i = (i + 1) & mask
 	}
