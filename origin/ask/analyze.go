@@ -57,6 +57,10 @@ func scanWordsWith(text string, norm func(raw string) string, fn func(w word)) {
 	n := len(text)
 	i := 0
 	for i < n {
+		if c := text[i]; c < utf8.RuneSelf && !asciiWord[c] {
+			i++
+			continue
+		}
 		r, size := utf8.DecodeRuneInString(text[i:])
 		if !isWordRune(r) {
 			i += size
@@ -102,6 +106,13 @@ func wordEnd(text string, i int) int {
 	n := len(text)
 	var prev rune
 	for i < n {
+		// Letters and digits in ASCII, most of an archive's text, are
+		// skipped without decoding.
+		if c := text[i]; c < utf8.RuneSelf && asciiWord[c] {
+			prev = rune(c)
+			i++
+			continue
+		}
 		r, size := utf8.DecodeRuneInString(text[i:])
 		if isWordRune(r) {
 			prev = r
@@ -125,6 +136,15 @@ func wordEnd(text string, i int) int {
 	}
 	return i
 }
+
+// asciiWord tells the ASCII letters and digits, the bytes isWordRune
+// accepts below utf8.RuneSelf.
+var asciiWord = func() (t [utf8.RuneSelf]bool) {
+	for c := range utf8.RuneSelf {
+		t[c] = isWordRune(rune(c))
+	}
+	return t
+}()
 
 func isWordRune(r rune) bool {
 	if r < utf8.RuneSelf {

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"runtime"
+	rtmetrics "runtime/metrics"
 	"slices"
 	"strconv"
 	"strings"
@@ -273,6 +274,7 @@ func BenchmarkArchiveScale(b *testing.B) {
 		runtime.GC()
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
+		peak := sampleHeapPeak()
 		start := time.Now()
 		cpu = cpuTime()
 		ix, err := buildPaged(ctx, Corpus{Countries: base.Countries, Specs: base.Specs}, n, read, testSiteRoot, memory)
@@ -280,6 +282,7 @@ func BenchmarkArchiveScale(b *testing.B) {
 			b.Fatal(err)
 		}
 		took, cpuTook := time.Since(start), cpuTime()-cpu
+		b.ReportMetric(float64(peak()-before.HeapAlloc)/(1<<20), "build-peak-heap-MiB")
 		runtime.ReadMemStats(&after)
 		allocated := after.TotalAlloc - before.TotalAlloc
 		runtime.GC()
@@ -384,6 +387,39 @@ func BenchmarkArchiveScale(b *testing.B) {
 		runtime.KeepAlive(ix)
 	}
 	b.ReportMetric(loadAverage(), "load-end")
+}
+
+// sampleHeapPeak samples the heap's live and not yet collected objects
+// (runtime/metrics, which does not stop the world) every 10 ms until the
+// returned function is called, which returns the largest value seen: the
+// peak heap of what ran meanwhile, above what was live before.
+func sampleHeapPeak() func() uint64 {
+	sample := []rtmetrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	var peak uint64
+	read := func() {
+		rtmetrics.Read(sample)
+		peak = max(peak, sample[0].Value.Uint64())
+	}
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(10 * time.Millisecond)
+		defer t.Stop()
+		for {
+			read()
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() uint64 {
+		close(done)
+		<-stopped
+		read()
+		return peak
+	}
 }
 
 // appendAnswer appends ans to buf as a line of JSON without its _meta

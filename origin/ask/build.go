@@ -2,6 +2,7 @@ package ask
 
 import (
 	"context"
+	"hash/maphash"
 	"math"
 	"runtime"
 	"slices"
@@ -33,12 +34,15 @@ type share struct {
 	touched  []int32
 	// words are the words as written seen so far; last is the one
 	// normalize resolved last, which scanWordsWith passes on next.
-	words map[string]*wordInfo
+	words wordTable
 	last  *wordInfo
 	// fields are the current article's terms by field, as local ids.
 	fields [numFields][]int32
-	// seq and raw collect a sentence's words for entity matching.
+	// seq and raw collect a sentence's words for entity matching, and
+	// starts the positions in them of words that can start an alias or
+	// are a code (wordInfo.starts).
 	seq, raw []string
+	starts   []int
 	// lo and hi delimit the share's articles.
 	lo, hi int
 }
@@ -55,6 +59,9 @@ type wordInfo struct {
 	// sentence with such a word is matched against the names. Once every
 	// term it could name has an id, matching could add nothing.
 	names bool
+	// starts is true for a word that can start the name of a country or
+	// specification, or is a code: entity matching looks only there.
+	starts bool
 }
 
 // maxWords bounds the words as written a share remembers: an archive of
@@ -65,7 +72,7 @@ func newShare(entities *entityMatcher, guess int) *share {
 	return &share{
 		st: newStemmer(), entities: entities,
 		surface: make(map[string]int32, guess), ids: make(map[string]int32, guess),
-		words: make(map[string]*wordInfo, guess),
+		words: newWordTable(), starts: make([]int, 0, 64),
 	}
 }
 
@@ -83,20 +90,93 @@ func (sh *share) id(t string) int32 {
 // normalize is normalize with the words as written remembered (see
 // scanWordsWith). The key is copied: a substring would keep the whole
 // article's text in memory.
+//
+// A word already known costs one probe of the share's word table: this
+// lookup runs for every word of the archive, and a Go map's was a quarter
+// of the build's CPU (docs/scale.md, ask index build).
 func (sh *share) normalize(raw string) string {
-	if wi, ok := sh.words[raw]; ok {
+	h := sh.words.hash(raw)
+	if wi := sh.words.find(h, raw); wi != nil {
 		sh.last = wi
 		return wi.norm
 	}
 	wi := &wordInfo{norm: normalize(raw)}
 	_, alias := sh.entities.byFirst[wi.norm]
-	code := len(raw) <= 3 && sh.entities.codes[raw] != ""
-	wi.names = alias || code
-	if len(sh.words) < maxWords {
-		sh.words[strings.Clone(raw)] = wi
+	t, isCode := sh.entities.codes[raw]
+	wi.names = alias || (len(raw) <= 3 && t != "")
+	wi.starts = alias || isCode
+	if sh.words.n < maxWords {
+		key := strings.Clone(raw)
+		if wi.norm == raw {
+			// The common case, where normalize returns raw itself: the
+			// copy serves as both, so that neither keeps the article's
+			// text in memory through the vocabulary.
+			wi.norm = key
+		}
+		sh.words.insert(h, key, wi)
 	}
 	sh.last = wi
 	return wi.norm
+}
+
+// wordTable is a hash table of the words as written a share has seen, with
+// open addressing and linear probing, kept at most half full. It does for
+// the build what a map[string]*wordInfo did, for less: the hash is computed
+// once per word, and the table stays as small as the words it holds.
+type wordTable struct {
+	seed  maphash.Seed
+	slots []wordSlot
+	n     int
+}
+
+// wordSlot is one slot of a wordTable; info is nil in an empty one.
+type wordSlot struct {
+	key  string
+	info *wordInfo
+}
+
+func newWordTable() wordTable {
+	return wordTable{seed: maphash.MakeSeed(), slots: make([]wordSlot, 1<<12)}
+}
+
+func (t *wordTable) hash(w string) uint64 { return maphash.String(t.seed, w) }
+
+// find returns the wordInfo of w, whose hash is h, or nil.
+func (t *wordTable) find(h uint64, w string) *wordInfo {
+	mask := uint64(len(t.slots) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		s := &t.slots[i]
+		if s.info == nil {
+			return nil
+		}
+		if s.key == w {
+			return s.info
+		}
+	}
+}
+
+// insert adds w, whose hash is h and which find does not hold.
+func (t *wordTable) insert(h uint64, w string, wi *wordInfo) {
+	if 2*(t.n+1) > len(t.slots) {
+		old := t.slots
+		t.slots = make([]wordSlot, 2*len(old))
+		for _, s := range old {
+			if s.info != nil {
+				t.put(t.hash(s.key), s)
+			}
+		}
+	}
+	t.put(h, wordSlot{key: w, info: wi})
+	t.n++
+}
+
+func (t *wordTable) put(h uint64, s wordSlot) {
+	mask := uint64(len(t.slots) - 1)
+	i := h & mask
+	for t.slots[i].info != nil {
+		i = (i + 1) & mask
+	}
+	t.slots[i] = s
 }
 
 // termID returns the local term id of a normalised word, -1 for a word
@@ -137,7 +217,7 @@ func (sh *share) unnamed(wi *wordInfo, raw string) bool {
 // one must find it in the vocabulary. The ids are all the index keeps of
 // them, so text whose names all have ids already is not matched.
 func (sh *share) text(dst []int32, text string, words bool) []int32 {
-	sh.seq, sh.raw = sh.seq[:0], sh.raw[:0]
+	sh.seq, sh.raw, sh.starts = sh.seq[:0], sh.raw[:0], sh.starts[:0]
 	named := false
 	scanWordsWith(text, sh.normalize, func(w word) {
 		var id int32
@@ -150,6 +230,9 @@ func (sh *share) text(dst []int32, text string, words bool) []int32 {
 			}
 			id = wi.id
 			if words {
+				if wi.starts {
+					sh.starts = append(sh.starts, len(sh.seq))
+				}
 				sh.seq, sh.raw = append(sh.seq, w.norm), append(sh.raw, w.raw)
 				if wi.names && !named && sh.unnamed(wi, w.raw) {
 					named = true
@@ -161,7 +244,7 @@ func (sh *share) text(dst []int32, text string, words bool) []int32 {
 		}
 	})
 	if named {
-		for _, t := range sh.entities.match(sh.seq, sh.raw) {
+		for _, t := range sh.entities.matchAt(sh.seq, sh.raw, sh.starts) {
 			sh.id(t)
 		}
 	}

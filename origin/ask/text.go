@@ -87,7 +87,8 @@ func markdownBlocks(body string) []block {
 				blocks = append(blocks, block{text: t, kind: curKind})
 			}
 		}
-		cur, curKind = nil, kindPara
+		// The lines were joined: the slice serves the next block.
+		cur, curKind = cur[:0], kindPara
 	}
 	for line := range strings.SplitSeq(body, "\n") {
 		line = strings.TrimRight(line, " \t\r")
@@ -97,7 +98,7 @@ func markdownBlocks(body string) []block {
 			flush()
 		case strings.HasPrefix(trimmed, "#"):
 			flush()
-			cur, curKind = []string{strings.TrimLeft(trimmed, "# ")}, kindHeading
+			cur, curKind = append(cur, strings.TrimLeft(trimmed, "# ")), kindHeading
 			flush()
 		case strings.HasPrefix(trimmed, "|"):
 			flush()
@@ -112,11 +113,11 @@ func markdownBlocks(body string) []block {
 			for i := range cells {
 				cells[i] = strings.Join(strings.Fields(cells[i]), " ")
 			}
-			cur, curKind = []string{strings.Join(cells, cellSeparator)}, kindTable
+			cur, curKind = append(cur, strings.Join(cells, cellSeparator)), kindTable
 			flush()
 		case listMarker(trimmed) > 0:
 			flush()
-			cur, curKind = []string{trimmed[listMarker(trimmed):]}, kindItem
+			cur, curKind = append(cur, trimmed[listMarker(trimmed):]), kindItem
 		case strings.HasPrefix(trimmed, "> "):
 			if curKind != kindPara {
 				flush()
@@ -158,31 +159,40 @@ func stripInline(s string) string {
 	if !strings.ContainsAny(s, "*_`[") {
 		return s
 	}
+	// The text between markup is copied a run at a time: every block of
+	// every article goes through here when the index is built.
 	var b strings.Builder
 	b.Grow(len(s))
+	start := 0
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
 		case c == '*' || c == '`':
-			continue
 		case c == '_' && i+1 < len(s) && s[i+1] == '_':
-			i++
-			continue
 		case c == '!' && i+1 < len(s) && s[i+1] == '[':
-			continue
 		case c == '[':
 			// [text](target) → text
 			end := strings.IndexByte(s[i:], ']')
 			if end > 0 && i+end+1 < len(s) && s[i+end+1] == '(' {
 				if close := strings.IndexByte(s[i+end+1:], ')'); close > 0 {
+					b.WriteString(s[start:i])
 					b.WriteString(s[i+1 : i+end])
 					i += end + 1 + close
-					continue
+					start = i + 1
 				}
 			}
+			continue
+		default:
+			continue
 		}
-		b.WriteByte(c)
+		// c (and the second "_" of "__") is dropped.
+		b.WriteString(s[start:i])
+		if c == '_' {
+			i++
+		}
+		start = i + 1
 	}
+	b.WriteString(s[start:])
 	return b.String()
 }
 
