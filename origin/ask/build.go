@@ -2,7 +2,6 @@ package ask
 
 import (
 	"context"
-	"hash/maphash"
 	"math"
 	"runtime"
 	"slices"
@@ -34,7 +33,7 @@ type share struct {
 	touched  []int32
 	// words are the words as written seen so far; last is the one
 	// normalize resolved last, which scanWordsWith passes on next.
-	words wordTable
+	words map[string]*wordInfo
 	last  *wordInfo
 	// fields are the current article's terms by field, as local ids.
 	fields [numFields][]int32
@@ -72,7 +71,7 @@ func newShare(entities *entityMatcher, guess int) *share {
 	return &share{
 		st: newStemmer(), entities: entities,
 		surface: make(map[string]int32, guess), ids: make(map[string]int32, guess),
-		words: newWordTable(), starts: make([]int, 0, 64),
+		words: map[string]*wordInfo{}, starts: make([]int, 0, 64),
 	}
 }
 
@@ -91,12 +90,12 @@ func (sh *share) id(t string) int32 {
 // scanWordsWith). The key is copied: a substring would keep the whole
 // article's text in memory.
 //
-// A word already known costs one probe of the share's word table: this
-// lookup runs for every word of the archive, and a Go map's was a quarter
-// of the build's CPU (docs/scale.md, ask index build).
+// This lookup runs for every word of the archive. The map has no size
+// hint: sized for the share's guess of terms, tens of times the words an
+// archive repeats, most lookups touched a cache line of their own, a
+// quarter of the build's CPU (docs/scale.md, ask index build).
 func (sh *share) normalize(raw string) string {
-	h := sh.words.hash(raw)
-	if wi := sh.words.find(h, raw); wi != nil {
+	if wi := sh.words[raw]; wi != nil {
 		sh.last = wi
 		return wi.norm
 	}
@@ -105,7 +104,7 @@ func (sh *share) normalize(raw string) string {
 	t, isCode := sh.entities.codes[raw]
 	wi.names = alias || (len(raw) <= 3 && t != "")
 	wi.starts = alias || isCode
-	if sh.words.n < maxWords {
+	if len(sh.words) < maxWords {
 		key := strings.Clone(raw)
 		if wi.norm == raw {
 			// The common case, where normalize returns raw itself: the
@@ -113,70 +112,10 @@ func (sh *share) normalize(raw string) string {
 			// text in memory through the vocabulary.
 			wi.norm = key
 		}
-		sh.words.insert(h, key, wi)
+		sh.words[key] = wi
 	}
 	sh.last = wi
 	return wi.norm
-}
-
-// wordTable is a hash table of the words as written a share has seen, with
-// open addressing and linear probing, kept at most half full. It does for
-// the build what a map[string]*wordInfo did, for less: the hash is computed
-// once per word, and the table stays as small as the words it holds.
-type wordTable struct {
-	seed  maphash.Seed
-	slots []wordSlot
-	n     int
-}
-
-// wordSlot is one slot of a wordTable; info is nil in an empty one.
-type wordSlot struct {
-	key  string
-	info *wordInfo
-}
-
-func newWordTable() wordTable {
-	return wordTable{seed: maphash.MakeSeed(), slots: make([]wordSlot, 1<<12)}
-}
-
-func (t *wordTable) hash(w string) uint64 { return maphash.String(t.seed, w) }
-
-// find returns the wordInfo of w, whose hash is h, or nil.
-func (t *wordTable) find(h uint64, w string) *wordInfo {
-	mask := uint64(len(t.slots) - 1)
-	for i := h & mask; ; i = (i + 1) & mask {
-		s := &t.slots[i]
-		if s.info == nil {
-			return nil
-		}
-		if s.key == w {
-			return s.info
-		}
-	}
-}
-
-// insert adds w, whose hash is h and which find does not hold.
-func (t *wordTable) insert(h uint64, w string, wi *wordInfo) {
-	if 2*(t.n+1) > len(t.slots) {
-		old := t.slots
-		t.slots = make([]wordSlot, 2*len(old))
-		for _, s := range old {
-			if s.info != nil {
-				t.put(t.hash(s.key), s)
-			}
-		}
-	}
-	t.put(h, wordSlot{key: w, info: wi})
-	t.n++
-}
-
-func (t *wordTable) put(h uint64, s wordSlot) {
-	mask := uint64(len(t.slots) - 1)
-	i := h & mask
-	for t.slots[i].info != nil {
-		i = (i + 1) & mask
-	}
-	t.slots[i] = s
 }
 
 // termID returns the local term id of a normalised word, -1 for a word
