@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/invoicewire/invoicewire/internal/config"
+	"github.com/invoicewire/invoicewire/internal/freeport"
 	"github.com/invoicewire/invoicewire/internal/redistest"
 	"github.com/invoicewire/invoicewire/origin"
 	"github.com/invoicewire/invoicewire/origin/origintest"
@@ -432,7 +433,8 @@ func TestMCPOriginAllowList(t *testing.T) {
 // the service's own listeners (the edge's admin API, the origin, Redis) or
 // to an IPv4-compatible IPv6 address is refused with 400.
 func TestWebhooksStayOffTheServiceAndSpecialRanges(t *testing.T) {
-	admin, edgePort := freePort(t), freePort(t)
+	ports := freeport.Ports(t, 2)
+	admin, edgePort := ports[0], ports[1]
 	inst := origintest.Start(t, func(c *origin.Config) {
 		// The policy make run's processes build from their environment.
 		cfg, err := config.FromLookup(func(k string) (string, bool) {

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/netip"
 	"os"
@@ -21,22 +20,12 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/invoicewire/invoicewire/caddymodules/ratelimitheaders"
+	"github.com/invoicewire/invoicewire/internal/freeport"
 	"github.com/invoicewire/invoicewire/internal/netguard"
 	"github.com/invoicewire/invoicewire/internal/sse"
 	"github.com/invoicewire/invoicewire/origin"
 	"github.com/invoicewire/invoicewire/origin/origintest"
 )
-
-// freePort asks the kernel for an unused loopback port.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
 
 // startEdge loads caddyfile/Caddyfile, exactly as `make run` does, in front
 // of a real origin over a real Redis, and returns the edge's base URL.
@@ -49,7 +38,8 @@ func startEdge(t *testing.T, inst *origintest.Instance, quota int) string {
 // whose upstream must do what the origin never does.
 func startEdgeFor(t *testing.T, upstream, redisURL, siteRoot string, quota int) string {
 	t.Helper()
-	return startEdgeOn(t, upstream, redisURL, siteRoot, quota, freePort(t), freePort(t))
+	ports := freeport.Ports(t, 2)
+	return startEdgeOn(t, upstream, redisURL, siteRoot, quota, ports[0], ports[1])
 }
 
 // startEdgeOn is startEdgeFor with the admin API and the public listener on

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/invoicewire/invoicewire/internal/freeport"
 	"github.com/invoicewire/invoicewire/origin/origintest"
 )
 
@@ -17,7 +18,8 @@ import (
 // (plain HTTP, no certificates), and returns the edge's base URL.
 func startProductionEdge(t *testing.T, inst *origintest.Instance) string {
 	t.Helper()
-	admin, port := freePort(t), freePort(t)
+	ports := freeport.Ports(t, 2)
+	admin, port := ports[0], ports[1]
 	t.Setenv("IW_REDIS_URL", inst.Redis.URL())
 	t.Setenv("IW_PUBLIC_URL", inst.SiteRoot)
 	t.Setenv("IW_ORIGIN_ADDRS", strings.TrimPrefix(inst.SiteRoot, "http://"))

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/invoicewire/invoicewire/internal/freeport"
 )
 
 // Cluster is a local Redis Cluster of three masters (no replicas), each a
@@ -40,7 +42,7 @@ func StartCluster(t testing.TB) *Cluster {
 	// Each node needs a client port and a cluster bus port. The bus port
 	// is chosen too (cluster-port) rather than left at port+10000, which
 	// may be taken or, above 55535, not exist.
-	ports := freePorts(t, 6)
+	ports := freeport.Ports(t, 6)
 	for i := range 3 {
 		c.Nodes = append(c.Nodes, newServer(t, ports[2*i], []string{
 			"cluster-enabled yes",

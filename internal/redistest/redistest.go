@@ -23,6 +23,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/invoicewire/invoicewire/internal/freeport"
 )
 
 // Backend is a Redis a test owns: a single *Server or a *Cluster.
@@ -116,7 +118,7 @@ type Server struct {
 // Extra redis.conf directives may be passed as "name value" strings.
 func Start(t testing.TB, directives ...string) *Server {
 	t.Helper()
-	s := newServer(t, freePorts(t, 1)[0], directives)
+	s := newServer(t, freeport.Port(t), directives)
 	if err := s.launch(); err != nil {
 		t.Fatal(err)
 	}
@@ -257,22 +259,4 @@ func ping(addr string) error {
 	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialerRetries: 1, DialTimeout: time.Second})
 	defer c.Close()
 	return c.Ping(context.Background()).Err()
-}
-
-// freePorts asks the kernel for n distinct unused loopback ports, holding
-// each until all are found so none is handed out twice. Another process
-// could take one before redis-server binds it; the window is small and a
-// clash fails the test loudly rather than silently.
-func freePorts(t testing.TB, n int) []int {
-	t.Helper()
-	ports := make([]int, n)
-	for i := range ports {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatalf("redistest: finding a free port: %v", err)
-		}
-		defer l.Close()
-		ports[i] = l.Addr().(*net.TCPAddr).Port
-	}
-	return ports
 }

@@ -11,7 +11,6 @@ package edgetest
 import (
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -19,6 +18,8 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2/caddytest"
+
+	"github.com/invoicewire/invoicewire/internal/freeport"
 )
 
 var (
@@ -49,8 +50,8 @@ type Options struct {
 func Start(t *testing.T, site string, opts ...Options) *Edge {
 	t.Helper()
 	once.Do(func() {
-		adminPort = freePort(t)
-		httpPort = freePort(t)
+		ports := freeport.Ports(t, 2)
+		adminPort, httpPort = ports[0], ports[1]
 	})
 	var global string
 	for _, o := range opts {
@@ -103,7 +104,7 @@ var httpsPort int
 
 func freePortOnce(t *testing.T) int {
 	if httpsPort == 0 {
-		httpsPort = freePort(t)
+		httpsPort = freeport.Port(t)
 	}
 	return httpsPort
 }
@@ -133,14 +134,4 @@ func (e *Edge) Do(t *testing.T, method, path string, body string, header ...stri
 		t.Fatalf("%s %s: reading body: %v", method, path, err)
 	}
 	return resp, string(b)
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("edgetest: finding a free port: %v", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
