@@ -26,6 +26,7 @@ var (
 	once      sync.Once
 	adminPort int
 	httpPort  int
+	httpsPort int
 )
 
 // Edge is a loaded configuration.
@@ -50,8 +51,8 @@ type Options struct {
 func Start(t *testing.T, site string, opts ...Options) *Edge {
 	t.Helper()
 	once.Do(func() {
-		ports := freeport.Ports(t, 2)
-		adminPort, httpPort = ports[0], ports[1]
+		ports := freeport.Ports(t, 3)
+		adminPort, httpPort, httpsPort = ports[0], ports[1], ports[2]
 	})
 	var global string
 	for _, o := range opts {
@@ -69,7 +70,7 @@ func Start(t *testing.T, site string, opts ...Options) *Edge {
 :%d {
 	%s
 }
-`, adminPort, httpPort, freePortOnce(t), global, httpPort, site)
+`, adminPort, httpPort, httpsPort, global, httpPort, site)
 	// caddytest skips, rather than fails, a test whose Caddy did not start
 	// (admin port taken, certificates missing); a skipped edge test would
 	// hide a broken edge, so it fails instead. (Under -short, skip.)
@@ -98,15 +99,6 @@ func Start(t *testing.T, site string, opts ...Options) *Edge {
 			Transport:     &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: 16},
 		},
 	}
-}
-
-var httpsPort int
-
-func freePortOnce(t *testing.T) int {
-	if httpsPort == 0 {
-		httpsPort = freeport.Port(t)
-	}
-	return httpsPort
 }
 
 // Do sends a request to the edge; header is "Name: value" lines.
