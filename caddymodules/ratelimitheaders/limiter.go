@@ -35,14 +35,23 @@ const syncWorkers = 256
 // The decision for a request is local: a counter per client holds what this
 // edge counted and what the other edges had pushed to Redis at the last
 // sync. Every interval the sync loop pushes, for the clients counted since
-// the previous sync only, the new counts with the Redis store's Increment
+// the previous sync only (and past their push share, below), the new counts with the Redis store's Increment
 // and reads back the shared total. So no request waits for Redis, and all
 // edges converge on one budget.
+//
+// A client is pushed only once it made quota/unpushedShare requests here in
+// the window (pushAfter): most clients of a public API send a few requests
+// and leave, and pushing each of them cost the edge a Redis command per
+// request and an eighth of its CPU under a million new clients a minute
+// (docs/edge-gateway.md, "Traffic"). A client past that share is pushed at
+// every sync where it has new counts.
 //
 // Bound: an edge does not see requests other edges admitted since their last
 // push, so a window admits at most quota + Σ(edges) rate × (interval + Redis
 // round trip) — with 2 edges at 500 requests/s each for one client and a 100
-// ms interval, about 100 extra requests per window.
+// ms interval, about 100 extra requests per window — plus, for a client
+// whose count stays below the push share on some edges, what those edges
+// never pushed: under quota/unpushedShare each, 0.5% of the quota per edge.
 //
 // Memory: a client costs one 32-byte slot of its shard's clientTable (a
 // 64-bit key hash and a 20-byte counter; 43 to 85 bytes a client at the
@@ -77,6 +86,16 @@ type limiter struct {
 	cancel  context.CancelFunc
 }
 
+// unpushedShare sets how much of a quota an edge may count for a client
+// before it pushes the count: 1/unpushedShare of it (pushAfter).
+const unpushedShare = 200
+
+// pushAfter is the count at which a client with quota is first pushed in a
+// window: quota/unpushedShare, at least 1 (every request of a small quota).
+func pushAfter(quota int64) uint32 {
+	return uint32(min(max(quota/unpushedShare, 1), math.MaxUint32))
+}
+
 // counter is one client's state in one window.
 type counter struct {
 	window  uint32 // the window's number (mod 2^32) these counts belong to
@@ -91,8 +110,8 @@ func (c *counter) total() int64 { return int64(c.pending) + int64(c.pushed) + in
 type shard struct {
 	mu       sync.Mutex
 	counters clientTable // by client hash
-	// dirty lists the clients counted since the last sync, the only ones
-	// the sync pushes; spare is the array of the list the last sync took,
+	// dirty lists the clients counted since the last sync and past their
+	// push share (pushAfter), the only ones the sync pushes; spare is the array of the list the last sync took,
 	// reused for the next one.
 	dirty, spare []uint64
 }
@@ -223,10 +242,10 @@ func (l *limiter) takeHash(h uint64, quota int64) decision {
 		}
 		c = counter{window: w, others: l.evicted.estimate(h, w)}
 	}
-	if c.pending == 0 && l.rdb != nil {
+	c.pending++
+	if l.rdb != nil && (c.pushed > 0 && c.pending == 1 || c.pushed == 0 && c.pending == pushAfter(quota)) {
 		s.dirty = append(s.dirty, h)
 	}
-	c.pending++
 	c.seen = seen
 	s.counters.put(h, c)
 	total := c.total()

@@ -109,8 +109,9 @@ func TestSyncPushesOnlyNewCounts(t *testing.T) {
 	srv := redistest.New(t)
 	l := newEdge(t, srv, time.Hour, time.Hour)
 	ctx := context.Background()
+	const quota = 100 // every request pushed (pushAfter is 1)
 	for i := range 2000 {
-		l.take(ctx, clientKey(i), 1000)
+		l.take(ctx, clientKey(i), quota)
 	}
 	l.sync(ctx)
 	if n := srv.Client().DBSize(ctx).Val(); n < 2000 {
@@ -118,11 +119,73 @@ func TestSyncPushesOnlyNewCounts(t *testing.T) {
 	}
 	before := commandsProcessed(t, srv)
 	l.sync(ctx)
-	l.take(ctx, clientKey(7), 1000)
+	l.take(ctx, clientKey(7), quota)
 	l.sync(ctx)
 	if sent := commandsProcessed(t, srv) - before; sent > 10 {
 		t.Errorf("%d Redis commands for two syncs with one new request; want a handful", sent)
 	}
+}
+
+// A million clients that each send one request cost Redis nothing: a
+// client is pushed once it reaches its push share of the quota, and from
+// then on at every sync with new counts, so the other edges still learn
+// of every client that matters to the quota.
+func TestClientsBelowThePushShareStayLocal(t *testing.T) {
+	const quota = 1000 // pushAfter: 5
+	testCases := []struct {
+		desc     string
+		requests int
+		// wantShared is the count Redis holds for the client after one
+		// sync; 0: no key.
+		wantShared int
+	}{
+		{desc: "one request", requests: 1, wantShared: 0},
+		{desc: "one below the share", requests: quota/unpushedShare - 1, wantShared: 0},
+		{desc: "at the share", requests: quota / unpushedShare, wantShared: quota / unpushedShare},
+		{desc: "past the share", requests: 3 * quota / unpushedShare, wantShared: 3 * quota / unpushedShare},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			srv := redistest.New(t)
+			l := newEdge(t, srv, time.Hour, time.Hour)
+			ctx := context.Background()
+			client := "ip:198.51.100.20"
+			for range tc.requests {
+				l.take(ctx, client, quota)
+			}
+			l.sync(ctx)
+			key, _ := l.windowKey(client, l.now())
+			got, err := srv.Client().Get(ctx, "iw:ratelimit:test:"+key).Int()
+			if err != nil && err != redis.Nil {
+				t.Fatalf("reading the shared count: %v", err)
+			}
+			if got != tc.wantShared {
+				t.Errorf("shared count %d after %d requests and a sync; want %d", got, tc.requests, tc.wantShared)
+			}
+			// Once pushed, every later request is pushed at the next sync.
+			if tc.wantShared > 0 {
+				l.take(ctx, client, quota)
+				l.sync(ctx)
+				if got, _ := srv.Client().Get(ctx, "iw:ratelimit:test:"+key).Int(); got != tc.wantShared+1 {
+					t.Errorf("shared count %d after one more request; want %d", got, tc.wantShared+1)
+				}
+			}
+		})
+	}
+
+	t.Run("a million one-request clients", func(t *testing.T) {
+		srv := redistest.New(t)
+		l := newEdge(t, srv, time.Hour, time.Hour)
+		ctx := context.Background()
+		before := commandsProcessed(t, srv)
+		for i := range distinctClients() {
+			l.take(ctx, clientKey(i), quota)
+		}
+		l.sync(ctx)
+		if sent := commandsProcessed(t, srv) - before; sent > 10 {
+			t.Errorf("%d Redis commands to sync one-request clients; want none but the probe", sent)
+		}
+	})
 }
 
 // commandsProcessed sums total_commands_processed over the backend's
