@@ -214,7 +214,15 @@ func asciiEqualFold(b []byte, s string) bool {
 }
 
 // run sends the mix over conns keep-alive connections to addr for d.
-func run(ctx context.Context, addr string, m *mix, conns int, d time.Duration, seed uint64) *result {
+// run sends m over conns connections for d. With perSecond 0 it is a
+// closed loop: each connection sends its next request as soon as the last
+// is answered, so the edge is saturated and latency is mostly the wait
+// behind the other connections' requests. With perSecond > 0 it is an
+// open loop at that rate: each connection has a schedule of send times,
+// and a request's latency counts from its scheduled time, not from when a
+// late connection got to send it, so a stall is charged to every request
+// it delayed (the coordinated omission wrk2 corrects).
+func run(ctx context.Context, addr string, m *mix, conns int, d time.Duration, seed uint64, perSecond float64) *result {
 	var (
 		mu    sync.Mutex
 		total = &result{byStatus: map[int]int64{}}
@@ -238,7 +246,18 @@ func run(ctx context.Context, addr string, m *mix, conns int, d time.Duration, s
 			k := &conn{addr: addr, req: make([]byte, 0, 1024)}
 			defer k.close()
 			local := &result{byStatus: map[int]int64{}, latencies: make([]time.Duration, 0, 1<<16)}
+			var every time.Duration
+			next := t0
+			if perSecond > 0 {
+				every = time.Duration(float64(conns) / perSecond * float64(time.Second))
+				next = t0.Add(every * time.Duration(w) / time.Duration(conns)) // staggered
+			}
 			for ctx.Err() == nil {
+				if every > 0 {
+					if wait := time.Until(next); wait > 0 {
+						time.Sleep(wait)
+					}
+				}
 				idx := 0
 				if zipf != nil {
 					idx = int(zipf.Uint64())
@@ -285,6 +304,10 @@ func run(ctx context.Context, addr string, m *mix, conns int, d time.Duration, s
 				}
 				k.req = b
 				start := time.Now()
+				if every > 0 {
+					start = next
+					next = next.Add(every)
+				}
 				status, hit, err := k.do()
 				if err != nil {
 					if ctx.Err() == nil {

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // TestReadResponse: the generator's parser reads net/http's answers in
@@ -63,6 +66,49 @@ func TestReadResponse(t *testing.T) {
 				first = k.c
 			} else if k.c != first {
 				t.Errorf("the connection was not kept alive")
+			}
+		})
+	}
+}
+
+// TestOpenLoopChargesStalls: one stall of the server delays every request
+// scheduled during it, and the open loop counts each of those from its
+// scheduled time; the closed loop charges the stall to one request only.
+func TestOpenLoopChargesStalls(t *testing.T) {
+	const stall = 300 * time.Millisecond
+	var served atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if served.Add(1) == 10 {
+			time.Sleep(stall)
+		}
+		w.Write([]byte("ok"))
+	}))
+	defer srv.Close()
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	m := &mix{urls: []string{"/a"}, hot: 1, fixedClients: 1}
+	testCases := []struct {
+		desc      string
+		perSecond float64
+		// wantSlowMin and wantSlowMax bound how many requests took a third
+		// of the stall or more.
+		wantSlowMin, wantSlowMax int
+	}{
+		// Every 10 ms: about 30 requests fall in the stall.
+		{desc: "open loop", perSecond: 100, wantSlowMin: 10, wantSlowMax: 1 << 30},
+		{desc: "closed loop", perSecond: 0, wantSlowMin: 1, wantSlowMax: 2},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			served.Store(0)
+			res := run(context.Background(), addr, m, 1, time.Second, 1, tc.perSecond)
+			slow := 0
+			for _, l := range res.latencies {
+				if l >= stall/3 {
+					slow++
+				}
+			}
+			if slow < tc.wantSlowMin || slow > tc.wantSlowMax {
+				t.Errorf("%d of %d requests took %s or more; want %d to %d", slow, res.requests, stall/3, tc.wantSlowMin, tc.wantSlowMax)
 			}
 		})
 	}

@@ -30,6 +30,12 @@
 // an edge that has been serving for a while would have its cache filled by
 // the same popularity.
 //
+// Both are closed loops that saturate the edge's core. Then both mixes run
+// again as open loops at TRAFFIC_LATENCY_LOAD (0.7) of the traffic phase's
+// rate for TRAFFIC_LATENCY_DURATION (30s) each, latency counted from each
+// request's scheduled time: the latency clients see at a load the edge
+// carries, which a saturated closed loop cannot show.
+//
 // It reports req/s, p50/p99/p99.9, edge peak RSS, the edge's GC pause time,
 // the CPU the edge spent per request in each phase, the generator's own
 // CPU, the counters Redis's commands/s and bytes/s, the hit ratio of the
@@ -42,7 +48,8 @@
 //
 // Environment: TRAFFIC_ARTICLES (10000), TRAFFIC_DURATION (60s),
 // TRAFFIC_SINGLE_DURATION (20s), TRAFFIC_WARMUP (30s),
-// TRAFFIC_WARMUP_REQUESTS (150000), TRAFFIC_CONNECTIONS
+// TRAFFIC_WARMUP_REQUESTS (150000), TRAFFIC_LATENCY_LOAD (0.7),
+// TRAFFIC_LATENCY_DURATION (30s), TRAFFIC_CONNECTIONS
 // (64), TRAFFIC_PROFILE, TRAFFIC_EDGE_BIN (bin/edge: another build of the
 // edge, for before/after pairs in one session), BENCH_EDGE_CPU (0),
 // BENCH_ORIGIN_CPU (1).
@@ -86,6 +93,13 @@ func envInt(name string, def int) int {
 	return def
 }
 
+func envFloat(name string, def float64) float64 {
+	if v, err := strconv.ParseFloat(os.Getenv(name), 64); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
 func envString(name, def string) string {
 	if v := os.Getenv(name); v != "" {
 		return v
@@ -107,6 +121,8 @@ func benchTraffic(ctx context.Context) error {
 	conns := envInt("TRAFFIC_CONNECTIONS", 64)
 	warm := envDuration("TRAFFIC_WARMUP", 30*time.Second)
 	warmRequests := envInt("TRAFFIC_WARMUP_REQUESTS", 150_000)
+	latencyDur := envDuration("TRAFFIC_LATENCY_DURATION", 30*time.Second)
+	latencyLoad := envFloat("TRAFFIC_LATENCY_LOAD", 0.7)
 	edgeCPU, cpu := envString("BENCH_EDGE_CPU", "0"), envString("BENCH_ORIGIN_CPU", "1")
 	out := "loadtest/out"
 	work := filepath.Join(out, "traffic")
@@ -214,7 +230,7 @@ func benchTraffic(ctx context.Context) error {
 		if round > 1 {
 			d = min(warm/3, 4*warm-time.Since(t0w))
 		}
-		wu := run(ctx, edgeAddr, traffic, conns, d, 100+round)
+		wu := run(ctx, edgeAddr, traffic, conns, d, 100+round, 0)
 		warmed, hits, cacheable = warmed+wu.requests, hits+wu.hits, cacheable+wu.cacheable
 	}
 	logf("warm-up: %d requests in %s, hit ratio %.1f%%", warmed, time.Since(t0w).Round(time.Second), 100*float64(hits)/float64(max(cacheable, 1)))
@@ -234,21 +250,25 @@ func benchTraffic(ctx context.Context) error {
 			}
 		}
 	}
-	phase := func(name string, m *mix, d time.Duration) (*result, int64) {
+	phase := func(name string, m *mix, d time.Duration, perSecond float64) (*result, int64) {
 		var peak int64
 		var wg sync.WaitGroup
 		stop := make(chan struct{})
 		wg.Add(1)
 		go sample(stop, &peak, &wg)
-		logf("%s: %s over %d connections", name, d, conns)
-		res := run(ctx, edgeAddr, m, conns, d, 7)
+		if perSecond > 0 {
+			logf("%s: %s over %d connections, open loop at %.0f requests/s", name, d, conns, perSecond)
+		} else {
+			logf("%s: %s over %d connections", name, d, conns)
+		}
+		res := run(ctx, edgeAddr, m, conns, d, 7, perSecond)
 		close(stop)
 		wg.Wait()
 		return res, peak
 	}
 
 	es0 := edge.cpu()
-	ref, refRSS := phase("single URL", reference, single)
+	ref, refRSS := phase("single URL", reference, single, 0)
 	refEdgeCPU := edge.cpu() - es0
 
 	rdb := redis.NewClient(&redis.Options{Addr: strings.TrimSuffix(strings.TrimPrefix(countersURL, "redis://"), "/0")})
@@ -267,7 +287,7 @@ func benchTraffic(ctx context.Context) error {
 	} else {
 		close(profiled)
 	}
-	res, rss := phase("traffic", traffic, dur)
+	res, rss := phase("traffic", traffic, dur, 0)
 	<-profiled
 	if os.Getenv("TRAFFIC_PROFILE") != "" {
 		saveProfile("http://"+edgeAdmin+"/debug/pprof/heap", filepath.Join(work, "edge-heap.pprof"))
@@ -276,12 +296,22 @@ func benchTraffic(ctx context.Context) error {
 	gc1, rs1, cs1 := readGC("http://"+edgeAdmin+"/metrics"), readRedisStats(ctx, rdb), readRedisStats(ctx, crdb)
 	counters, _ := rdb.DBSize(ctx).Result()
 	mem, _ := rdb.Info(ctx, "memory").Result()
+
+	// Latency at a load the edge can carry: both mixes open-loop at
+	// TRAFFIC_LATENCY_LOAD of the traffic phase's rate. The closed loops
+	// above saturate the edge's core, so their latency is mostly the
+	// queue of the other connections' requests (docs/edge-gateway.md,
+	// "Traffic").
+	openRate := latencyLoad * rate(res)
+	openRef, _ := phase("single URL", reference, latencyDur, openRate)
+	openRes, _ := phase("traffic", traffic, latencyDur, openRate)
+
 	loadAfter := procwatch.LoadAverage()
 	logf("load average after: %s", loadAfter)
 
 	rep := &report{
 		n: len(articles), urls: len(urls), conns: conns, loadBefore: loadBefore, loadAfter: loadAfter,
-		ref: ref, refRSS: refRSS, res: res, rss: rss, edgeCPU: e1 - e0, originCPU: o1 - o0, refEdgeCPU: refEdgeCPU,
+		ref: ref, refRSS: refRSS, res: res, rss: rss, openRef: openRef, openRes: openRes, openRate: openRate, openLoad: latencyLoad, edgeCPU: e1 - e0, originCPU: o1 - o0, refEdgeCPU: refEdgeCPU,
 		heap:     readMetric("http://"+edgeAdmin+"/metrics", "go_memstats_heap_inuse_bytes"),
 		memLimit: readMetric("http://"+edgeAdmin+"/metrics", "go_gc_gomemlimit_bytes"),
 		gcPause:  time.Duration((gc1.pauseSum - gc0.pauseSum) * float64(time.Second)), gcCount: int64(gc1.count - gc0.count),

@@ -21,6 +21,10 @@ type report struct {
 	counters, content     redisStats
 	counterKeys           int64
 	counterMemory         string
+	// openRef and openRes are the open-loop phases, both at openRate
+	// requests/s: openLoad of the traffic phase's rate.
+	openRef, openRes   *result
+	openRate, openLoad float64
 }
 
 func rate(r *result) float64 { return float64(r.requests) / r.wall.Seconds() }
@@ -52,6 +56,10 @@ func (p *report) String() string {
 	row("p50 ms", msStr(quantile(p.ref.latencies, 0.5)), msStr(quantile(p.res.latencies, 0.5)), "", "")
 	row("p99 ms", msStr(quantile(p.ref.latencies, 0.99)), msStr(p99), "≤ 10", met(p99 <= 10*time.Millisecond))
 	row("p99.9 ms", msStr(quantile(p.ref.latencies, 0.999)), msStr(quantile(p.res.latencies, 0.999)), "", "")
+	openP99 := quantile(p.openRes.latencies, 0.99)
+	row(fmt.Sprintf("open loop at %.0f requests/s (%.0f%% of the traffic's): requests/s answered", p.openRate, 100*p.openLoad),
+		fmt.Sprintf("%.0f", rate(p.openRef)), fmt.Sprintf("%.0f", rate(p.openRes)), "", "")
+	row("open loop p50 / p99 / p99.9 ms", quantiles(p.openRef.latencies), quantiles(p.openRes.latencies), "p99 ≤ 10", met(openP99 <= 10*time.Millisecond))
 	row("edge peak RSS MiB", fmt.Sprint(p.refRSS/mib), fmt.Sprint(p.rss/mib), "≤ 512", met(p.rss <= 512*mib))
 	row("hit ratio, hot set (100 URLs)", "", fmt.Sprintf("%.2f%%", 100*hit), "≥ 99%", met(hit >= 0.99))
 	all := 0.0
@@ -90,6 +98,10 @@ func (p *report) String() string {
 	return b.String()
 }
 
+func quantiles(l []time.Duration) string {
+	return msStr(quantile(l, 0.5)) + " / " + msStr(quantile(l, 0.99)) + " / " + msStr(quantile(l, 0.999))
+}
+
 func perCPUSecond(cpu time.Duration, r *result) float64 {
 	if cpu <= 0 {
 		return 0
@@ -110,7 +122,7 @@ func (p *report) raw() string {
 	for _, ph := range []struct {
 		name string
 		r    *result
-	}{{"single URL", p.ref}, {"traffic", p.res}} {
+	}{{"single URL", p.ref}, {"traffic", p.res}, {"single URL, open loop", p.openRef}, {"traffic, open loop", p.openRes}} {
 		fmt.Fprintf(&b, "%s: %d requests in %s, %d transport errors\n", ph.name, ph.r.requests, ph.r.wall.Round(time.Millisecond), ph.r.errors)
 		codes := make([]int, 0, len(ph.r.byStatus))
 		for c := range ph.r.byStatus {
