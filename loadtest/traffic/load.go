@@ -47,9 +47,14 @@ type mix struct {
 
 // result is what the load saw.
 type result struct {
-	requests, errors      int64
-	byStatus              map[int]int64
-	latencies             []time.Duration
+	requests, errors int64
+	byStatus         map[int]int64
+	latencies        []time.Duration
+
+	// askLatencies are the POST /ask requests' latencies, also in
+	// latencies: answered by the origin, never cached.
+	askLatencies []time.Duration
+
 	hotHits, hotTotal     int64
 	hits, cacheable       int64
 	distinctClients       int64
@@ -315,7 +320,11 @@ func run(ctx context.Context, addr string, m *mix, conns int, d time.Duration, s
 					}
 					continue
 				}
-				local.latencies = append(local.latencies, time.Since(start))
+				took := time.Since(start)
+				local.latencies = append(local.latencies, took)
+				if isAsk {
+					local.askLatencies = append(local.askLatencies, took)
+				}
 				local.requests++
 				local.byStatus[status]++
 				switch {
@@ -363,6 +372,7 @@ func run(ctx context.Context, addr string, m *mix, conns int, d time.Duration, s
 				total.byStatus[k] += v
 			}
 			total.latencies = append(total.latencies, local.latencies...)
+			total.askLatencies = append(total.askLatencies, local.askLatencies...)
 			mu.Unlock()
 		})
 	}
@@ -391,6 +401,7 @@ func run(ctx context.Context, addr string, m *mix, conns int, d time.Duration, s
 	total.wall = time.Since(t0)
 	total.cpu = processCPU() - cpu0
 	slices.Sort(total.latencies)
+	slices.Sort(total.askLatencies)
 	return total
 }
 

@@ -9,8 +9,8 @@
 //	Base + Σ reservations
 //
 // where the edge cache reserves its max_bytes and the rate limiter its
-// max_clients × BytesPerClient; with make run's defaults (256 MiB, a
-// million clients) that is 256 + 122 + 96 = 474 MiB. It never rises above
+// max_clients × BytesPerClient; with make run's defaults (128 MiB, a
+// million clients) that is 128 + 122 + 208 = 458 MiB. It never rises above
 // the limit the process started with (Caddy sets 90% of the container's or
 // machine's memory), and GOMEMLIMIT in the environment overrides it.
 //
@@ -27,11 +27,18 @@ import (
 )
 
 // Base is what the limit grants beyond the reservations: Caddy's own state,
-// connections, requests in flight and the garbage between collections. The
-// process's RSS also holds what the limit does not count (the binary's
-// code and data, about 30 MiB), so 96 MiB keeps make run's edge under
-// 512 MiB of RSS; 128 MiB let it reach 500 MiB under make bench-traffic.
-const Base int64 = 96 << 20
+// connections, requests in flight and the garbage between collections.
+//
+// The garbage is what decides the collector's cost: near the limit a
+// collection starts each time the requests allocated what the limit leaves
+// above the live heap, so that room sets how often the whole live heap is
+// marked. With 96 MiB and a 256 MiB cache, collecting took about half the
+// edge's CPU under make bench-traffic; the same 474 MiB split as 208 MiB of
+// room and a 128 MiB cache served 1.6 times the requests per CPU-second
+// (docs/edge-gateway.md, "Memory"). The process's RSS also holds what the
+// limit does not count (the binary's code and data, about 30 MiB): make
+// run's limit of 458 MiB keeps its edge under 512 MiB of RSS.
+const Base int64 = 208 << 20
 
 // BytesPerClient is what a rate limiter reserves per tracked client: the
 // bound its memory test holds it to (docs/edge-gateway.md, rate limit).
