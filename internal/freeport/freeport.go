@@ -1,5 +1,5 @@
-// Package freeport finds TCP ports for the servers tests start (redis-server,
-// Caddy, the binaries), outside the range the kernel hands out to outgoing
+// Package freeport finds TCP ports for the servers tests and load test
+// harnesses start (redis-server, Caddy, the binaries), outside the range the kernel hands out to outgoing
 // connections.
 //
 // A port the kernel gives a listener on port 0 comes from that ephemeral
@@ -18,6 +18,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -25,18 +26,29 @@ import (
 // commonly configured server ports.
 const lowest = 20000
 
-// Ports returns n distinct ports that nothing listens on now, on any
-// address, below the kernel's ephemeral range. Each is held until all are
-// found, so none is returned twice.
-func Ports(t testing.TB, n int) []int {
-	t.Helper()
+var (
+	mu sync.Mutex
+	// given holds the ports returned so far in this process: a port picked
+	// for a server that has not bound it yet still looks free.
+	given = map[int]bool{}
+)
+
+// Find returns n distinct ports that nothing listens on now, on any
+// address, below the kernel's ephemeral range, none of them returned
+// before in this process. Each is held until all are found.
+func Find(n int) ([]int, error) {
+	mu.Lock()
+	defer mu.Unlock()
 	top := ephemeralStart()
 	ports := make([]int, 0, n)
 	for tries := 0; len(ports) < n; tries++ {
 		if tries == 1000 {
-			t.Fatalf("freeport: no free port between %d and %d after 1000 tries", lowest, top)
+			return nil, fmt.Errorf("freeport: no free port between %d and %d after 1000 tries", lowest, top)
 		}
 		p := lowest + rand.IntN(top-lowest)
+		if given[p] {
+			continue
+		}
 		// All interfaces: Caddy binds ":port", redis-server the loopback.
 		l, err := net.Listen("tcp", ":"+strconv.Itoa(p))
 		if err != nil {
@@ -44,6 +56,29 @@ func Ports(t testing.TB, n int) []int {
 		}
 		defer l.Close()
 		ports = append(ports, p)
+	}
+	for _, p := range ports {
+		given[p] = true
+	}
+	return ports, nil
+}
+
+// Addr returns a free loopback address ("127.0.0.1:port") as Find does,
+// for the load test harnesses, which start their servers outside tests.
+func Addr() (string, error) {
+	ports, err := Find(1)
+	if err != nil {
+		return "", err
+	}
+	return "127.0.0.1:" + strconv.Itoa(ports[0]), nil
+}
+
+// Ports returns n ports as Find does, failing t when none are found.
+func Ports(t testing.TB, n int) []int {
+	t.Helper()
+	ports, err := Find(n)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return ports
 }

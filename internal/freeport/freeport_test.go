@@ -26,3 +26,23 @@ func TestPortsAreFreeDistinctAndBelowTheEphemeralRange(t *testing.T) {
 		l.Close()
 	}
 }
+
+// Ports picked one call at a time, as a harness picks an address per
+// server, are never picked twice: the servers have not bound them yet.
+func TestSeparateCallsNeverRepeatAPort(t *testing.T) {
+	seen := map[int]bool{}
+	// At random among the ~12,000 ports below the range, 2,000 picks
+	// would repeat about 150 times.
+	for range 2000 {
+		addr, err := Addr()
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, ps, _ := net.SplitHostPort(addr)
+		p, _ := strconv.Atoi(ps)
+		if seen[p] {
+			t.Fatalf("port %d returned twice", p)
+		}
+		seen[p] = true
+	}
+}

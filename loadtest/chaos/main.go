@@ -38,6 +38,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/invoicewire/invoicewire/internal/freeport"
 )
 
 func main() {
@@ -81,13 +83,15 @@ const redisFsync = "everysec"
 // make chaos notices loss and fails.
 var redisAppendOnly = cmp.Or(os.Getenv("CHAOS_REDIS_APPENDONLY"), "yes")
 
+// freePort is a port for one of the stack's servers, below the ephemeral
+// range so that no outgoing connection takes it before the server binds it
+// (internal/freeport).
 func freePort() int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	ports, err := freeport.Find(1)
 	if err != nil {
 		panic(err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return ports[0]
 }
 
 func start() (*cluster, error) {

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/invoicewire/invoicewire/internal/freeport"
 	"github.com/invoicewire/invoicewire/loadtest/procwatch"
 )
 
@@ -38,13 +38,15 @@ type stack struct {
 	receiver string
 }
 
+// freeAddr is a loopback address for one of the stack's servers, below
+// the ephemeral range so that no outgoing connection takes its port before
+// the server binds it (internal/freeport).
 func freeAddr() string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := freeport.Addr()
 	if err != nil {
 		panic(err)
 	}
-	defer l.Close()
-	return l.Addr().String()
+	return addr
 }
 
 func port(addr string) string { return addr[strings.LastIndexByte(addr, ':')+1:] }

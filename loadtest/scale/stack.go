@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/invoicewire/invoicewire/internal/freeport"
 	"github.com/invoicewire/invoicewire/loadtest/procwatch"
 )
 
@@ -102,13 +103,15 @@ func runOnce(name string, env []string, args ...string) (r run, err error) {
 }
 
 // freePort asks the kernel for a port nobody listens on.
+// freePort is a port for one of the stack's servers, below the ephemeral
+// range so that no outgoing connection takes it before the server binds it
+// (internal/freeport).
 func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	ports, err := freeport.Find(1)
 	if err != nil {
 		return 0, err
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return ports[0], nil
 }
 
 // startRedis starts a fresh redis-server with no persistence in dir.

@@ -15,8 +15,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/invoicewire/invoicewire/loadtest/procwatch"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/invoicewire/invoicewire/internal/freeport"
+	"github.com/invoicewire/invoicewire/loadtest/procwatch"
 )
 
 // proc is a process the run started, pinned to a core.
@@ -73,14 +75,10 @@ func (p *proc) cpu() time.Duration {
 	return time.Duration(u+s) * 10 * time.Millisecond
 }
 
-func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
-}
+// freeAddr is a loopback address for one of the stack's servers, below
+// the ephemeral range so that no outgoing connection takes its port before
+// the server binds it (internal/freeport).
+func freeAddr() (string, error) { return freeport.Addr() }
 
 // startRedis starts a redis-server with no persistence (both roles of this
 // run are rebuilt from scratch) and returns its URL.
