@@ -223,16 +223,20 @@ func asciiEqualFold(b []byte, s string) bool {
 // closed loop: each connection sends its next request as soon as the last
 // is answered, so the edge is saturated and latency is mostly the wait
 // behind the other connections' requests. With perSecond > 0 it is an
-// open loop at that rate: each connection has a schedule of send times,
-// and a request's latency counts from its scheduled time, not from when a
-// late connection got to send it, so a stall is charged to every request
-// it delayed (the coordinated omission wrk2 corrects).
+// open loop at that rate: requests are due at fixed times, each sent by
+// whichever connection is free first, as independent readers arrive
+// whatever the others wait for; a request's latency counts from the time
+// it was due, so a stall that leaves no connection free is charged to
+// every request it delayed (the coordinated omission wrk2 corrects).
 func run(ctx context.Context, addr string, m *mix, conns int, d time.Duration, seed uint64, perSecond float64) *result {
 	var (
 		mu    sync.Mutex
 		total = &result{byStatus: map[int]int64{}}
 		wg    sync.WaitGroup
 		turn  atomic.Int64
+		// slot numbers the open loop's requests: request i is due at
+		// i/perSecond after the start.
+		slot atomic.Int64
 	)
 	if m.etags == nil {
 		m.etags = make([]atomic.Pointer[string], len(m.urls)*len(encodings))
@@ -251,15 +255,11 @@ func run(ctx context.Context, addr string, m *mix, conns int, d time.Duration, s
 			k := &conn{addr: addr, req: make([]byte, 0, 1024)}
 			defer k.close()
 			local := &result{byStatus: map[int]int64{}, latencies: make([]time.Duration, 0, 1<<16)}
-			var every time.Duration
-			next := t0
-			if perSecond > 0 {
-				every = time.Duration(float64(conns) / perSecond * float64(time.Second))
-				next = t0.Add(every * time.Duration(w) / time.Duration(conns)) // staggered
-			}
+			var due time.Time
 			for ctx.Err() == nil {
-				if every > 0 {
-					if wait := time.Until(next); wait > 0 {
+				if perSecond > 0 {
+					due = t0.Add(time.Duration(float64(slot.Add(1)-1) / perSecond * float64(time.Second)))
+					if wait := time.Until(due); wait > 0 {
 						time.Sleep(wait)
 					}
 				}
@@ -309,9 +309,8 @@ func run(ctx context.Context, addr string, m *mix, conns int, d time.Duration, s
 				}
 				k.req = b
 				start := time.Now()
-				if every > 0 {
-					start = next
-					next = next.Add(every)
+				if perSecond > 0 {
+					start = due
 				}
 				status, hit, err := k.do()
 				if err != nil {

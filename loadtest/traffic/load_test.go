@@ -72,8 +72,10 @@ func TestReadResponse(t *testing.T) {
 }
 
 // TestOpenLoopChargesStalls: one stall of the server delays every request
-// scheduled during it, and the open loop counts each of those from its
-// scheduled time; the closed loop charges the stall to one request only.
+// due during it when no other connection is free, and the open loop counts
+// each of those from the time it was due; with another connection free,
+// the others go on time; the closed loop charges the stall to one request
+// only.
 func TestOpenLoopChargesStalls(t *testing.T) {
 	const stall = 300 * time.Millisecond
 	var served atomic.Int64
@@ -88,19 +90,21 @@ func TestOpenLoopChargesStalls(t *testing.T) {
 	m := &mix{urls: []string{"/a"}, hot: 1, fixedClients: 1}
 	testCases := []struct {
 		desc      string
+		conns     int
 		perSecond float64
 		// wantSlowMin and wantSlowMax bound how many requests took a third
 		// of the stall or more.
 		wantSlowMin, wantSlowMax int
 	}{
-		// Every 10 ms: about 30 requests fall in the stall.
-		{desc: "open loop", perSecond: 100, wantSlowMin: 10, wantSlowMax: 1 << 30},
-		{desc: "closed loop", perSecond: 0, wantSlowMin: 1, wantSlowMax: 2},
+		// Every 10 ms: about 30 requests fall due in the stall.
+		{desc: "open loop, one connection", conns: 1, perSecond: 100, wantSlowMin: 10, wantSlowMax: 1 << 30},
+		{desc: "open loop, another connection free", conns: 2, perSecond: 100, wantSlowMin: 1, wantSlowMax: 3},
+		{desc: "closed loop", conns: 1, perSecond: 0, wantSlowMin: 1, wantSlowMax: 2},
 	}
 	for _, tc := range testCases {
 		t.Run(tc.desc, func(t *testing.T) {
 			served.Store(0)
-			res := run(context.Background(), addr, m, 1, time.Second, 1, tc.perSecond)
+			res := run(context.Background(), addr, m, tc.conns, time.Second, 1, tc.perSecond)
 			slow := 0
 			for _, l := range res.latencies {
 				if l >= stall/3 {
