@@ -45,15 +45,24 @@ type mix struct {
 	etags []atomic.Pointer[string]
 }
 
+// The kinds of request whose latencies are reported apart.
+const (
+	kindHit = iota
+	kindForwarded
+	kindAsk
+	kinds
+)
+
 // result is what the load saw.
 type result struct {
 	requests, errors int64
 	byStatus         map[int]int64
 	latencies        []time.Duration
 
-	// askLatencies are the POST /ask requests' latencies, also in
-	// latencies: answered by the origin, never cached.
-	askLatencies []time.Duration
+	// byKind splits latencies: GETs the edge answered from its cache
+	// (hits, 304s included), GETs it forwarded, and POST /ask, which the
+	// origin answers.
+	byKind [kinds][]time.Duration
 
 	hotHits, hotTotal     int64
 	hits, cacheable       int64
@@ -321,9 +330,14 @@ func run(ctx context.Context, addr string, m *mix, conns int, d time.Duration, s
 				}
 				took := time.Since(start)
 				local.latencies = append(local.latencies, took)
-				if isAsk {
-					local.askLatencies = append(local.askLatencies, took)
+				kind := kindForwarded
+				switch {
+				case isAsk:
+					kind = kindAsk
+				case hit:
+					kind = kindHit
 				}
+				local.byKind[kind] = append(local.byKind[kind], took)
 				local.requests++
 				local.byStatus[status]++
 				switch {
@@ -371,7 +385,9 @@ func run(ctx context.Context, addr string, m *mix, conns int, d time.Duration, s
 				total.byStatus[k] += v
 			}
 			total.latencies = append(total.latencies, local.latencies...)
-			total.askLatencies = append(total.askLatencies, local.askLatencies...)
+			for k := range total.byKind {
+				total.byKind[k] = append(total.byKind[k], local.byKind[k]...)
+			}
 			mu.Unlock()
 		})
 	}
@@ -400,7 +416,9 @@ func run(ctx context.Context, addr string, m *mix, conns int, d time.Duration, s
 	total.wall = time.Since(t0)
 	total.cpu = processCPU() - cpu0
 	slices.Sort(total.latencies)
-	slices.Sort(total.askLatencies)
+	for k := range total.byKind {
+		slices.Sort(total.byKind[k])
+	}
 	return total
 }
 

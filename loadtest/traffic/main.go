@@ -44,7 +44,8 @@
 // loadtest/out/traffic.txt. With TRAFFIC_PROFILE=1 it also saves the
 // edge's CPU profile (20 s in the middle of the traffic phase) and heap
 // profile (at its end) from the admin API's /debug/pprof to
-// loadtest/out/traffic/edge-{cpu,heap}.pprof.
+// loadtest/out/traffic/edge-{cpu,heap}.pprof, and 3 s of its execution
+// trace in each open loop, edge-open-{single,traffic}.trace.
 //
 // Environment: TRAFFIC_ARTICLES (10000), TRAFFIC_DURATION (60s),
 // TRAFFIC_SINGLE_DURATION (20s), TRAFFIC_WARMUP (30s),
@@ -303,8 +304,27 @@ func benchTraffic(ctx context.Context) error {
 	// queue of the other connections' requests (docs/edge-gateway.md,
 	// "Traffic").
 	openRate := latencyLoad * rate(res)
+	// With TRAFFIC_PROFILE, 3 s of the edge's execution trace in the
+	// middle of each open loop show what held its core while requests
+	// waited (go tool trace).
+	traced := func(name string) func() {
+		if os.Getenv("TRAFFIC_PROFILE") == "" {
+			return func() {}
+		}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			time.Sleep(latencyDur / 2)
+			saveProfile("http://"+edgeAdmin+"/debug/pprof/trace?seconds=3", filepath.Join(work, "edge-"+name+".trace"))
+		}()
+		return func() { <-done }
+	}
+	wait := traced("open-single")
 	openRef, _ := phase("single URL", reference, latencyDur, openRate)
+	wait()
+	wait = traced("open-traffic")
 	openRes, _ := phase("traffic", traffic, latencyDur, openRate)
+	wait()
 
 	loadAfter := procwatch.LoadAverage()
 	logf("load average after: %s", loadAfter)

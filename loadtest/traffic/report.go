@@ -60,8 +60,12 @@ func (p *report) String() string {
 	row(fmt.Sprintf("open loop at %.0f requests/s (%.0f%% of the traffic's): requests/s answered", p.openRate, 100*p.openLoad),
 		fmt.Sprintf("%.0f", rate(p.openRef)), fmt.Sprintf("%.0f", rate(p.openRes)), "", "")
 	row("open loop p50 / p99 / p99.9 ms", quantiles(p.openRef.latencies), quantiles(p.openRes.latencies), "p99 ≤ 10", met(openP99 <= 10*time.Millisecond))
-	row("POST /ask alone p50 / p99 ms, closed; open loop", "", msStr(quantile(p.res.askLatencies, 0.5))+" / "+msStr(quantile(p.res.askLatencies, 0.99))+"; "+
-		msStr(quantile(p.openRes.askLatencies, 0.5))+" / "+msStr(quantile(p.openRes.askLatencies, 0.99)), "", "")
+	for _, k := range []struct {
+		what string
+		kind int
+	}{{"hits", kindHit}, {"forwarded GETs", kindForwarded}, {"POST /ask", kindAsk}} {
+		row("open loop p50 / p99 / p99.9 ms, "+k.what+" alone", quantiles(p.openRef.byKind[k.kind]), quantiles(p.openRes.byKind[k.kind]), "", "")
+	}
 	row("edge peak RSS MiB", fmt.Sprint(p.refRSS/mib), fmt.Sprint(p.rss/mib), "≤ 512", met(p.rss <= 512*mib))
 	row("hit ratio, hot set (100 URLs)", "", fmt.Sprintf("%.2f%%", 100*hit), "≥ 99%", met(hit >= 0.99))
 	all := 0.0
