@@ -3,65 +3,76 @@
 // keys (tags), so that a content change drops exactly the entries that
 // depend on it.
 //
-// The tag index never relies on ristretto's OnEvict or OnReject callbacks.
-// Those run later, in ristretto's own goroutine, interleaved with Sets: a
-// callback for a key may come while another version of that key is stored
-// or already Set (ristretto_test.go shows both), so untagging the key there
-// could drop a live entry from the index, and a purge would then miss it.
-// Instead the index may name more entries than the cache holds: purging an
-// entry that is gone costs nothing. It is pruned in bulk, against what the
-// cache really holds, whenever it has doubled since the last pruning, which
-// bounds it to about twice the live entries' tags.
+// A purge does not look its entries up: it stamps its tags with a new
+// value of a clock, and an entry filled before one of its tags' stamps is
+// treated as absent from then on (a later fill of the same key replaces
+// it, and ristretto evicts what nobody asks for again). The stamps live in
+// a fixed array of slots indexed by a hash of the tag, so the cache keeps
+// no index of keys by tag: nothing grows with the entries but the entries,
+// and the garbage collector has no index to mark (docs/decisions.md,
+// "Purge stamps"). Two tags that share a slot purge each other's entries,
+// which costs a miss, never a stale answer.
 package tagcache
 
 import (
 	"fmt"
-	"slices"
+	"math/bits"
 	"sync"
 	"sync/atomic"
 
+	"github.com/cespare/xxhash/v2"
 	"github.com/dgraph-io/ristretto/v2"
 )
 
-// minCompact is the index size (tag-entry pairs) below which it is never
-// pruned.
-const minCompact = 10000
+// minSlots is the least number of stamp slots; a cache gets one slot per
+// 2 KiB of its maximum cost beyond that (8 MiB of stamps for 1 GiB).
+const minSlots = 1 << 16
 
 // Cache is a cache of V by key K (a string, or a []byte so that a lookup
 // can hash the request's bytes without converting them).
 //
 // Purges race with fills: a request may read its data before a change and
-// store the result after the change's purge, which would keep stale data
-// until the next change. Every fill therefore carries the generation it
-// started in (Generation, before reading the data); Set refuses a fill
-// whose generation a purge has since moved past.
+// store the result after the change's purge. Every fill therefore carries
+// the generation it started in (Generation, read before the data); an entry
+// whose generation is older than a purge of one of its tags is never
+// returned, whenever it was stored.
 type Cache[K string | []byte, V any] struct {
-	rc  *ristretto.Cache[K, *stored[V]]
-	gen atomic.Uint64
-	// purging counts the purges under way: no fill is stored meanwhile.
-	purging atomic.Int32
+	rc *ristretto.Cache[K, *stored[V]]
 
-	// mu orders Set, Purge, Clear and the pruning of the index. No
-	// ristretto callback is installed, so holding it across a ristretto
-	// call cannot deadlock.
+	// clock is the generation: it moves on every Purge, Drop and Clear,
+	// after their stamps are written, so an entry validated at the current
+	// clock needs no other check (stored.checked).
+	clock atomic.Uint64
+	// mu orders Purge, Drop and Clear, each writing its stamps then moving
+	// the clock.
 	mu sync.Mutex
-	// byTag maps a tag to the keys of the entries Set with it.
-	byTag     map[string]map[string]struct{}
-	pairs     int // key entries in byTag
-	compactAt int
+	// purged[slot] is the clock value of the last Purge of a tag in slot:
+	// entries whose fill started before it are gone. dropped[slot] is the
+	// same for Drop, against when the entry was stored.
+	purged, dropped []atomic.Uint64
+	mask            uint64
+	// clearedAt is the clock value of the last Clear: entries whose fill
+	// started before it are gone.
+	clearedAt atomic.Uint64
 
 	hits, misses atomic.Uint64
 }
 
-// stored is what ristretto holds: the value and the tags it was Set with,
-// which pruning compares with the index.
+// stored is what ristretto holds: the value, when it was filled and
+// stored, and the stamp slots of its tags.
 type stored[V any] struct {
-	tags  []string
 	value V
+	// gen is the generation the fill started in; setAt the clock when it
+	// was handed to the cache.
+	gen, setAt uint64
+	slots      []uint32
+	// checked is the clock value at which the entry was last found valid:
+	// while the clock has not moved since, no stamp is read.
+	checked atomic.Uint64
 }
 
 // New returns a cache bounded by maxCost, the sum of the costs given to Set
-// (ristretto's own bookkeeping is not counted).
+// (ristretto's own bookkeeping and the stamps are not counted).
 func New[K string | []byte, V any](maxCost int64) (*Cache[K, V], error) {
 	rc, err := ristretto.NewCache(&ristretto.Config[K, *stored[V]]{
 		// About ten counters per expected entry, entries of ~4 KiB.
@@ -73,15 +84,24 @@ func New[K string | []byte, V any](maxCost int64) (*Cache[K, V], error) {
 	if err != nil {
 		return nil, fmt.Errorf("tagcache: building the cache: %w", err)
 	}
-	return &Cache[K, V]{rc: rc, byTag: map[string]map[string]struct{}{}, compactAt: minCompact}, nil
+	n := uint64(minSlots)
+	if want := uint64(max(maxCost, 0)) >> 11; want > n {
+		n = 1 << bits.Len64(want-1)
+	}
+	return &Cache[K, V]{
+		rc:      rc,
+		purged:  make([]atomic.Uint64, n),
+		dropped: make([]atomic.Uint64, n),
+		mask:    n - 1,
+	}, nil
 }
 
 // Generation is the current purge generation; pass it to Set.
-func (c *Cache[K, V]) Generation() uint64 { return c.gen.Load() }
+func (c *Cache[K, V]) Generation() uint64 { return c.clock.Load() }
 
 // Get returns the value stored under key.
 func (c *Cache[K, V]) Get(key K) (V, bool) {
-	if s, ok := c.rc.Get(key); ok {
+	if s, ok := c.rc.Get(key); ok && c.valid(s) {
 		c.hits.Add(1)
 		return s.value, true
 	}
@@ -90,127 +110,79 @@ func (c *Cache[K, V]) Get(key K) (V, bool) {
 	return zero, false
 }
 
-// Set stores v under key with its tags and cost, unless a purge happened
-// since generation gen. It reports whether the value was handed to the
-// cache, which may still decline to keep it.
-func (c *Cache[K, V]) Set(key K, v V, tags []string, cost int64, gen uint64) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.purging.Load() > 0 || c.gen.Load() != gen {
+// valid reports whether no Purge, Drop or Clear since s was filled or
+// stored names it.
+func (c *Cache[K, V]) valid(s *stored[V]) bool {
+	now := c.clock.Load()
+	if s.checked.Load() == now {
+		return true
+	}
+	if s.gen < c.clearedAt.Load() {
 		return false
 	}
-	// Indexed before ristretto has it: a purge that follows finds it.
-	k := string(key)
-	for _, tag := range tags {
-		keys := c.byTag[tag]
-		if keys == nil {
-			keys = map[string]struct{}{}
-			c.byTag[tag] = keys
-		}
-		if _, ok := keys[k]; !ok {
-			keys[k] = struct{}{}
-			c.pairs++
+	for _, slot := range s.slots {
+		if c.purged[slot].Load() > s.gen || c.dropped[slot].Load() > s.setAt {
+			return false
 		}
 	}
-	ok := c.rc.Set(key, &stored[V]{tags: tags, value: v}, cost)
-	if c.pairs > c.compactAt {
-		c.compact()
-	}
-	return ok
+	s.checked.Store(now)
+	return true
 }
 
-// compact drops from the index the pairs whose entry is gone or was
-// replaced by a version without that tag. c.mu is held, so no Set is
-// between indexing and handing its value to ristretto, and Wait lets
-// ristretto apply every Set made so far before the index is compared with
-// what it holds.
-func (c *Cache[K, V]) compact() {
-	c.rc.Wait()
-	n := 0
-	for tag, keys := range c.byTag {
-		for k := range keys {
-			if s, ok := c.rc.Get(K(k)); !ok || !slices.Contains(s.tags, tag) {
-				delete(keys, k)
-				continue
-			}
-			n++
-		}
-		if len(keys) == 0 {
-			delete(c.byTag, tag)
+// Set stores v under key with its tags and cost, unless a purge of one of
+// its tags (or a Clear) happened since generation gen. It reports whether
+// the value was handed to the cache, which may still decline to keep it.
+func (c *Cache[K, V]) Set(key K, v V, tags []string, cost int64, gen uint64) bool {
+	if gen < c.clearedAt.Load() {
+		return false
+	}
+	s := &stored[V]{value: v, gen: gen, setAt: c.clock.Load(), slots: make([]uint32, len(tags))}
+	for i, tag := range tags {
+		s.slots[i] = c.slot(tag)
+		if c.purged[s.slots[i]].Load() > gen {
+			return false
 		}
 	}
-	c.pairs = n
-	c.compactAt = max(2*n, minCompact)
+	// A purge from here on stamps past gen, and Get stops returning the
+	// entry whenever ristretto applies this Set.
+	return c.rc.Set(key, s, cost)
 }
 
-// Purge drops every entry tagged with one of tags, and refuses the fills
-// that started before (see Cache).
-//
-// The generation moves twice: before the entries are dropped, so that a
-// fill which read its data before the purge is refused, and again once
-// they are gone (deleted, and ristretto's buffer applied). A request that
-// read the generation in between may still have found one of those
-// entries and made another from it (an edge cache compresses a stored
-// body into a coding); its Set is refused while a purge runs and by the
-// second move after, so the copy cannot outlive the purge.
-func (c *Cache[K, V]) Purge(tags []string) {
-	c.purging.Add(1)
-	defer c.purging.Add(-1)
+func (c *Cache[K, V]) slot(tag string) uint32 { return uint32(xxhash.Sum64String(tag) & c.mask) }
+
+// Purge drops every entry tagged with one of tags, and the fills of them
+// that started before, whenever they are stored.
+func (c *Cache[K, V]) Purge(tags []string) { c.stamp(c.purged, tags) }
+
+// Drop drops every entry tagged with one of tags that is stored now, but
+// lets fills already under way store their result: for invalidations that
+// only need to drop what is stored (RFC 9111 §4.4 asks no more of a cache
+// after an unsafe request).
+func (c *Cache[K, V]) Drop(tags []string) { c.stamp(c.dropped, tags) }
+
+// stamp writes the next clock value into the slots of tags, then moves the
+// clock to it: a Get that sees the new clock also sees the stamps.
+func (c *Cache[K, V]) stamp(stamps []atomic.Uint64, tags []string) {
 	c.mu.Lock()
-	c.gen.Add(1)
-	keys := c.untag(tags)
-	c.mu.Unlock()
-	c.del(keys)
-	c.rc.Wait()
-	c.gen.Add(1)
-}
-
-// Drop drops every entry tagged with one of tags, but lets fills already
-// under way store their result: for invalidations that only need to drop
-// what is stored (RFC 9111 §4.4 asks no more of a cache after an unsafe
-// request).
-func (c *Cache[K, V]) Drop(tags []string) {
-	c.mu.Lock()
-	keys := c.untag(tags)
-	c.mu.Unlock()
-	c.del(keys)
-}
-
-// untag removes tags from the index and returns the keys they named.
-// c.mu is held.
-func (c *Cache[K, V]) untag(tags []string) []string {
-	var keys []string
+	defer c.mu.Unlock()
+	next := c.clock.Load() + 1
 	for _, tag := range tags {
-		for k := range c.byTag[tag] {
-			keys = append(keys, k)
-		}
-		c.pairs -= len(c.byTag[tag])
-		delete(c.byTag, tag)
+		stamps[c.slot(tag)].Store(next)
 	}
-	return keys
-}
-
-// del deletes keys from ristretto, outside c.mu: Del may wait for room in
-// ristretto's buffer, and a Set or Get need not wait with it. A Set that
-// lands meanwhile is either of the new generation or refused.
-func (c *Cache[K, V]) del(keys []string) {
-	for _, k := range keys {
-		c.rc.Del(K(k))
-	}
+	c.clock.Store(next)
 }
 
 // Clear drops everything, and refuses the fills that started before.
 func (c *Cache[K, V]) Clear() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.gen.Add(1)
-	c.byTag = map[string]map[string]struct{}{}
-	c.pairs = 0
-	c.compactAt = minCompact
+	next := c.clock.Load() + 1
+	c.clearedAt.Store(next)
+	c.clock.Store(next)
 	c.rc.Clear()
 }
 
-// Wait blocks until the Sets and Dels made so far are applied.
+// Wait blocks until the Sets made so far are applied.
 func (c *Cache[K, V]) Wait() { c.rc.Wait() }
 
 // Stats returns the hit and miss counts of Get since the start.
