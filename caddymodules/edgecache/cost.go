@@ -24,18 +24,18 @@ const (
 	// allocSlack: what rounding one of the three allocations of packed
 	// fields up to its size class adds, on average.
 	allocSlack = 32
-	// tagOverhead: one tag of the entry, in its own list and in the tag
-	// index's set (a slot holding the entry's key).
-	tagOverhead = 96
+	// tagOverhead: one tag of the entry: its string header in the entry's
+	// list and its stamp slot in the tagcache item (4 bytes), rounded up.
+	tagOverhead = 24
 )
 
 // cost is what e holds in memory: its body (the stored coding's bytes, so
-// each compressed variant counts its own), its key (stored again in the tag
-// index), its tags, its packed header fields and the overheads above. It is what
+// each compressed variant counts its own), its key, its tags, its packed
+// header fields and the overheads above. It is what
 // max_bytes bounds, so that the soft memory limit derived from max_bytes
 // (docs/edge-gateway.md, "Memory") holds.
 func (e *entry) cost() int64 {
-	n := entryOverhead + int64(len(e.body)) + 2*int64(len(e.key)) + int64(len(e.uriTag)) + int64(len(e.upstreamStatus))
+	n := entryOverhead + int64(len(e.body)) + int64(len(e.key)) + int64(len(e.uriTag)) + int64(len(e.upstreamStatus))
 	for _, t := range e.tags {
 		n += int64(len(t)) + tagOverhead
 	}

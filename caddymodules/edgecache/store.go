@@ -15,7 +15,7 @@ import (
 )
 
 // shared is the state of one cache: the stored responses with their
-// surrogate-key index (tagcache, the origin's cache type too), the
+// surrogate keys (tagcache, the origin's cache type too), the
 // coalescing table and the invalidation follower. It lives in a usage pool,
 // so a config reload keeps every stored response.
 type shared struct {

@@ -35,9 +35,9 @@ const syncWorkers = 256
 // The decision for a request is local: a counter per client holds what this
 // edge counted and what the other edges had pushed to Redis at the last
 // sync. Every interval the sync loop pushes, for the clients counted since
-// the previous sync only (and past their push share, below), the new counts with the Redis store's Increment
-// and reads back the shared total. So no request waits for Redis, and all
-// edges converge on one budget.
+// the previous sync only (and past their push share, below), the new counts
+// with the Redis store's Increment and reads back the shared total. So no
+// request waits for Redis, and all edges converge on one budget.
 //
 // A client is pushed only once it made quota/unpushedShare requests here in
 // the window (pushAfter): most clients of a public API send a few requests
@@ -111,8 +111,8 @@ type shard struct {
 	mu       sync.Mutex
 	counters clientTable // by client hash
 	// dirty lists the clients counted since the last sync and past their
-	// push share (pushAfter), the only ones the sync pushes; spare is the array of the list the last sync took,
-	// reused for the next one.
+	// push share (pushAfter), the only ones the sync pushes; spare is the
+	// array of the list the last sync took, reused for the next one.
 	dirty, spare []uint64
 }
 

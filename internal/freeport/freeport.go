@@ -1,6 +1,6 @@
-// Package freeport finds TCP ports for the servers tests and load test
-// harnesses start (redis-server, Caddy, the binaries), outside the range the kernel hands out to outgoing
-// connections.
+// Package freeport finds TCP ports for the servers that tests and load test
+// harnesses start (redis-server, Caddy, the binaries), outside the range
+// the kernel hands out to outgoing connections.
 //
 // A port the kernel gives a listener on port 0 comes from that ephemeral
 // range, and is free again once the listener closes: until the test's

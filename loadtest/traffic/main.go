@@ -32,9 +32,10 @@
 //
 // Both are closed loops that saturate the edge's core. Then both mixes run
 // again as open loops at TRAFFIC_LATENCY_LOAD (0.7) of the traffic phase's
-// rate for TRAFFIC_LATENCY_DURATION (30s) each, latency counted from each
-// request's scheduled time: the latency clients see at a load the edge
-// carries, which a saturated closed loop cannot show.
+// rate for TRAFFIC_LATENCY_DURATION (30s) each: requests fall due at fixed
+// times, each is sent on whichever connection is free first, and its
+// latency counts from the time it was due. That is the latency clients see
+// at a load the edge carries, which a saturated closed loop cannot show.
 //
 // It reports req/s, p50/p99/p99.9, edge peak RSS, the edge's GC pause time,
 // the CPU the edge spent per request in each phase, the generator's own
