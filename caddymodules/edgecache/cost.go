@@ -3,6 +3,7 @@
 package edgecache
 
 import (
+	"strings"
 	"unsafe"
 )
 
@@ -16,17 +17,17 @@ const (
 	// it), the tagcache item and ristretto's slot for it, rounded up to
 	// allocation size classes.
 	entryOverhead = int64(unsafe.Sizeof(entry{})) + int64(unsafe.Sizeof(hitValues{})) + 64 + 64 + 288
-	// fieldSize: one field in the packed list (fields.go): its name and
-	// its values' slice header.
-	fieldSize = int64(unsafe.Sizeof(field{}))
-	// stringHeaderSize: one value's string header in the packed values.
-	stringHeaderSize = int64(unsafe.Sizeof(""))
+	// fieldSpanSize: one field in the packed list (fields.go): where its
+	// name is and which values are its.
+	fieldSpanSize = int64(unsafe.Sizeof(fieldSpan{}))
+	// spanSize: one value's place in the packed block.
+	spanSize = int64(unsafe.Sizeof(span{}))
 	// allocSlack: what rounding one of the three allocations of packed
 	// fields up to its size class adds, on average.
 	allocSlack = 32
-	// tagOverhead: one tag of the entry: its string header in the entry's
-	// list and its stamp slot in the tagcache item (4 bytes), rounded up.
-	tagOverhead = 24
+	// tagOverhead: one tag of the entry: its stamp slot in the tagcache
+	// item (4 bytes), rounded up.
+	tagOverhead = 8
 )
 
 // cost is what e holds in memory: its body (the stored coding's bytes, so
@@ -36,9 +37,7 @@ const (
 // (docs/edge-gateway.md, "Memory") holds.
 func (e *entry) cost() int64 {
 	n := entryOverhead + int64(len(e.body)) + int64(len(e.key)) + int64(len(e.uriTag)) + int64(len(e.upstreamStatus))
-	for _, t := range e.tags {
-		n += int64(len(t)) + tagOverhead
-	}
+	n += int64(len(e.tags)) + tagOverhead*int64(strings.Count(e.tags, " "))
 	if e.uriTag != "" {
 		n += tagOverhead
 	}

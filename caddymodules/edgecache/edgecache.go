@@ -336,20 +336,13 @@ func (h *Handler) writeEntry(w http.ResponseWriter, r *http.Request, e *entry, n
 		hdr["X-Request-Id"] = id
 	}
 	if e.notModified(r) {
-		for i := range e.header.list {
-			if f := &e.header.list[i]; !bodyField(f.name) {
-				hdr[f.name] = f.values
-			}
-		}
+		e.header.setInto(hdr, bodyField)
 		hdr["Age"] = hv.age
 		hdr["Cache-Status"] = cacheStatus
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
-	for i := range e.header.list {
-		f := &e.header.list[i]
-		hdr[f.name] = f.values
-	}
+	e.header.setInto(hdr, nil)
 	hdr["Age"] = hv.age
 	hdr["Cache-Status"] = cacheStatus
 	w.WriteHeader(e.status)

@@ -27,7 +27,11 @@ type entry struct {
 	coding  string
 	etag    string
 	lastMod time.Time
-	tags    []string
+	// tags are the surrogate keys, space-separated in one string of the
+	// entry's own: a []string of substrings of the origin's field was a
+	// pointer a tag, and kept that field alive, for the collector to mark
+	// in every cycle (docs/edge-gateway.md, "Traffic").
+	tags string
 	// uriTag names the request target the entry answers, so that an
 	// unsafe request to it invalidates every variant (RFC 9111 §4.4).
 	uriTag string
@@ -176,13 +180,18 @@ func storedHeader(h http.Header, contentLength string) fields {
 	}, http.Header{"Content-Length": {contentLength}})
 }
 
-// surrogateKeys splits Surrogate-Key values (space-separated, docs/decisions.md (cache headers)).
-func surrogateKeys(h http.Header) []string {
-	var tags []string
+// surrogateKeys returns the keys of h's Surrogate-Key values
+// (space-separated, docs/decisions.md (cache headers)) as one new string,
+// each key followed by a space.
+func surrogateKeys(h http.Header) string {
+	var b strings.Builder
 	for _, v := range h["Surrogate-Key"] {
-		tags = append(tags, strings.Fields(v)...)
+		for k := range strings.FieldsSeq(v) {
+			b.WriteString(k)
+			b.WriteByte(' ')
+		}
 	}
-	return tags
+	return b.String()
 }
 
 // varyFields returns the request fields Vary names, other than

@@ -8,29 +8,38 @@ import (
 	"strings"
 )
 
-// fields is a stored response's header in three allocations: the names and
-// values copied into one string, one array of value slices into it, and the
-// list of fields. An http.Header kept per entry was a map, a []string per
-// field and a string per value as net/textproto parsed them: 25 to 30
-// objects a stored variant for the collector to mark in every cycle, which
-// under make bench-traffic's full cache (tens of thousands of variants) made
-// marking the largest part of the edge's CPU after the system calls
-// (docs/edge-gateway.md, "Traffic"). A hit also walks a slice instead of a
-// map.
+// fields is a stored response's header as one string holding every name
+// and value, and two arrays of offsets into it: three allocations with
+// three pointers among them, whatever the number of fields.
 //
-// fields is immutable once packed: a hit hands its value slices to the
-// response header as they are, each with its capacity clipped to its
-// length, so that an Add further out (Vary) copies instead of writing into
-// the entry.
+// Why offsets: the collector marks every pointer of every stored entry in
+// each cycle. An http.Header kept per entry (a map, a []string per field
+// and a string per value) was 25 to 30 objects a stored variant; packed
+// into field and value slices of strings it was still about three
+// pointers a field, half the marking of a full cache (BenchmarkGCFullCache),
+// and on an edge with one core each stretch of marking stalls the requests
+// behind it (docs/edge-gateway.md, "Traffic"). A hit now makes the value
+// strings from the offsets into one []string of its own (one allocation a
+// response; substrings of block copy nothing).
+//
+// fields is immutable once packed.
 type fields struct {
-	list []field
+	block  string
+	list   []fieldSpan
+	values []span
 }
 
-// field is one header field: its canonical name and its values.
-type field struct {
-	name   string
-	values []string
+// fieldSpan is one header field: where its canonical name is in block and
+// which of values are its.
+type fieldSpan struct {
+	name         span
+	first, count uint32
 }
+
+// span is a substring of block.
+type span struct{ at, n uint32 }
+
+func (f *fields) str(s span) string { return f.block[s.at : s.at+s.n] }
 
 // packFields packs h's fields, except those skip reports. override, when
 // not empty, is set in place of h's values of the same names (a nil value
@@ -64,60 +73,48 @@ func packFields(h http.Header, skip func(name string) bool, override http.Header
 	}
 	var b strings.Builder
 	b.Grow(size)
-	for _, k := range names {
+	f := fields{list: make([]fieldSpan, len(names)), values: make([]span, 0, nvalues)}
+	for i, k := range names {
+		f.list[i] = fieldSpan{name: span{uint32(b.Len()), uint32(len(k))}, first: uint32(len(f.values))}
 		b.WriteString(k)
 		for _, v := range valuesOf(k) {
+			f.values = append(f.values, span{uint32(b.Len()), uint32(len(v))})
 			b.WriteString(v)
 		}
+		f.list[i].count = uint32(len(f.values)) - f.list[i].first
 	}
-	block := b.String()
-	values := make([]string, nvalues)
-	f := fields{list: make([]field, len(names))}
-	at, vi := 0, 0
-	for i, k := range names {
-		f.list[i].name = block[at : at+len(k)]
-		at += len(k)
-		vs := valuesOf(k)
-		for j, v := range vs {
-			values[vi+j] = block[at : at+len(v)]
-			at += len(v)
-		}
-		f.list[i].values = values[vi : vi+len(vs) : vi+len(vs)]
-		vi += len(vs)
-	}
+	f.block = b.String()
 	return f
 }
 
-// get returns the first value of the field named name (canonical), or "".
-func (f fields) get(name string) string {
-	for i := range f.list {
-		if fd := &f.list[i]; fd.name == name && len(fd.values) > 0 {
-			return fd.values[0]
-		}
+// setInto sets the fields in hdr, except those skip reports (nil: none).
+// The value slices are the response's own, clipped to their length, so
+// that an Add further out (Vary) copies instead of writing past them.
+func (f *fields) setInto(hdr http.Header, skip func(name string) bool) {
+	values := make([]string, len(f.values))
+	for i, v := range f.values {
+		values[i] = f.str(v)
 	}
-	return ""
+	for _, fd := range f.list {
+		name := f.str(fd.name)
+		if skip != nil && skip(name) {
+			continue
+		}
+		end := fd.first + fd.count
+		hdr[name] = values[fd.first:end:end]
+	}
 }
 
 // header returns the fields as a new map, for the paths that change them
-// (a revalidation, a coding made from the entry); the value slices are
-// shared, clipped.
-func (f fields) header(extra int) http.Header {
+// (a revalidation, a coding made from the entry).
+func (f *fields) header(extra int) http.Header {
 	h := make(http.Header, len(f.list)+extra)
-	for i := range f.list {
-		h[f.list[i].name] = f.list[i].values
-	}
+	f.setInto(h, nil)
 	return h
 }
 
-// cost is the memory the fields hold: the block, the value slices and the
-// list, each rounded to its allocation.
-func (f fields) cost() int64 {
-	n := int64(len(f.list))*int64(fieldSize) + 3*allocSlack
-	for i := range f.list {
-		n += int64(len(f.list[i].name))
-		for _, v := range f.list[i].values {
-			n += int64(len(v)) + stringHeaderSize
-		}
-	}
-	return n
+// cost is the memory the fields hold: the block and the two arrays, each
+// rounded to its allocation.
+func (f *fields) cost() int64 {
+	return int64(len(f.block)) + int64(len(f.list))*fieldSpanSize + int64(len(f.values))*spanSize + 3*allocSlack
 }

@@ -3,6 +3,7 @@ package edgecache
 import (
 	"context"
 	"log/slog"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 	"golang.org/x/sync/singleflight"
@@ -95,9 +96,9 @@ func (s *shared) generation() uint64 { return s.cache.Generation() }
 // put stores e, tagged with its surrogate keys and its request target,
 // unless a purge happened since gen was read.
 func (s *shared) put(e *entry, gen uint64) bool {
-	tags := e.tags
+	tags := strings.Fields(e.tags)
 	if e.uriTag != "" {
-		tags = append(tags[:len(tags):len(tags)], e.uriTag)
+		tags = append(tags, e.uriTag)
 	}
 	ok := s.cache.Set([]byte(e.key), e, tags, e.cost(), gen)
 	// Make the entry visible before the requests waiting on this fetch

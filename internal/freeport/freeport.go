@@ -16,9 +16,11 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 )
 
@@ -31,11 +33,39 @@ var (
 	// given holds the ports returned so far in this process: a port picked
 	// for a server that has not bound it yet still looks free.
 	given = map[int]bool{}
+	// claims holds, open for the life of the process, the lock file of
+	// each port it was given, so that no other process picks it: the test
+	// packages run in parallel processes, and one of them bound a port
+	// another had picked and was about to bind ("bind: address already in
+	// use" in a fresh-clone make test).
+	claims []*os.File
 )
+
+// claimDir holds one lock file per port claimed by a running process.
+var claimDir = filepath.Join(os.TempDir(), "invoicewire-freeport")
+
+// claim takes port's lock file for this process, or reports that another
+// process holds it. The kernel releases the lock when the process exits.
+func claim(port int) bool {
+	if err := os.MkdirAll(claimDir, 0o777); err != nil {
+		return true // no lock files: fall back to the checks above
+	}
+	f, err := os.OpenFile(filepath.Join(claimDir, strconv.Itoa(port)), os.O_CREATE|os.O_RDWR, 0o666)
+	if err != nil {
+		return true
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return false
+	}
+	claims = append(claims, f)
+	return true
+}
 
 // Find returns n distinct ports that nothing listens on now, on any
 // address, below the kernel's ephemeral range, none of them returned
-// before in this process. Each is held until all are found.
+// before in this process nor claimed by another process now. Each is held
+// until all are found.
 func Find(n int) ([]int, error) {
 	mu.Lock()
 	defer mu.Unlock()
@@ -46,7 +76,7 @@ func Find(n int) ([]int, error) {
 			return nil, fmt.Errorf("freeport: no free port between %d and %d after 1000 tries", lowest, top)
 		}
 		p := lowest + rand.IntN(top-lowest)
-		if given[p] {
+		if given[p] || !claim(p) {
 			continue
 		}
 		// All interfaces: Caddy binds ":port", redis-server the loopback.
