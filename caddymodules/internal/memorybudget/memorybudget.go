@@ -32,10 +32,10 @@ import (
 // The garbage is what decides the collector's cost: near the limit a
 // collection starts each time the requests allocated what the limit leaves
 // above the live heap, so that room sets how often the whole live heap is
-// marked. With 96 MiB and a 256 MiB cache, collecting took about half the
-// edge's CPU under make bench-traffic; the same 474 MiB split as 208 MiB of
-// room and a 128 MiB cache served 1.6 times the requests per CPU-second
-// (docs/edge-gateway.md, "Memory"). The process's RSS also holds what the
+// marked. With 96 MiB and a 256 MiB cache (a 474 MiB limit), collecting
+// took about half the edge's CPU under make bench-traffic; 208 MiB of room
+// and a 128 MiB cache (458 MiB) served 1.6 times the requests per
+// CPU-second (docs/edge-gateway.md, "Memory"). The process's RSS also holds what the
 // limit does not count (the binary's code and data, about 30 MiB): make
 // run's limit of 458 MiB keeps its edge under 512 MiB of RSS.
 const Base int64 = 208 << 20
