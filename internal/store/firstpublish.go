@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"encoding/json"
-	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -166,7 +165,8 @@ func (p *Publisher) newFirstPublish(articles []*content.Article, docs [][]byte, 
 	}
 	args = append(args, len(weeks))
 	for _, w := range weeks {
-		args = append(args, c.key(keyWeeks(w.week, w.filter)), strconv.FormatInt(w.week, 10), weekCounts[w])
+		wc := weekCounterOf(w.week, w.filter)
+		args = append(args, c.key(wc.key), wc.field, weekCounts[w])
 	}
 	list := make([]string, 0, len(tags))
 	for t := range tags {

@@ -71,17 +71,22 @@ type weekCounter struct {
 	key, field string
 }
 
+// weekCounterOf is the counter of counts field f (countField) in week w.
+func weekCounterOf(w int64, f string) weekCounter {
+	return weekCounter{key: keyWeeks(w, f), field: strconv.FormatInt(w, 10)}
+}
+
 // articleWeeks are the week counters of a listed article: one per filter
 // of articleCounts, in the week of its publication. Every path that lists
-// or unlists an article moves them through this function (Change.count,
-// newFirstPublish).
+// or unlists an article moves them through weekCounterOf: this function
+// (Change.count) or, for a run of new articles, tallyCounters
+// (newFirstPublish).
 func articleWeeks(a *content.Article) []weekCounter {
 	w := weekOf(a.PublishedAt)
-	field := strconv.FormatInt(w, 10)
 	filters := articleCounts(a)
 	out := make([]weekCounter, len(filters))
 	for i, f := range filters {
-		out[i] = weekCounter{key: keyWeeks(w, f), field: field}
+		out[i] = weekCounterOf(w, f)
 	}
 	return out
 }

@@ -39,12 +39,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/invoicewire/invoicewire/internal/content"
 	"github.com/invoicewire/invoicewire/internal/events"
+	"github.com/invoicewire/invoicewire/internal/freeport"
 	"github.com/invoicewire/invoicewire/internal/store"
 	"github.com/invoicewire/invoicewire/loadtest/procwatch"
 	"github.com/invoicewire/invoicewire/origin/ask"
-	"github.com/redis/go-redis/v9"
 )
 
 // seed fixes the archive: the same N always gives the same articles.
@@ -227,15 +229,15 @@ func measure(ctx context.Context, base *content.Corpus, n int, out string) (*tab
 	t.add("ask", "index heap", fmt.Sprintf("%d MiB", heap/mib), "", "")
 
 	// The origin and the edge.
-	originAddr, err := freeAddr()
+	originAddr, err := freeport.Addr()
 	if err != nil {
 		return nil, err
 	}
-	metricsAddr, err := freeAddr()
+	metricsAddr, err := freeport.Addr()
 	if err != nil {
 		return nil, err
 	}
-	adminAddr, err := freeAddr()
+	adminAddr, err := freeport.Addr()
 	if err != nil {
 		return nil, err
 	}
@@ -517,11 +519,6 @@ func buildAskIndex(ctx context.Context, st *store.Store, siteRoot string) (time.
 	e = nil
 	debug.FreeOSMemory()
 	return took, heap, nil
-}
-
-func freeAddr() (string, error) {
-	p, err := freePort()
-	return "127.0.0.1:" + strconv.Itoa(p), err
 }
 
 func letters(r *rand.Rand, n int) string {

@@ -69,11 +69,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/invoicewire/invoicewire/internal/content"
 	"github.com/invoicewire/invoicewire/internal/content/contenttest"
+	"github.com/invoicewire/invoicewire/internal/freeport"
 	"github.com/invoicewire/invoicewire/internal/store"
 	"github.com/invoicewire/invoicewire/loadtest/procwatch"
-	"github.com/redis/go-redis/v9"
 )
 
 // seed is make bench-scale's: the same archive.
@@ -151,10 +153,10 @@ func benchTraffic(ctx context.Context) error {
 	}
 	defer counterRedis.stop()
 
-	originAddr, _ := freeAddr()
-	originMetrics, _ := freeAddr()
-	edgeAddr, _ := freeAddr()
-	edgeAdmin, _ := freeAddr()
+	originAddr, _ := freeport.Addr()
+	originMetrics, _ := freeport.Addr()
+	edgeAddr, _ := freeport.Addr()
+	edgeAdmin, _ := freeport.Addr()
 	base := "http://" + edgeAddr
 	env := []string{
 		"IW_REDIS_URL=" + contentURL, "IW_RATELIMIT_REDIS_URL=" + countersURL,

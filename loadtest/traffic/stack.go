@@ -75,15 +75,10 @@ func (p *proc) cpu() time.Duration {
 	return time.Duration(u+s) * 10 * time.Millisecond
 }
 
-// freeAddr is a loopback address for one of the stack's servers, below
-// the ephemeral range so that no outgoing connection takes its port before
-// the server binds it (internal/freeport).
-func freeAddr() (string, error) { return freeport.Addr() }
-
 // startRedis starts a redis-server with no persistence (both roles of this
 // run are rebuilt from scratch) and returns its URL.
 func startRedis(dir, name, cpu string) (*proc, string, error) {
-	addr, err := freeAddr()
+	addr, err := freeport.Addr()
 	if err != nil {
 		return nil, "", err
 	}
