@@ -63,6 +63,17 @@ type result struct {
 	// (hits, 304s included), GETs it forwarded, and POST /ask, which the
 	// origin answers.
 	byKind [kinds][]time.Duration
+	// fromSend are the open loop's latencies counted from when the
+	// request was written instead of when it was due: the edge's answer
+	// alone, without the wait for a free connection or for the
+	// generator's own core (which the origin and both Redis servers
+	// share). Far below latencies, they say the delay was before the
+	// edge read the request.
+	fromSend []time.Duration
+	// wakeLags are, for the open loop's requests whose connection was
+	// free before they fell due, how late the generator woke up to send
+	// them: its own scheduling delay, which latencies include.
+	wakeLags []time.Duration
 
 	hotHits, hotTotal     int64
 	hits, cacheable       int64
@@ -270,6 +281,7 @@ func run(ctx context.Context, addr string, m *mix, conns int, d time.Duration, s
 					due = t0.Add(time.Duration(float64(slot.Add(1)-1) / perSecond * float64(time.Second)))
 					if wait := time.Until(due); wait > 0 {
 						time.Sleep(wait)
+						local.wakeLags = append(local.wakeLags, time.Since(due))
 					}
 				}
 				idx := 0
@@ -317,7 +329,8 @@ func run(ctx context.Context, addr string, m *mix, conns int, d time.Duration, s
 					b = append(b, "\r\n\r\n"...)
 				}
 				k.req = b
-				start := time.Now()
+				sent := time.Now()
+				start := sent
 				if perSecond > 0 {
 					start = due
 				}
@@ -330,6 +343,9 @@ func run(ctx context.Context, addr string, m *mix, conns int, d time.Duration, s
 				}
 				took := time.Since(start)
 				local.latencies = append(local.latencies, took)
+				if perSecond > 0 {
+					local.fromSend = append(local.fromSend, time.Since(sent))
+				}
 				kind := kindForwarded
 				switch {
 				case isAsk:
@@ -385,6 +401,8 @@ func run(ctx context.Context, addr string, m *mix, conns int, d time.Duration, s
 				total.byStatus[k] += v
 			}
 			total.latencies = append(total.latencies, local.latencies...)
+			total.fromSend = append(total.fromSend, local.fromSend...)
+			total.wakeLags = append(total.wakeLags, local.wakeLags...)
 			for k := range total.byKind {
 				total.byKind[k] = append(total.byKind[k], local.byKind[k]...)
 			}
@@ -416,6 +434,8 @@ func run(ctx context.Context, addr string, m *mix, conns int, d time.Duration, s
 	total.wall = time.Since(t0)
 	total.cpu = processCPU() - cpu0
 	slices.Sort(total.latencies)
+	slices.Sort(total.fromSend)
+	slices.Sort(total.wakeLags)
 	for k := range total.byKind {
 		slices.Sort(total.byKind[k])
 	}

@@ -95,10 +95,14 @@ func TestOpenLoopChargesStalls(t *testing.T) {
 		// wantSlowMin and wantSlowMax bound how many requests took a third
 		// of the stall or more.
 		wantSlowMin, wantSlowMax int
+		// wantSlowFromSend is how many took that long counted from when
+		// they were sent: the stalled request only (the closed loop keeps
+		// no such figure).
+		wantSlowFromSend int
 	}{
 		// Every 10 ms: about 30 requests fall due in the stall.
-		{desc: "open loop, one connection", conns: 1, perSecond: 100, wantSlowMin: 10, wantSlowMax: 1 << 30},
-		{desc: "open loop, another connection free", conns: 2, perSecond: 100, wantSlowMin: 1, wantSlowMax: 3},
+		{desc: "open loop, one connection", conns: 1, perSecond: 100, wantSlowMin: 10, wantSlowMax: 1 << 30, wantSlowFromSend: 1},
+		{desc: "open loop, another connection free", conns: 2, perSecond: 100, wantSlowMin: 1, wantSlowMax: 3, wantSlowFromSend: 1},
 		{desc: "closed loop", conns: 1, perSecond: 0, wantSlowMin: 1, wantSlowMax: 2},
 	}
 	for _, tc := range testCases {
@@ -113,6 +117,20 @@ func TestOpenLoopChargesStalls(t *testing.T) {
 			}
 			if slow < tc.wantSlowMin || slow > tc.wantSlowMax {
 				t.Errorf("%d of %d requests took %s or more; want %d to %d", slow, res.requests, stall/3, tc.wantSlowMin, tc.wantSlowMax)
+			}
+			slowFromSend := 0
+			for _, l := range res.fromSend {
+				if l >= stall/3 {
+					slowFromSend++
+				}
+			}
+			if slowFromSend != tc.wantSlowFromSend {
+				t.Errorf("%d requests took %s or more from when sent; want %d", slowFromSend, stall/3, tc.wantSlowFromSend)
+			}
+			// Only an open loop waits for due times, so only it can lag
+			// behind them.
+			if open := tc.perSecond > 0; open != (len(res.wakeLags) > 0) {
+				t.Errorf("%d wake-up lags recorded; want some only in an open loop", len(res.wakeLags))
 			}
 		})
 	}

@@ -31,11 +31,15 @@
 // the same popularity.
 //
 // Both are closed loops that saturate the edge's core. Then both mixes run
-// again as open loops at TRAFFIC_LATENCY_LOAD (0.7) of the traffic phase's
-// rate for TRAFFIC_LATENCY_DURATION (30s) each: requests fall due at fixed
-// times, each is sent on whichever connection is free first, and its
-// latency counts from the time it was due. That is the latency clients see
-// at a load the edge carries, which a saturated closed loop cannot show.
+// again as open loops at each share in TRAFFIC_LATENCY_LOAD (0.2, 0.35, 0.5
+// and 0.7) of the traffic phase's rate, for TRAFFIC_LATENCY_DURATION (20s)
+// each: requests fall due at fixed times, each is sent on whichever
+// connection is free first, and its latency counts from the time it was
+// due. That is the latency clients see at a load the edge carries, which a
+// saturated closed loop cannot show; the loads together show up to which
+// share of its core's capacity an edge keeps p99 within 10 ms. Each open
+// loop also reports its latency counted from when the request was sent,
+// which leaves out delays on the generator's side.
 //
 // It reports req/s, p50/p99/p99.9, edge peak RSS, the edge's GC pause time,
 // the CPU the edge spent per request in each phase, the generator's own
@@ -46,12 +50,13 @@
 // edge's CPU profile (20 s in the middle of the traffic phase) and heap
 // profile (at its end) from the admin API's /debug/pprof to
 // loadtest/out/traffic/edge-{cpu,heap}.pprof, and 3 s of its execution
-// trace in each open loop, edge-open-{single,traffic}.trace.
+// trace in each open loop at the highest load,
+// edge-open-{single,traffic}.trace.
 //
 // Environment: TRAFFIC_ARTICLES (10000), TRAFFIC_DURATION (60s),
 // TRAFFIC_SINGLE_DURATION (20s), TRAFFIC_WARMUP (30s),
-// TRAFFIC_WARMUP_REQUESTS (150000), TRAFFIC_LATENCY_LOAD (0.7),
-// TRAFFIC_LATENCY_DURATION (30s), TRAFFIC_CONNECTIONS
+// TRAFFIC_WARMUP_REQUESTS (150000), TRAFFIC_LATENCY_LOAD (0.2,0.35,0.5,0.7),
+// TRAFFIC_LATENCY_DURATION (20s), TRAFFIC_CONNECTIONS
 // (64), TRAFFIC_PROFILE, TRAFFIC_EDGE_BIN (bin/edge: another build of the
 // edge, for before/after pairs in one session), BENCH_EDGE_CPU (0),
 // BENCH_ORIGIN_CPU (1).
@@ -64,6 +69,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -97,18 +103,26 @@ func envInt(name string, def int) int {
 	return def
 }
 
-func envFloat(name string, def float64) float64 {
-	if v, err := strconv.ParseFloat(os.Getenv(name), 64); err == nil && v > 0 {
-		return v
-	}
-	return def
-}
-
 func envString(name, def string) string {
 	if v := os.Getenv(name); v != "" {
 		return v
 	}
 	return def
+}
+
+// loads parses TRAFFIC_LATENCY_LOAD: shares of the traffic phase's rate,
+// comma-separated, each in (0, 1], run in increasing order.
+func loads(v string) ([]float64, error) {
+	var l []float64
+	for f := range strings.SplitSeq(v, ",") {
+		x, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || x <= 0 || x > 1 {
+			return nil, fmt.Errorf("traffic: TRAFFIC_LATENCY_LOAD %q: each share must be a number in (0, 1]", v)
+		}
+		l = append(l, x)
+	}
+	slices.Sort(l)
+	return l, nil
 }
 
 func envDuration(name string, def time.Duration) time.Duration {
@@ -125,8 +139,11 @@ func benchTraffic(ctx context.Context) error {
 	conns := envInt("TRAFFIC_CONNECTIONS", 64)
 	warm := envDuration("TRAFFIC_WARMUP", 30*time.Second)
 	warmRequests := envInt("TRAFFIC_WARMUP_REQUESTS", 150_000)
-	latencyDur := envDuration("TRAFFIC_LATENCY_DURATION", 30*time.Second)
-	latencyLoad := envFloat("TRAFFIC_LATENCY_LOAD", 0.7)
+	latencyDur := envDuration("TRAFFIC_LATENCY_DURATION", 20*time.Second)
+	latencyLoads, err := loads(envString("TRAFFIC_LATENCY_LOAD", "0.2,0.35,0.5,0.7"))
+	if err != nil {
+		return err
+	}
 	edgeCPU, cpu := envString("BENCH_EDGE_CPU", "0"), envString("BENCH_ORIGIN_CPU", "1")
 	out := "loadtest/out"
 	work := filepath.Join(out, "traffic")
@@ -301,17 +318,16 @@ func benchTraffic(ctx context.Context) error {
 	counters, _ := rdb.DBSize(ctx).Result()
 	mem, _ := rdb.Info(ctx, "memory").Result()
 
-	// Latency at a load the edge can carry: both mixes open-loop at
-	// TRAFFIC_LATENCY_LOAD of the traffic phase's rate. The closed loops
-	// above saturate the edge's core, so their latency is mostly the
-	// queue of the other connections' requests (docs/edge-gateway.md,
-	// "Traffic").
-	openRate := latencyLoad * rate(res)
+	// Latency at loads the edge can carry: both mixes open-loop at each
+	// of TRAFFIC_LATENCY_LOAD's shares of the traffic phase's rate. The
+	// closed loops above saturate the edge's core, so their latency is
+	// mostly the queue of the other connections' requests
+	// (docs/edge-gateway.md, "Traffic").
 	// With TRAFFIC_PROFILE, 3 s of the edge's execution trace in the
-	// middle of each open loop show what held its core while requests
-	// waited (go tool trace).
-	traced := func(name string) func() {
-		if os.Getenv("TRAFFIC_PROFILE") == "" {
+	// middle of each open loop at the highest load show what held its
+	// core while requests waited (go tool trace).
+	traced := func(name string, on bool) func() {
+		if !on || os.Getenv("TRAFFIC_PROFILE") == "" {
 			return func() {}
 		}
 		done := make(chan struct{})
@@ -322,19 +338,25 @@ func benchTraffic(ctx context.Context) error {
 		}()
 		return func() { <-done }
 	}
-	wait := traced("open-single")
-	openRef, _ := phase("single URL", reference, latencyDur, openRate)
-	wait()
-	wait = traced("open-traffic")
-	openRes, _ := phase("traffic", traffic, latencyDur, openRate)
-	wait()
+	var open []openLoop
+	for i, load := range latencyLoads {
+		last := i == len(latencyLoads)-1
+		o := openLoop{load: load, rate: load * rate(res)}
+		wait := traced("open-single", last)
+		o.ref, _ = phase("single URL", reference, latencyDur, o.rate)
+		wait()
+		wait = traced("open-traffic", last)
+		o.res, _ = phase("traffic", traffic, latencyDur, o.rate)
+		wait()
+		open = append(open, o)
+	}
 
 	loadAfter := procwatch.LoadAverage()
 	logf("load average after: %s", loadAfter)
 
 	rep := &report{
 		n: len(articles), urls: len(urls), conns: conns, loadBefore: loadBefore, loadAfter: loadAfter,
-		ref: ref, refRSS: refRSS, res: res, rss: rss, openRef: openRef, openRes: openRes, openRate: openRate, openLoad: latencyLoad, edgeCPU: e1 - e0, originCPU: o1 - o0, refEdgeCPU: refEdgeCPU,
+		ref: ref, refRSS: refRSS, res: res, rss: rss, open: open, edgeCPU: e1 - e0, originCPU: o1 - o0, refEdgeCPU: refEdgeCPU,
 		heap:     readMetric("http://"+edgeAdmin+"/metrics", "go_memstats_heap_inuse_bytes"),
 		memLimit: readMetric("http://"+edgeAdmin+"/metrics", "go_gc_gomemlimit_bytes"),
 		gcPause:  time.Duration((gc1.pauseSum - gc0.pauseSum) * float64(time.Second)), gcCount: int64(gc1.count - gc0.count),

@@ -21,10 +21,15 @@ type report struct {
 	counters, content     redisStats
 	counterKeys           int64
 	counterMemory         string
-	// openRef and openRes are the open-loop phases, both at openRate
-	// requests/s: openLoad of the traffic phase's rate.
-	openRef, openRes   *result
-	openRate, openLoad float64
+	// open are the open-loop phases, by increasing load.
+	open []openLoop
+}
+
+// openLoop is both mixes sent open-loop at rate requests/s: load of the
+// traffic phase's rate.
+type openLoop struct {
+	load, rate float64
+	ref, res   *result
 }
 
 func rate(r *result) float64 { return float64(r.requests) / r.wall.Seconds() }
@@ -56,15 +61,22 @@ func (p *report) String() string {
 	row("p50 ms", msStr(quantile(p.ref.latencies, 0.5)), msStr(quantile(p.res.latencies, 0.5)), "", "")
 	row("p99 ms", msStr(quantile(p.ref.latencies, 0.99)), msStr(p99), "≤ 10", met(p99 <= 10*time.Millisecond))
 	row("p99.9 ms", msStr(quantile(p.ref.latencies, 0.999)), msStr(quantile(p.res.latencies, 0.999)), "", "")
-	openP99 := quantile(p.openRes.latencies, 0.99)
-	row(fmt.Sprintf("open loop at %.0f requests/s (%.0f%% of the traffic's): requests/s answered", p.openRate, 100*p.openLoad),
-		fmt.Sprintf("%.0f", rate(p.openRef)), fmt.Sprintf("%.0f", rate(p.openRes)), "", "")
-	row("open loop p50 / p99 / p99.9 ms", quantiles(p.openRef.latencies), quantiles(p.openRes.latencies), "p99 ≤ 10", met(openP99 <= 10*time.Millisecond))
-	for _, k := range []struct {
-		what string
-		kind int
-	}{{"hits", kindHit}, {"forwarded GETs", kindForwarded}, {"POST /ask", kindAsk}} {
-		row("open loop p50 / p99 / p99.9 ms, "+k.what+" alone", quantiles(p.openRef.byKind[k.kind]), quantiles(p.openRes.byKind[k.kind]), "", "")
+	for i, o := range p.open {
+		p99 := quantile(o.res.latencies, 0.99)
+		row(fmt.Sprintf("open loop at %.0f requests/s (%.0f%% of the traffic's): requests/s answered", o.rate, 100*o.load),
+			fmt.Sprintf("%.0f", rate(o.ref)), fmt.Sprintf("%.0f", rate(o.res)), "", "")
+		row(fmt.Sprintf("… at %.0f%%: p50 / p99 / p99.9 ms", 100*o.load), quantiles(o.ref.latencies), quantiles(o.res.latencies), "p99 ≤ 10", met(p99 <= 10*time.Millisecond))
+		row(fmt.Sprintf("… at %.0f%%: the same from when sent", 100*o.load), quantiles(o.ref.fromSend), quantiles(o.res.fromSend), "", "")
+		row(fmt.Sprintf("… at %.0f%%: the generator's own lag behind schedule (connection free)", 100*o.load), quantiles(o.ref.wakeLags), quantiles(o.res.wakeLags), "", "")
+		if i < len(p.open)-1 {
+			continue
+		}
+		for _, k := range []struct {
+			what string
+			kind int
+		}{{"hits", kindHit}, {"forwarded GETs", kindForwarded}, {"POST /ask", kindAsk}} {
+			row(fmt.Sprintf("… at %.0f%%: p50 / p99 / p99.9 ms, %s alone", 100*o.load, k.what), quantiles(o.ref.byKind[k.kind]), quantiles(o.res.byKind[k.kind]), "", "")
+		}
 	}
 	row("edge peak RSS MiB", fmt.Sprint(p.refRSS/mib), fmt.Sprint(p.rss/mib), "≤ 512", met(p.rss <= 512*mib))
 	row("hit ratio, hot set (100 URLs)", "", fmt.Sprintf("%.2f%%", 100*hit), "≥ 99%", met(hit >= 0.99))
@@ -128,7 +140,7 @@ func (p *report) raw() string {
 	for _, ph := range []struct {
 		name string
 		r    *result
-	}{{"single URL", p.ref}, {"traffic", p.res}, {"single URL, open loop", p.openRef}, {"traffic, open loop", p.openRes}} {
+	}{{"single URL", p.ref}, {"traffic", p.res}} {
 		fmt.Fprintf(&b, "%s: %d requests in %s, %d transport errors\n", ph.name, ph.r.requests, ph.r.wall.Round(time.Millisecond), ph.r.errors)
 		codes := make([]int, 0, len(ph.r.byStatus))
 		for c := range ph.r.byStatus {
@@ -140,6 +152,19 @@ func (p *report) raw() string {
 		}
 		for _, q := range []float64{0.5, 0.9, 0.99, 0.999, 0.9999, 1} {
 			fmt.Fprintf(&b, "  latency q%g: %s ms\n", q, msStr(quantile(ph.r.latencies, q)))
+		}
+	}
+	for _, o := range p.open {
+		for _, ph := range []struct {
+			name string
+			r    *result
+		}{{"single URL", o.ref}, {"traffic", o.res}} {
+			fmt.Fprintf(&b, "%s, open loop at %.0f%% (%.0f requests/s): %d requests in %s, %d transport errors\n",
+				ph.name, 100*o.load, o.rate, ph.r.requests, ph.r.wall.Round(time.Millisecond), ph.r.errors)
+			for _, q := range []float64{0.5, 0.9, 0.99, 0.999, 0.9999, 1} {
+				fmt.Fprintf(&b, "  latency q%g: %s ms (from when sent: %s ms; generator's lag: %s ms)\n", q,
+					msStr(quantile(ph.r.latencies, q)), msStr(quantile(ph.r.fromSend, q)), msStr(quantile(ph.r.wakeLags, q)))
+			}
 		}
 	}
 	fmt.Fprintf(&b, "counters Redis: %+v\ncontent Redis: %+v\n", p.counters, p.content)
