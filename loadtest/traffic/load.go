@@ -81,6 +81,9 @@ type result struct {
 	heavyLimited          int64
 	wall                  time.Duration
 	conditional304, askOK int64
+	// received is the bytes of the responses, status lines and fields
+	// included.
+	received int64
 	// cpu is the CPU time this process (the generator) used meanwhile.
 	cpu time.Duration
 }
@@ -100,6 +103,20 @@ type conn struct {
 	req  []byte
 	// etag holds the last response's ETag until the next request.
 	etag []byte
+	// received counts the bytes read from the edge, responses whole.
+	received int64
+}
+
+// countingReader counts what is read through it into *n.
+type countingReader struct {
+	r io.Reader
+	n *int64
+}
+
+func (c countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	*c.n += int64(n)
+	return n, err
 }
 
 func (k *conn) close() {
@@ -118,7 +135,7 @@ func (k *conn) do() (status int, hit bool, err error) {
 		if err != nil {
 			return 0, false, err
 		}
-		k.c, k.br = c, bufio.NewReaderSize(c, 32<<10)
+		k.c, k.br = c, bufio.NewReaderSize(countingReader{c, &k.received}, 32<<10)
 	}
 	k.c.SetDeadline(time.Now().Add(10 * time.Second))
 	if _, err := k.c.Write(k.req); err != nil {
@@ -274,6 +291,7 @@ func run(ctx context.Context, addr string, m *mix, conns int, d time.Duration, s
 			}
 			k := &conn{addr: addr, req: make([]byte, 0, 1024)}
 			defer k.close()
+			defer func() { atomic.AddInt64(&total.received, k.received) }()
 			local := &result{byStatus: map[int]int64{}, latencies: make([]time.Duration, 0, 1<<16)}
 			var due time.Time
 			for ctx.Err() == nil {

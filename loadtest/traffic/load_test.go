@@ -11,8 +11,8 @@ import (
 )
 
 // TestReadResponse: the generator's parser reads net/http's answers in
-// every framing on one keep-alive connection, and keeps the fields the
-// report uses.
+// every framing on one keep-alive connection, keeps the fields the report
+// uses, and counts each response's bytes whole.
 func TestReadResponse(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
@@ -43,24 +43,31 @@ func TestReadResponse(t *testing.T) {
 		status             int
 		hit                bool
 		etag               string
+		// body is the body's length; the status line and fields add
+		// less than 300 bytes.
+		body int64
 	}{
-		{desc: "Content-Length", method: "GET", path: "/length", status: 200, hit: true, etag: `"e1-zstd"`},
-		{desc: "chunked", method: "GET", path: "/chunked", status: 200},
+		{desc: "Content-Length", method: "GET", path: "/length", status: 200, hit: true, etag: `"e1-zstd"`, body: 5000},
+		{desc: "chunked", method: "GET", path: "/chunked", status: 200, body: 120000},
 		{desc: "304 without a body", method: "GET", path: "/304", status: 304, etag: `W/"e2"`},
 		{desc: "HEAD with Content-Length", method: "HEAD", path: "/length", status: 200, hit: true, etag: `"e1-zstd"`},
-		{desc: "429 with a body", method: "GET", path: "/429", status: 429},
-		{desc: "after the others, same connection", method: "GET", path: "/length", status: 200, hit: true, etag: `"e1-zstd"`},
+		{desc: "429 with a body", method: "GET", path: "/429", status: 429, body: 47},
+		{desc: "after the others, same connection", method: "GET", path: "/length", status: 200, hit: true, etag: `"e1-zstd"`, body: 5000},
 	}
 	var first any
 	for _, test := range testCases {
 		t.Run(test.desc, func(t *testing.T) {
 			k.req = []byte(test.method + " " + test.path + " HTTP/1.1\r\nHost: " + k.addr + "\r\n\r\n")
+			before := k.received
 			status, hit, err := k.do()
 			if err != nil {
 				t.Fatalf("do: %v", err)
 			}
 			if status != test.status || hit != test.hit || string(k.etag) != test.etag {
 				t.Errorf("got %d hit=%v ETag %q; want %d hit=%v ETag %q", status, hit, k.etag, test.status, test.hit, test.etag)
+			}
+			if got := k.received - before; got <= test.body || got > test.body+300 {
+				t.Errorf("counted %d bytes; want the %d of the body and under 300 more", got, test.body)
 			}
 			if first == nil {
 				first = k.c

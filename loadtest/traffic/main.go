@@ -47,7 +47,8 @@
 // hot set (the 100 most popular URLs) and the load average, as a table on
 // stdout and in loadtest/out/traffic.md, with the raw figures in
 // loadtest/out/traffic.txt. With TRAFFIC_PROFILE=1 it also saves the
-// edge's CPU profile (20 s in the middle of the traffic phase) and heap
+// edge's CPU profile (20 s in the middle of the traffic phase, and the
+// middle half of the single URL's in edge-cpu-single.pprof) and heap
 // profile (at its end) from the admin API's /debug/pprof to
 // loadtest/out/traffic/edge-{cpu,heap}.pprof, and 3 s of its execution
 // trace in each open loop at the highest load,
@@ -288,9 +289,23 @@ func benchTraffic(ctx context.Context) error {
 		return res, peak
 	}
 
+	// With TRAFFIC_PROFILE, the middle half of the single URL's phase is
+	// profiled too, to set beside the traffic phase's profile: where a
+	// traffic request's extra CPU goes.
+	profiledSingle := make(chan struct{})
+	if os.Getenv("TRAFFIC_PROFILE") != "" {
+		go func() {
+			defer close(profiledSingle)
+			time.Sleep(single / 4)
+			saveProfile(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", edgeAdmin, max(int(single/2/time.Second), 1)), filepath.Join(work, "edge-cpu-single.pprof"))
+		}()
+	} else {
+		close(profiledSingle)
+	}
 	es0 := edge.cpu()
 	ref, refRSS := phase("single URL", reference, single, 0)
 	refEdgeCPU := edge.cpu() - es0
+	<-profiledSingle
 
 	rdb := redis.NewClient(&redis.Options{Addr: strings.TrimSuffix(strings.TrimPrefix(countersURL, "redis://"), "/0")})
 	defer rdb.Close()

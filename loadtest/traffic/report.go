@@ -88,6 +88,7 @@ func (p *report) String() string {
 	refSecs := p.ref.wall.Seconds()
 	row("edge CPU (share of its core)", fmt.Sprintf("%.0f%%", 100*p.refEdgeCPU.Seconds()/refSecs), fmt.Sprintf("%.0f%%", 100*p.edgeCPU.Seconds()/secs), "", "")
 	row("edge CPU per request µs", perRequest(p.refEdgeCPU, p.ref), perRequest(p.edgeCPU, p.res), "", "")
+	row("bytes a response (status line, fields and body)", perResponse(p.ref), perResponse(p.res), "", "")
 	// Requests per second of edge CPU: what one core would serve with
 	// the edge saturating it. On a shared machine the edge rarely gets
 	// its whole core, so this is the ratio that compares the two phases
@@ -125,6 +126,13 @@ func perCPUSecond(cpu time.Duration, r *result) float64 {
 		return 0
 	}
 	return float64(r.requests) / cpu.Seconds()
+}
+
+func perResponse(r *result) string {
+	if r.requests == 0 {
+		return "?"
+	}
+	return fmt.Sprintf("%.0f", float64(r.received)/float64(r.requests))
 }
 
 func perRequest(cpu time.Duration, r *result) string {
