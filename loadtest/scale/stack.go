@@ -102,7 +102,6 @@ func runOnce(name string, env []string, args ...string) (r run, err error) {
 	return r, err
 }
 
-// freePort asks the kernel for a port nobody listens on.
 // freePort is a port for one of the stack's servers, below the ephemeral
 // range so that no outgoing connection takes it before the server binds it
 // (internal/freeport).

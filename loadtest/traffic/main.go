@@ -289,23 +289,30 @@ func benchTraffic(ctx context.Context) error {
 		return res, peak
 	}
 
-	// With TRAFFIC_PROFILE, the middle half of the single URL's phase is
-	// profiled too, to set beside the traffic phase's profile: where a
-	// traffic request's extra CPU goes.
-	profiledSingle := make(chan struct{})
-	if os.Getenv("TRAFFIC_PROFILE") != "" {
+	// profile saves, with TRAFFIC_PROFILE (and when on), the admin API's
+	// /debug/pprof/<what> into work/<file> after delay, in the background;
+	// the function it returns waits for the file.
+	profile := func(on bool, delay time.Duration, what, file string) (wait func()) {
+		if !on || os.Getenv("TRAFFIC_PROFILE") == "" {
+			return func() {}
+		}
+		done := make(chan struct{})
 		go func() {
-			defer close(profiledSingle)
-			time.Sleep(single / 4)
-			saveProfile(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", edgeAdmin, max(int(single/2/time.Second), 1)), filepath.Join(work, "edge-cpu-single.pprof"))
+			defer close(done)
+			time.Sleep(delay)
+			saveProfile("http://"+edgeAdmin+"/debug/pprof/"+what, filepath.Join(work, file))
 		}()
-	} else {
-		close(profiledSingle)
+		return func() { <-done }
 	}
+
+	// The middle half of the single URL's phase is profiled too, to set
+	// beside the traffic phase's profile: where a traffic request's extra
+	// CPU goes.
+	profiledSingle := profile(true, single/4, fmt.Sprintf("profile?seconds=%d", max(int(single/2/time.Second), 1)), "edge-cpu-single.pprof")
 	es0 := edge.cpu()
 	ref, refRSS := phase("single URL", reference, single, 0)
 	refEdgeCPU := edge.cpu() - es0
-	<-profiledSingle
+	profiledSingle()
 
 	rdb := redis.NewClient(&redis.Options{Addr: strings.TrimSuffix(strings.TrimPrefix(countersURL, "redis://"), "/0")})
 	defer rdb.Close()
@@ -313,21 +320,10 @@ func benchTraffic(ctx context.Context) error {
 	defer crdb.Close()
 	gc0, rs0, cs0 := readGC("http://"+edgeAdmin+"/metrics"), readRedisStats(ctx, rdb), readRedisStats(ctx, crdb)
 	e0, o0 := edge.cpu(), origin.cpu()
-	profiled := make(chan struct{})
-	if os.Getenv("TRAFFIC_PROFILE") != "" {
-		go func() {
-			defer close(profiled)
-			time.Sleep(dur / 4)
-			saveProfile("http://"+edgeAdmin+"/debug/pprof/profile?seconds=20", filepath.Join(work, "edge-cpu.pprof"))
-		}()
-	} else {
-		close(profiled)
-	}
+	profiled := profile(true, dur/4, "profile?seconds=20", "edge-cpu.pprof")
 	res, rss := phase("traffic", traffic, dur, 0)
-	<-profiled
-	if os.Getenv("TRAFFIC_PROFILE") != "" {
-		saveProfile("http://"+edgeAdmin+"/debug/pprof/heap", filepath.Join(work, "edge-heap.pprof"))
-	}
+	profiled()
+	profile(true, 0, "heap", "edge-heap.pprof")()
 	e1, o1 := edge.cpu(), origin.cpu()
 	gc1, rs1, cs1 := readGC("http://"+edgeAdmin+"/metrics"), readRedisStats(ctx, rdb), readRedisStats(ctx, crdb)
 	counters, _ := rdb.DBSize(ctx).Result()
@@ -341,26 +337,14 @@ func benchTraffic(ctx context.Context) error {
 	// With TRAFFIC_PROFILE, 3 s of the edge's execution trace in the
 	// middle of each open loop at the highest load show what held its
 	// core while requests waited (go tool trace).
-	traced := func(name string, on bool) func() {
-		if !on || os.Getenv("TRAFFIC_PROFILE") == "" {
-			return func() {}
-		}
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			time.Sleep(latencyDur / 2)
-			saveProfile("http://"+edgeAdmin+"/debug/pprof/trace?seconds=3", filepath.Join(work, "edge-"+name+".trace"))
-		}()
-		return func() { <-done }
-	}
 	var open []openLoop
 	for i, load := range latencyLoads {
 		last := i == len(latencyLoads)-1
 		o := openLoop{load: load, rate: load * rate(res)}
-		wait := traced("open-single", last)
+		wait := profile(last, latencyDur/2, "trace?seconds=3", "edge-open-single.trace")
 		o.ref, _ = phase("single URL", reference, latencyDur, o.rate)
 		wait()
-		wait = traced("open-traffic", last)
+		wait = profile(last, latencyDur/2, "trace?seconds=3", "edge-open-traffic.trace")
 		o.res, _ = phase("traffic", traffic, latencyDur, o.rate)
 		wait()
 		open = append(open, o)
