@@ -6,13 +6,14 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 )
 
-// entry is one stored response. It is immutable once stored — a
-// revalidation stores a new entry — so a hit reads it without locks and
-// writes its body slice as it is, without copying or recompressing.
+// entry is one stored response, as read from its record (record.go): each
+// lookup gets an entry of its own, whose strings and body share the one
+// copy of the record the store made. It is never changed once stored — a
+// revalidation stores a new entry — and a hit writes its body as it is,
+// without recompressing.
 type entry struct {
 	key    string
 	status int
@@ -52,10 +53,6 @@ type entry struct {
 	swr, sie       time.Duration
 	mustRevalidate bool
 
-	refreshing atomic.Bool
-	// perSecond caches the Age and Cache-Status values for the current
-	// second, so that most hits format nothing.
-	perSecond atomic.Pointer[hitValues]
 	// upstreamStatus is a Cache-Status received from upstream caches, to
 	// which ours is appended (RFC 9211 §2: the last member is closest to
 	// the user).
@@ -63,7 +60,6 @@ type entry struct {
 }
 
 type hitValues struct {
-	sec         int64
 	age         []string
 	cacheStatus []string
 	// both backs age and cacheStatus: one allocation for the two.
@@ -75,15 +71,9 @@ func (e *entry) age(now time.Time) time.Duration {
 	return e.initialAge + now.Sub(e.respTime)
 }
 
-// values returns Age and Cache-Status for a hit at now. Across many URLs
-// most hits are the first of their entry in a second, so this runs on most
-// hits of make bench-traffic's long tail: two allocations (the values and
-// one string holding both), not five.
+// values returns Age and Cache-Status for a hit at now: two allocations
+// (the values and one string holding both), not five.
 func (e *entry) values(now time.Time, name string) *hitValues {
-	sec := now.Unix()
-	if hv := e.perSecond.Load(); hv != nil && hv.sec == sec {
-		return hv
-	}
 	age := e.age(now)
 	ageSec := int64(age / time.Second)
 	// RFC 9211 §2.2: ttl is negative once stale; round down so that a
@@ -94,10 +84,8 @@ func (e *entry) values(now time.Time, name string) *hitValues {
 	n := len(b)
 	b = appendHitStatus(b, name, e.upstreamStatus, ttl)
 	both := string(b)
-	hv := &hitValues{sec: sec}
-	hv.both = [2]string{both[:n], both[n:]}
+	hv := &hitValues{both: [2]string{both[:n], both[n:]}}
 	hv.age, hv.cacheStatus = hv.both[0:1:1], hv.both[1:2:2]
-	e.perSecond.Store(hv)
 	return hv
 }
 

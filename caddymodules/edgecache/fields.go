@@ -9,18 +9,10 @@ import (
 )
 
 // fields is a stored response's header as one string holding every name
-// and value, and two arrays of offsets into it: three allocations with
-// three pointers among them, whatever the number of fields.
-//
-// Why offsets: the collector marks every pointer of every stored entry in
-// each cycle. An http.Header kept per entry (a map, a []string per field
-// and a string per value) was 25 to 30 objects a stored variant; packed
-// into field and value slices of strings it was still about three
-// pointers a field, half the marking of a full cache (BenchmarkGCFullCache),
-// and on an edge with one core each stretch of marking stalls the requests
-// behind it (docs/edge-gateway.md, "Traffic"). A hit now makes the value
-// strings from the offsets into one []string of its own (one allocation a
-// response; substrings of block copy nothing).
+// and value, and two arrays of offsets into it, which is also how a record
+// stores it (record.go). A hit makes the value strings from the offsets
+// into one []string of its own (one allocation a response; substrings of
+// block copy nothing).
 //
 // fields is immutable once packed.
 type fields struct {
@@ -111,10 +103,4 @@ func (f *fields) header(extra int) http.Header {
 	h := make(http.Header, len(f.list)+extra)
 	f.setInto(h, nil)
 	return h
-}
-
-// cost is the memory the fields hold: the block and the two arrays, each
-// rounded to its allocation.
-func (f *fields) cost() int64 {
-	return int64(len(f.block)) + int64(len(f.list))*fieldSpanSize + int64(len(f.values))*spanSize + 3*allocSlack
 }

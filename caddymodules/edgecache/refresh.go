@@ -12,13 +12,13 @@ import (
 	"go.uber.org/zap"
 )
 
-// refresh revalidates e in the background, once at a time per entry. The
+// refresh revalidates e in the background, once at a time per key. The
 // request is rebuilt detached from the client's, which may be gone before
 // the origin answers. key is the identity entry's key, where a full
 // response is stored; ae, when not identity, is the coding also made from
 // it (e is then that coding's entry or the identity entry).
 func (h *Handler) refresh(r *http.Request, next caddyhttp.Handler, key string, e *entry, ae string) {
-	if !e.refreshing.CompareAndSwap(false, true) {
+	if _, busy := h.shared.refreshing.LoadOrStore(key, struct{}{}); busy {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), time.Duration(h.RefreshTimeout))
@@ -30,7 +30,7 @@ func (h *Handler) refresh(r *http.Request, next caddyhttp.Handler, key string, e
 	gen := h.shared.generation()
 	go func() {
 		defer cancel()
-		defer e.refreshing.Store(false)
+		defer h.shared.refreshing.Delete(key)
 		defer func() {
 			if p := recover(); p != nil {
 				refreshes.WithLabelValues("failed").Inc()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"strings"
+	"sync"
 
 	"github.com/redis/go-redis/v9"
 	"golang.org/x/sync/singleflight"
@@ -16,14 +17,17 @@ import (
 )
 
 // shared is the state of one cache: the stored responses with their
-// surrogate keys (tagcache, the origin's cache type too), the
-// coalescing table and the invalidation follower. It lives in a usage pool,
-// so a config reload keeps every stored response.
+// surrogate keys (tagcache.Bytes: records in pointer-free ring buffers,
+// record.go), the coalescing table and the invalidation follower. It lives
+// in a usage pool, so a config reload keeps every stored response.
 type shared struct {
-	cache *tagcache.Cache[[]byte, *entry]
+	cache *tagcache.Bytes
 
 	// flight coalesces concurrent misses of one key into one fetch.
 	flight singleflight.Group
+	// refreshing holds the keys being refreshed in the background, so
+	// that a stale entry is refreshed once at a time.
+	refreshing sync.Map
 
 	redisURL string
 	rdb      redis.UniversalClient
@@ -41,10 +45,7 @@ type shared struct {
 // newShared builds the cache and, when redisURL is set, starts following
 // the content invalidations announced on that Redis.
 func newShared(maxBytes int64, redisURL string, log *slog.Logger) (*shared, error) {
-	c, err := tagcache.New[[]byte, *entry](maxBytes)
-	if err != nil {
-		return nil, err
-	}
+	c := tagcache.NewBytes(maxBytes)
 	s := &shared{
 		cache:    c,
 		redisURL: redisURL,
@@ -54,9 +55,9 @@ func newShared(maxBytes int64, redisURL string, log *slog.Logger) (*shared, erro
 		close(s.done)
 		return s, nil
 	}
+	var err error
 	s.rdb, err = redisconn.Acquire(redisURL)
 	if err != nil {
-		c.Close()
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -69,24 +70,27 @@ func newShared(maxBytes int64, redisURL string, log *slog.Logger) (*shared, erro
 	return s, nil
 }
 
-// Destruct stops the invalidation follower and frees the cache.
+// Destruct stops the invalidation follower and releases the cache's
+// share of the memory limit; its buffers go with the last reference.
 func (s *shared) Destruct() error {
 	if s.cancel != nil {
 		s.cancel()
 		<-s.done
 		redisconn.Release(s.redisURL)
 	}
-	s.cache.Close()
 	if s.budget != "" {
 		memorybudget.Release(s.budget)
 	}
 	return nil
 }
 
-// get returns the entry stored under key.
+// get returns the entry stored under key, a copy of the caller's own.
 func (s *shared) get(key []byte) *entry {
-	e, _ := s.cache.Get(key)
-	return e
+	rec, ok := s.cache.Get(key)
+	if !ok {
+		return nil
+	}
+	return unmarshalEntry(rec)
 }
 
 // generation is the purge generation to pass to put: read it before
@@ -100,18 +104,13 @@ func (s *shared) put(e *entry, gen uint64) bool {
 	if e.uriTag != "" {
 		tags = append(tags, e.uriTag)
 	}
-	ok := s.cache.Set([]byte(e.key), e, tags, e.cost(), gen)
-	// Make the entry visible before the requests waiting on this fetch
-	// look it up; this costs a little on a miss, never on a hit.
-	s.cache.Wait()
-	return ok
+	return s.cache.Set([]byte(e.key), e.marshal(make([]byte, 0, e.recordSize())), tags, gen)
 }
 
 // Purge drops every entry tagged with one of tags and stops fetches in
 // flight from storing (invalidation.Purger).
 func (s *shared) Purge(tags []string) {
 	s.cache.Purge(tags)
-	s.cache.Wait()
 	purges.WithLabelValues("keys").Inc()
 }
 
@@ -120,7 +119,6 @@ func (s *shared) Purge(tags []string) {
 // unrelated to most of them, and RFC 9111 §4.4 asks for no more.
 func (s *shared) drop(tags []string) {
 	s.cache.Drop(tags)
-	s.cache.Wait()
 }
 
 // Clear drops everything (invalidation.Purger).

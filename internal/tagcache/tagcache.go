@@ -16,17 +16,10 @@ package tagcache
 
 import (
 	"fmt"
-	"math/bits"
-	"sync"
 	"sync/atomic"
 
-	"github.com/cespare/xxhash/v2"
 	"github.com/dgraph-io/ristretto/v2"
 )
-
-// minSlots is the least number of stamp slots; a cache gets one slot per
-// 2 KiB of its maximum cost beyond that (8 MiB of stamps for 1 GiB).
-const minSlots = 1 << 16
 
 // Cache is a cache of V by key K (a string, or a []byte so that a lookup
 // can hash the request's bytes without converting them).
@@ -38,22 +31,7 @@ const minSlots = 1 << 16
 // returned, whenever it was stored.
 type Cache[K string | []byte, V any] struct {
 	rc *ristretto.Cache[K, *stored[V]]
-
-	// clock is the generation: it moves on every Purge, Drop and Clear,
-	// after their stamps are written, so an entry validated at the current
-	// clock needs no other check (stored.checked).
-	clock atomic.Uint64
-	// mu orders Purge, Drop and Clear, each writing its stamps then moving
-	// the clock.
-	mu sync.Mutex
-	// purged[slot] is the clock value of the last Purge of a tag in slot:
-	// entries whose fill started before it are gone. dropped[slot] is the
-	// same for Drop, against when the entry was stored.
-	purged, dropped []atomic.Uint64
-	mask            uint64
-	// clearedAt is the clock value of the last Clear: entries whose fill
-	// started before it are gone.
-	clearedAt atomic.Uint64
+	stamps
 
 	hits, misses atomic.Uint64
 }
@@ -84,20 +62,8 @@ func New[K string | []byte, V any](maxCost int64) (*Cache[K, V], error) {
 	if err != nil {
 		return nil, fmt.Errorf("tagcache: building the cache: %w", err)
 	}
-	n := uint64(minSlots)
-	if want := uint64(max(maxCost, 0)) >> 11; want > n {
-		n = 1 << bits.Len64(want-1)
-	}
-	return &Cache[K, V]{
-		rc:      rc,
-		purged:  make([]atomic.Uint64, n),
-		dropped: make([]atomic.Uint64, n),
-		mask:    n - 1,
-	}, nil
+	return &Cache[K, V]{rc: rc, stamps: newStamps(maxCost)}, nil
 }
-
-// Generation is the current purge generation; pass it to Set.
-func (c *Cache[K, V]) Generation() uint64 { return c.clock.Load() }
 
 // Get returns the value stored under key.
 func (c *Cache[K, V]) Get(key K) (V, bool) {
@@ -117,13 +83,8 @@ func (c *Cache[K, V]) valid(s *stored[V]) bool {
 	if s.checked.Load() == now {
 		return true
 	}
-	if s.gen < c.clearedAt.Load() {
+	if !c.stamps.valid(s.gen, s.setAt, s.slots) {
 		return false
-	}
-	for _, slot := range s.slots {
-		if c.purged[slot].Load() > s.gen || c.dropped[slot].Load() > s.setAt {
-			return false
-		}
 	}
 	s.checked.Store(now)
 	return true
@@ -133,54 +94,18 @@ func (c *Cache[K, V]) valid(s *stored[V]) bool {
 // its tags (or a Clear) happened since generation gen. It reports whether
 // the value was handed to the cache, which may still decline to keep it.
 func (c *Cache[K, V]) Set(key K, v V, tags []string, cost int64, gen uint64) bool {
-	if gen < c.clearedAt.Load() {
+	s := &stored[V]{value: v, gen: gen, setAt: c.clock.Load()}
+	var ok bool
+	if s.slots, ok = c.slots(make([]uint32, 0, len(tags)), tags, gen); !ok {
 		return false
-	}
-	s := &stored[V]{value: v, gen: gen, setAt: c.clock.Load(), slots: make([]uint32, len(tags))}
-	for i, tag := range tags {
-		s.slots[i] = c.slot(tag)
-		if c.purged[s.slots[i]].Load() > gen {
-			return false
-		}
 	}
 	// A purge from here on stamps past gen, and Get stops returning the
 	// entry whenever ristretto applies this Set.
 	return c.rc.Set(key, s, cost)
 }
 
-func (c *Cache[K, V]) slot(tag string) uint32 { return uint32(xxhash.Sum64String(tag) & c.mask) }
-
-// Purge drops every entry tagged with one of tags, and the fills of them
-// that started before, whenever they are stored.
-func (c *Cache[K, V]) Purge(tags []string) { c.stamp(c.purged, tags) }
-
-// Drop drops every entry tagged with one of tags that is stored now, but
-// lets fills already under way store their result: for invalidations that
-// only need to drop what is stored (RFC 9111 §4.4 asks no more of a cache
-// after an unsafe request).
-func (c *Cache[K, V]) Drop(tags []string) { c.stamp(c.dropped, tags) }
-
-// stamp writes the next clock value into the slots of tags, then moves the
-// clock to it: a Get that sees the new clock also sees the stamps.
-func (c *Cache[K, V]) stamp(stamps []atomic.Uint64, tags []string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	next := c.clock.Load() + 1
-	for _, tag := range tags {
-		stamps[c.slot(tag)].Store(next)
-	}
-	c.clock.Store(next)
-}
-
 // Clear drops everything, and refuses the fills that started before.
-func (c *Cache[K, V]) Clear() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	next := c.clock.Load() + 1
-	c.clearedAt.Store(next)
-	c.clock.Store(next)
-	c.rc.Clear()
-}
+func (c *Cache[K, V]) Clear() { c.clear(c.rc.Clear) }
 
 // Wait blocks until the Sets made so far are applied.
 func (c *Cache[K, V]) Wait() { c.rc.Wait() }
