@@ -225,12 +225,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	var kb [256]byte
 	ae := negotiate.Encoding(r.Header["Accept-Encoding"], h.Encodings)
 	key := h.primaryKey(kb[:0], r, ae)
-	e := h.shared.get(key)
+	buf := hitBuffers.Get().(*[]byte)
+	defer hitBuffers.Put(buf)
+	e := h.shared.lookup(key, buf)
 	fwd := fwdURIMiss
 	primaryLen := len(key)
 	if e != nil && e.marker {
 		key = h.secondaryKey(key, e.vary, r)
-		e = h.shared.get(key)
+		e = h.shared.lookup(key, buf)
 		fwd = fwdVaryMiss
 	}
 
@@ -254,6 +256,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 			h.writeEntry(w, r, e, now, nil)
 			return nil
 		case serveStale:
+			// A stale entry may be refreshed in the background, a
+			// coding made from it: its body must outlive buf.
+			e.own()
 			refreshKey, refreshed := string(key), e
 			if ae != "" && d.refresh {
 				// A coding is refreshed through the identity body,
@@ -279,6 +284,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 			h.writeEntry(w, r, e, now, nil)
 			return nil
 		default:
+			// Revalidated or standing in for a failing origin, e may
+			// be stored again: its body must outlive buf.
+			e.own()
 			if ae != "" {
 				return h.serveCoded(w, r, next, ae, e, d.fwd, reqCC)
 			}

@@ -1,6 +1,7 @@
 package edgecache
 
 import (
+	"bytes"
 	"context"
 	"log/slog"
 	"strings"
@@ -92,6 +93,47 @@ func (s *shared) get(key []byte) *entry {
 	}
 	return unmarshalEntry(rec)
 }
+
+// hitBuffers are the buffers ServeHTTP reads records into. A fresh hit
+// writes its body before the handler returns, and an io.Writer must not
+// keep what it is given, so the buffer is used again by a later request
+// instead of being garbage the size of every body served (make
+// bench-edge's list is 15 KB; docs/edge-gateway.md, "The cache off the
+// collected heap").
+var hitBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledBuffer is the largest buffer kept for another request: rare
+// large bodies are not worth holding on to.
+const maxPooledBuffer = 64 << 10
+
+// lookup is get reading the record into *buf (grown as needed), for a
+// request that may answer from it before it returns. Only the entry's
+// body shares *buf: a path that keeps the entry longer must call own.
+func (s *shared) lookup(key []byte, buf *[]byte) *entry {
+	rec, ok := s.cache.GetInto(key, (*buf)[:0])
+	if !ok {
+		return nil
+	}
+	if cap(rec) > cap(*buf) && cap(rec) <= maxPooledBuffer {
+		*buf = rec
+	}
+	e := unmarshalEntry(rec)
+	if e == nil {
+		return nil
+	}
+	// The fields before the body get a copy of their own: the entry's
+	// strings go into the response's header map, which outlives the
+	// handler (the access log reads it).
+	body := e.body
+	if e = unmarshalEntry(bytes.Clone(rec[:len(rec)-len(body)])); e != nil {
+		e.body = body
+	}
+	return e
+}
+
+// own gives e a body of its own, for a path that keeps e beyond the
+// request whose buffer it was read into (lookup).
+func (e *entry) own() { e.body = bytes.Clone(e.body) }
 
 // generation is the purge generation to pass to put: read it before
 // asking the origin.

@@ -56,8 +56,12 @@ func NewBytes(maxBytes int64) *Bytes {
 }
 
 // Get returns the value stored under key, a copy of the caller's own.
-func (c *Bytes) Get(key []byte) ([]byte, bool) {
-	if v, ok := c.get(key); ok {
+func (c *Bytes) Get(key []byte) ([]byte, bool) { return c.GetInto(key, nil) }
+
+// GetInto is Get reading the value into buf when it is large enough: the
+// value returned may then share buf's memory.
+func (c *Bytes) GetInto(key, buf []byte) ([]byte, bool) {
+	if v, ok := c.get(key, buf); ok {
 		c.hits.Add(1)
 		return v, true
 	}
@@ -65,8 +69,8 @@ func (c *Bytes) Get(key []byte) ([]byte, bool) {
 	return nil, false
 }
 
-func (c *Bytes) get(key []byte) ([]byte, bool) {
-	rec, err := c.fc.Get(key)
+func (c *Bytes) get(key, buf []byte) ([]byte, bool) {
+	rec, err := c.fc.GetWithBuf(key, buf)
 	if err != nil || len(rec) == 0 {
 		return nil, false
 	}
