@@ -20,9 +20,9 @@ const (
 	flagLastMod
 )
 
-// marshal appends e's record to b: the version and flags, the status, the
-// times and durations, the strings, the Vary list, the packed header
-// fields' offsets, then the body to the end.
+// marshal appends e's record to b: the version and flags, the body's
+// length, the status, the times and durations, the strings, the Vary list,
+// the packed header fields' offsets, then the body to the end.
 func (e *entry) marshal(b []byte) []byte {
 	var flags byte
 	if e.marker {
@@ -35,6 +35,7 @@ func (e *entry) marshal(b []byte) []byte {
 		flags |= flagLastMod
 	}
 	b = append(b, recordVersion, flags)
+	b = binary.AppendUvarint(b, uint64(len(e.body)))
 	b = binary.AppendUvarint(b, uint64(e.status))
 	b = appendTime(b, e.respTime)
 	if !e.lastMod.IsZero() {
@@ -85,16 +86,26 @@ func appendString(b []byte, s string) []byte {
 }
 
 // unmarshalEntry reads a record made by marshal; nil when it is not one.
-// The entry's strings and body share rec's memory, which the caller hands
-// over and must never change: a hit then copies the record once, out of the
-// store, instead of once a field.
-func unmarshalEntry(rec []byte) *entry {
+// The entry's body shares rec's memory, and so do its strings unless
+// copyFields is set (they then share one copy of the part of rec before the
+// body). rec must not change while they do: a hit copies the record once,
+// out of the store, instead of once a field.
+func unmarshalEntry(rec []byte, copyFields bool) *entry {
 	d := recordReader{rec: rec}
 	if len(rec) < 2 || rec[0] != recordVersion {
 		return nil
 	}
 	flags := rec[1]
 	d.at = 2
+	bodyAt := len(rec) - int(d.uvarint(uint64(len(rec))))
+	if d.bad || bodyAt < d.at {
+		return nil
+	}
+	if copyFields {
+		d.strs = string(rec[:bodyAt])
+	} else {
+		d.strs = unsafe.String(unsafe.SliceData(rec), bodyAt)
+	}
 	e := &entry{marker: flags&flagMarker != 0, mustRevalidate: flags&flagMustRevalidate != 0}
 	e.status = int(d.uvarint(999))
 	e.respTime = d.time()
@@ -136,10 +147,10 @@ func unmarshalEntry(rec []byte) *entry {
 			return nil
 		}
 	}
-	if d.bad {
+	if d.bad || d.at != bodyAt {
 		return nil
 	}
-	e.body = rec[d.at:len(rec):len(rec)]
+	e.body = rec[bodyAt:len(rec):len(rec)]
 	return e
 }
 
@@ -147,8 +158,11 @@ func unmarshalEntry(rec []byte) *entry {
 // one ran past the end or past its bound.
 type recordReader struct {
 	rec []byte
-	at  int
-	bad bool
+	// strs is the part of rec before the body, or a copy of it, which the
+	// strings read are cut from.
+	strs string
+	at   int
+	bad  bool
 }
 
 // uvarint reads an unsigned number no larger than limit.
@@ -191,17 +205,17 @@ func (d *recordReader) count(itemSize int) int {
 // left is the number of bytes not read yet.
 func (d *recordReader) left() int { return len(d.rec) - min(d.at, len(d.rec)) }
 
-// str reads a string sharing the record's memory (see unmarshalEntry).
+// str reads a string (see unmarshalEntry for the memory it shares).
 func (d *recordReader) str() string {
 	n := d.uvarint(uint64(len(d.rec)))
 	if d.bad || n == 0 {
 		return ""
 	}
-	if n > uint64(d.left()) {
+	if d.at+int(n) > len(d.strs) {
 		d.bad = true
 		return ""
 	}
-	s := unsafe.String(&d.rec[d.at], int(n))
+	s := d.strs[d.at : d.at+int(n)]
 	d.at += int(n)
 	return s
 }

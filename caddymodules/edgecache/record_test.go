@@ -28,7 +28,7 @@ func recordEntries() []*entry {
 func TestRecordRoundTrip(t *testing.T) {
 	for _, want := range recordEntries() {
 		t.Run(want.key, func(t *testing.T) {
-			got := unmarshalEntry(want.marshal(nil))
+			got := unmarshalEntry(want.marshal(nil), false)
 			if got == nil {
 				t.Fatal("the record does not read back")
 			}
@@ -37,24 +37,32 @@ func TestRecordRoundTrip(t *testing.T) {
 			}
 		})
 	}
-	if e := unmarshalEntry(append([]byte{recordVersion + 1}, recordEntries()[0].marshal(nil)[1:]...)); e != nil {
+	if e := unmarshalEntry(append([]byte{recordVersion + 1}, recordEntries()[0].marshal(nil)[1:]...), false); e != nil {
 		t.Error("a record of another version reads as an entry")
 	}
 }
 
 // FuzzRecord: whatever the bytes, reading them either fails or gives an
-// entry whose fields can be written, and which reads back the same.
+// entry whose fields can be written, the same with its fields copied or
+// shared, and which reads back the same.
 func FuzzRecord(f *testing.F) {
 	for _, e := range recordEntries() {
 		f.Add(e.marshal(nil))
 	}
 	f.Fuzz(func(t *testing.T, rec []byte) {
-		e := unmarshalEntry(rec)
+		e := unmarshalEntry(rec, false)
+		if copied := unmarshalEntry(rec, true); (copied == nil) != (e == nil) {
+			t.Fatalf("read with its fields copied: %v; shared: %v", copied != nil, e != nil)
+		} else if e != nil {
+			if diff := entryDiff(copied, e); diff != "" {
+				t.Fatalf("read with its fields copied: %s", diff)
+			}
+		}
 		if e == nil {
 			return
 		}
 		e.header.setInto(make(http.Header), nil)
-		again := unmarshalEntry(e.marshal(nil))
+		again := unmarshalEntry(e.marshal(nil), false)
 		if again == nil {
 			t.Fatal("a read entry does not read back")
 		}

@@ -91,7 +91,7 @@ func (s *shared) get(key []byte) *entry {
 	if !ok {
 		return nil
 	}
-	return unmarshalEntry(rec)
+	return unmarshalEntry(rec, false)
 }
 
 // hitBuffers are the buffers ServeHTTP reads records into. A fresh hit
@@ -117,18 +117,10 @@ func (s *shared) lookup(key []byte, buf *[]byte) *entry {
 	if cap(rec) > cap(*buf) && cap(rec) <= maxPooledBuffer {
 		*buf = rec
 	}
-	e := unmarshalEntry(rec)
-	if e == nil {
-		return nil
-	}
-	// The fields before the body get a copy of their own: the entry's
-	// strings go into the response's header map, which outlives the
-	// handler (the access log reads it).
-	body := e.body
-	if e = unmarshalEntry(bytes.Clone(rec[:len(rec)-len(body)])); e != nil {
-		e.body = body
-	}
-	return e
+	// The fields get a copy of their own: the entry's strings go into the
+	// response's header map, which outlives the handler (the access log
+	// reads it).
+	return unmarshalEntry(rec, true)
 }
 
 // own gives e a body of its own, for a path that keeps e beyond the
