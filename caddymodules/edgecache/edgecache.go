@@ -177,9 +177,11 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 			return nil, err
 		}
 		// The cache's bytes count towards the edge's soft memory limit
-		// while this cache exists (docs/edge-gateway.md, "Memory").
+		// while this cache exists (docs/edge-gateway.md, "Memory"): its
+		// rings, and its indexes, 16 bytes an entry grown by doubling,
+		// at most a 32nd of the rings for entries of 1 KiB or more.
 		s.budget = "edge_cache " + key
-		memorybudget.Reserve(s.budget, h.MaxBytes)
+		memorybudget.Reserve(s.budget, h.MaxBytes+h.MaxBytes/32)
 		return s, nil
 	})
 	if err != nil {
