@@ -228,7 +228,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	ae := negotiate.Encoding(r.Header["Accept-Encoding"], h.Encodings)
 	key := h.primaryKey(kb[:0], r, ae)
 	buf := hitBuffers.Get().(*[]byte)
-	defer hitBuffers.Put(buf)
+	defer releaseBuffer(buf)
 	e := h.shared.lookup(key, buf)
 	fwd := fwdURIMiss
 	primaryLen := len(key)

@@ -106,16 +106,20 @@ var hitBuffers = sync.Pool{New: func() any { return new([]byte) }}
 // large bodies are not worth holding on to.
 const maxPooledBuffer = 64 << 10
 
+// releaseBuffer returns buf to hitBuffers unless it grew too large.
+func releaseBuffer(buf *[]byte) {
+	if cap(*buf) <= maxPooledBuffer {
+		hitBuffers.Put(buf)
+	}
+}
+
 // lookup is get reading the record into *buf (grown as needed), for a
 // request that may answer from it before it returns. Only the entry's
 // body shares *buf: a path that keeps the entry longer must call own.
 func (s *shared) lookup(key []byte, buf *[]byte) *entry {
-	rec, ok := s.cache.GetInto(key, (*buf)[:0])
+	rec, ok := s.cache.GetInto(key, buf)
 	if !ok {
 		return nil
-	}
-	if cap(rec) > cap(*buf) && cap(rec) <= maxPooledBuffer {
-		*buf = rec
 	}
 	// The fields get a copy of their own: the entry's strings go into the
 	// response's header map, which outlives the handler (the access log

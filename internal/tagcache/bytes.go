@@ -56,11 +56,15 @@ func NewBytes(maxBytes int64) *Bytes {
 }
 
 // Get returns the value stored under key, a copy of the caller's own.
-func (c *Bytes) Get(key []byte) ([]byte, bool) { return c.GetInto(key, nil) }
+func (c *Bytes) Get(key []byte) ([]byte, bool) {
+	var buf []byte
+	return c.GetInto(key, &buf)
+}
 
-// GetInto is Get reading the value into buf when it is large enough: the
-// value returned may then share buf's memory.
-func (c *Bytes) GetInto(key, buf []byte) ([]byte, bool) {
+// GetInto is Get reading the value's record into *buf, which it replaces
+// with a larger one when the record does not fit: the value returned
+// shares *buf's memory (but for values stored in parts).
+func (c *Bytes) GetInto(key []byte, buf *[]byte) ([]byte, bool) {
 	if v, ok := c.get(key, buf); ok {
 		c.hits.Add(1)
 		return v, true
@@ -69,10 +73,13 @@ func (c *Bytes) GetInto(key, buf []byte) ([]byte, bool) {
 	return nil, false
 }
 
-func (c *Bytes) get(key, buf []byte) ([]byte, bool) {
-	rec, err := c.fc.GetWithBuf(key, buf)
+func (c *Bytes) get(key []byte, buf *[]byte) ([]byte, bool) {
+	rec, err := c.fc.GetWithBuf(key, (*buf)[:0])
 	if err != nil || len(rec) == 0 {
 		return nil, false
+	}
+	if cap(rec) > cap(*buf) {
+		*buf = rec
 	}
 	if rec[0] == recSplit {
 		if rec = c.join(key, rec); rec == nil {
