@@ -1,0 +1,5 @@
+//go:build !race
+
+package edgecache
+
+const raceEnabled = false
