@@ -86,9 +86,6 @@ func TestLookupOwn(t *testing.T) {
 // with the body (make bench-edge's 15 KB list allocated its size on every
 // hit while the buffer kept the record's value but not its header).
 func TestHitReusesBuffer(t *testing.T) {
-	if raceEnabled {
-		t.Skip("sync.Pool drops buffers at random under the race detector")
-	}
 	h := provisioned(t, &Handler{Name: "InvoicewireReuse"})
 	body := bytes.Repeat([]byte("x"), 16<<10)
 	next := caddyhttp.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
@@ -115,7 +112,10 @@ func TestHitReusesBuffer(t *testing.T) {
 	if !strings.Contains(w.h.Get("Cache-Status"), "hit") {
 		t.Fatalf("not a hit: %v", w.h)
 	}
-	if perHit := (after.TotalAlloc - before.TotalAlloc) / hits; perHit > 4<<10 {
+	// Half the body: a new buffer a hit is more than the whole body, and
+	// under the race detector sync.Pool drops a quarter of what it is
+	// given (about 6 KB a hit then, against 1 KB without it).
+	if perHit := (after.TotalAlloc - before.TotalAlloc) / hits; perHit > uint64(len(body)/2) {
 		t.Errorf("a hit of a %d-byte body allocates %d bytes: the record is not read into a reused buffer", len(body), perHit)
 	}
 }

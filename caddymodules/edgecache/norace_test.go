@@ -1,5 +1,0 @@
-//go:build !race
-
-package edgecache
-
-const raceEnabled = false
