@@ -3,7 +3,6 @@ package tagcache
 import (
 	"encoding/binary"
 	"strconv"
-	"sync/atomic"
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/coocood/freecache"
@@ -25,8 +24,6 @@ type Bytes struct {
 	// (a 1,024th of its size, less its entry header); longer records are
 	// stored in parts.
 	maxEntry int
-
-	hits, misses atomic.Uint64
 }
 
 // Records: a whole record is recWhole, then the fill's generation, the
@@ -65,15 +62,6 @@ func (c *Bytes) Get(key []byte) ([]byte, bool) {
 // with a larger one when the record does not fit: the value returned
 // shares *buf's memory (but for values stored in parts).
 func (c *Bytes) GetInto(key []byte, buf *[]byte) ([]byte, bool) {
-	if v, ok := c.get(key, buf); ok {
-		c.hits.Add(1)
-		return v, true
-	}
-	c.misses.Add(1)
-	return nil, false
-}
-
-func (c *Bytes) get(key []byte, buf *[]byte) ([]byte, bool) {
 	rec, err := c.fc.GetWithBuf(key, (*buf)[:0])
 	if err != nil || len(rec) == 0 {
 		return nil, false
@@ -196,9 +184,6 @@ func (c *Bytes) split(key, rec []byte) bool {
 
 // Clear drops everything, and refuses the fills that started before.
 func (c *Bytes) Clear() { c.clear(c.fc.Clear) }
-
-// Stats returns the hit and miss counts of Get since the start.
-func (c *Bytes) Stats() (hits, misses uint64) { return c.hits.Load(), c.misses.Load() }
 
 // Len is the number of entries stored, parts of long values counted apart.
 func (c *Bytes) Len() int64 { return c.fc.EntryCount() }

@@ -49,9 +49,9 @@ func (s *stamps) Generation() uint64 { return s.clock.Load() }
 
 func (s *stamps) slot(tag string) uint32 { return uint32(xxhash.Sum64String(tag) & s.mask) }
 
-// slots returns the stamp slots of tags, appended to dst, and whether a
-// Clear or a Purge of one of them happened since generation gen: then the
-// fill must not be stored.
+// slots returns the stamp slots of tags, appended to dst, and false when a
+// Clear or a Purge of one of them happened since generation gen: the fill
+// must then not be stored.
 func (s *stamps) slots(dst []uint32, tags []string, gen uint64) ([]uint32, bool) {
 	if s.cleared(gen) {
 		return dst, false
