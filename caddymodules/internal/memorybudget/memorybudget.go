@@ -9,8 +9,9 @@
 //	Base + Σ reservations
 //
 // where the edge cache reserves its max_bytes and the rate limiter its
-// max_clients × BytesPerClient; with make run's defaults (128 MiB, a
-// million clients) that is 128 + 122 + 208 = 458 MiB. It never rises above
+// max_clients × BytesPerClient; with make run's defaults (a 192 MiB cache,
+// which reserves 198 MiB with its index, and a million clients) that is
+// 198 + 122 + 142 = 462 MiB. It never rises above
 // the limit the process started with (Caddy sets 90% of the container's or
 // machine's memory), and GOMEMLIMIT in the environment overrides it.
 //
@@ -29,16 +30,21 @@ import (
 // Base is what the limit grants beyond the reservations: Caddy's own state,
 // connections, requests in flight and the garbage between collections.
 //
-// The garbage is what decides the collector's cost: near the limit a
-// collection starts each time the requests allocated what the limit leaves
-// above the live heap, so that room sets how often the whole live heap is
-// marked. With 96 MiB and a 256 MiB cache (a 474 MiB limit), collecting
-// took about half the edge's CPU under make bench-traffic; 208 MiB of room
-// and a 128 MiB cache (458 MiB) served 1.6 times the requests per
-// CPU-second (docs/edge-gateway.md, "Memory"). The process's RSS also holds what the
-// limit does not count (the binary's code and data, about 30 MiB): make
-// run's limit of 458 MiB keeps its edge under 512 MiB of RSS.
-const Base int64 = 208 << 20
+// The garbage room sets how often a collection starts (each time the
+// requests allocated what the limit leaves above the live heap), so it is
+// traded against the cache's size at a given limit. While the cache was
+// made of heap objects each collection marked all of it, and 208 MiB of
+// room beside a 128 MiB cache served 1.6 times the requests per CPU-second
+// of 96 MiB beside 256 MiB. Its records now sit in pointer-free rings the
+// collector does not follow, so collections are cheap and the tail's misses
+// cost more than the extra collections: at the same 462 MiB limit, 142 MiB
+// beside a 192 MiB cache took 4–5 % less of the edge's CPU a request under
+// make bench-traffic than 208 MiB beside 128 MiB, at the same single-URL
+// cost; 76 MiB beside 256 MiB made the single URL dearer (docs/edge-gateway.md,
+// "Memory"). The process's RSS also holds what the limit does not count
+// (the binary's code and data, about 30 MiB): make run's limit of 462 MiB
+// keeps its edge under 512 MiB of RSS.
+const Base int64 = 142 << 20
 
 // BytesPerClient is what a rate limiter reserves per tracked client: the
 // bound its memory test holds it to (docs/edge-gateway.md, rate limit).
