@@ -74,6 +74,12 @@ type result struct {
 	// free before they fell due, how late the generator woke up to send
 	// them: its own scheduling delay, which latencies include.
 	wakeLags []time.Duration
+	// edgeWait and loadWait are how long the busiest thread of the edge
+	// and of this program (the one that ran longest in the phase: the Go
+	// scheduler's, with one core each) waited, runnable, for a CPU, and
+	// edgeCoreTaken how much of the edge's core went to interrupts and
+	// the hypervisor: delays no request's own work explains.
+	edgeWait, loadWait, edgeCoreTaken time.Duration
 
 	hotHits, hotTotal     int64
 	hits, cacheable       int64

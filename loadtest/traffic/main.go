@@ -41,6 +41,11 @@
 // loop also reports its latency counted from when the request was sent,
 // which leaves out delays on the generator's side.
 //
+// Each open loop also reports how long the busiest thread of the edge and
+// of this program waited, runnable, for a CPU (the kernel's run_delay) and how
+// much of the edge's core went to interrupts and the hypervisor: latency
+// that no request's own work explains.
+//
 // It reports req/s, p50/p99/p99.9, edge peak RSS, the edge's GC pause time,
 // the CPU the edge spent per request in each phase, the generator's own
 // CPU, the counters Redis's commands/s and bytes/s, the hit ratio of the
@@ -146,6 +151,12 @@ func benchTraffic(ctx context.Context) error {
 		return err
 	}
 	edgeCPU, cpu := envString("BENCH_EDGE_CPU", "0"), envString("BENCH_ORIGIN_CPU", "1")
+	// The edge's core, whose interrupts and stolen time are reported; -1
+	// (none) when BENCH_EDGE_CPU names several.
+	edgeCore, err := strconv.Atoi(edgeCPU)
+	if err != nil {
+		edgeCore = -1
+	}
 	out := "loadtest/out"
 	work := filepath.Join(out, "traffic")
 	if err := os.MkdirAll(work, 0o755); err != nil {
@@ -283,7 +294,11 @@ func benchTraffic(ctx context.Context) error {
 		} else {
 			logf("%s: %s over %d connections", name, d, conns)
 		}
+		et0, lt0, ct0 := procwatch.ThreadTimes(edge.pid()), procwatch.ThreadTimes(os.Getpid()), procwatch.CoreTakenAway(edgeCore)
 		res := run(ctx, edgeAddr, m, conns, d, 7, perSecond)
+		res.edgeWait = procwatch.BusiestThread(et0, procwatch.ThreadTimes(edge.pid())).Wait
+		res.loadWait = procwatch.BusiestThread(lt0, procwatch.ThreadTimes(os.Getpid())).Wait
+		res.edgeCoreTaken = procwatch.CoreTakenAway(edgeCore) - ct0
 		close(stop)
 		wg.Wait()
 		return res, peak

@@ -68,6 +68,8 @@ func (p *report) String() string {
 		row(fmt.Sprintf("… at %.0f%%: p50 / p99 / p99.9 ms", 100*o.load), quantiles(o.ref.latencies), quantiles(o.res.latencies), "p99 ≤ 10", met(p99 <= 10*time.Millisecond))
 		row(fmt.Sprintf("… at %.0f%%: the same from when sent", 100*o.load), quantiles(o.ref.fromSend), quantiles(o.res.fromSend), "", "")
 		row(fmt.Sprintf("… at %.0f%%: the generator's own lag behind schedule (connection free)", 100*o.load), quantiles(o.ref.wakeLags), quantiles(o.res.wakeLags), "", "")
+		row(fmt.Sprintf("… at %.0f%%: ms a second the edge's busiest thread waited for a CPU / its core went to interrupts and the hypervisor / the generator's busiest thread waited", 100*o.load),
+			takenAway(o.ref), takenAway(o.res), "", "")
 		if i < len(p.open)-1 {
 			continue
 		}
@@ -115,6 +117,15 @@ func (p *report) String() string {
 	row("304 to conditional requests", "", fmt.Sprint(p.res.conditional304), "", "")
 	row("POST /ask answered 200", "", fmt.Sprint(p.res.askOK), "", "")
 	return b.String()
+}
+
+// takenAway is r's edgeWait, edgeCoreTaken and loadWait in ms per second
+// of the phase.
+func takenAway(r *result) string {
+	perSecond := func(d time.Duration) string {
+		return fmt.Sprintf("%.1f", float64(d.Microseconds())/1e3/r.wall.Seconds())
+	}
+	return perSecond(r.edgeWait) + " / " + perSecond(r.edgeCoreTaken) + " / " + perSecond(r.loadWait)
 }
 
 func quantiles(l []time.Duration) string {
@@ -167,8 +178,8 @@ func (p *report) raw() string {
 			name string
 			r    *result
 		}{{"single URL", o.ref}, {"traffic", o.res}} {
-			fmt.Fprintf(&b, "%s, open loop at %.0f%% (%.0f requests/s): %d requests in %s, %d transport errors\n",
-				ph.name, 100*o.load, o.rate, ph.r.requests, ph.r.wall.Round(time.Millisecond), ph.r.errors)
+			fmt.Fprintf(&b, "%s, open loop at %.0f%% (%.0f requests/s): %d requests in %s, %d transport errors; edge waited for a CPU %s, its core taken away %s, generator waited %s\n",
+				ph.name, 100*o.load, o.rate, ph.r.requests, ph.r.wall.Round(time.Millisecond), ph.r.errors, ph.r.edgeWait, ph.r.edgeCoreTaken, ph.r.loadWait)
 			for _, q := range []float64{0.5, 0.9, 0.99, 0.999, 0.9999, 1} {
 				fmt.Fprintf(&b, "  latency q%g: %s ms (from when sent: %s ms; generator's lag: %s ms)\n", q,
 					msStr(quantile(ph.r.latencies, q)), msStr(quantile(ph.r.fromSend, q)), msStr(quantile(ph.r.wakeLags, q)))

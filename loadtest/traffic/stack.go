@@ -58,6 +58,9 @@ func (p *proc) stop() {
 // binary, so the pid is the binary's).
 func (p *proc) rss() int64 { return procwatch.RSS(p.cmd.Process.Pid) }
 
+// pid is the process's id (taskset execs the binary, so it is the binary's).
+func (p *proc) pid() int { return p.cmd.Process.Pid }
+
 // cpu is the CPU time the process has used (user + system), from /proc.
 func (p *proc) cpu() time.Duration {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(p.cmd.Process.Pid) + "/stat")
