@@ -177,11 +177,9 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 			return nil, err
 		}
 		// The cache's bytes count towards the edge's soft memory limit
-		// while this cache exists (docs/edge-gateway.md, "Memory"): its
-		// rings, and its indexes, 16 bytes an entry grown by doubling,
-		// at most a 32nd of the rings for entries of 1 KiB or more.
+		// while this cache exists (docs/edge-gateway.md, "Memory").
 		s.budget = "edge_cache " + key
-		memorybudget.Reserve(s.budget, h.MaxBytes+h.MaxBytes/32)
+		memorybudget.Reserve(s.budget, reservedBytes(h.MaxBytes))
 		return s, nil
 	})
 	if err != nil {
@@ -360,6 +358,11 @@ func (h *Handler) writeEntry(w http.ResponseWriter, r *http.Request, e *entry, n
 		_, _ = w.Write(e.body)
 	}
 }
+
+// reservedBytes is the memory a cache of maxBytes holds: its rings, and
+// its indexes, 16 bytes an entry grown by doubling, at most a 32nd of the
+// rings for entries of 1 KiB or more.
+func reservedBytes(maxBytes int64) int64 { return maxBytes + maxBytes/32 }
 
 // Interface guards
 var (

@@ -83,7 +83,7 @@ func TestCacheMemoryBounded(t *testing.T) {
 		3*urls, stored, grew, maxBytes, objects, h.shared.cache.Len())
 	// Beyond the cache and its index: the handler itself (its encoders),
 	// a few MiB.
-	if limit := int64(maxBytes + maxBytes/32 + 8<<20); grew > limit {
+	if limit := reservedBytes(int64(maxBytes)) + 8<<20; grew > limit {
 		t.Errorf("heap grew %d bytes > %d: max_bytes does not bound the cache", grew, limit)
 	}
 	if held := h.shared.cache.Len(); objects*2 > held {

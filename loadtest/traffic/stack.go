@@ -54,16 +54,15 @@ func (p *proc) stop() {
 	p.log.Close()
 }
 
-// rss is the process's resident set size in bytes (taskset execs the
-// binary, so the pid is the binary's).
-func (p *proc) rss() int64 { return procwatch.RSS(p.cmd.Process.Pid) }
-
 // pid is the process's id (taskset execs the binary, so it is the binary's).
 func (p *proc) pid() int { return p.cmd.Process.Pid }
 
+// rss is the process's resident set size in bytes.
+func (p *proc) rss() int64 { return procwatch.RSS(p.pid()) }
+
 // cpu is the CPU time the process has used (user + system), from /proc.
 func (p *proc) cpu() time.Duration {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(p.cmd.Process.Pid) + "/stat")
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(p.pid()) + "/stat")
 	if err != nil {
 		return 0
 	}
