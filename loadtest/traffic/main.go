@@ -17,6 +17,12 @@
 //   - single URL: one article's JSON, from 65,536 addresses in turn (the
 //     quota is the real one, so one address would be refused): the
 //     reference, as make bench-edge's single URL;
+//   - hot set alone: the traffic mix below restricted to its 100 most
+//     popular URLs, without /ask or the clients over their quota, for
+//     TRAFFIC_SINGLE_DURATION: every answer a hit, so beside the traffic
+//     phase it tells how much of the gap to the single URL the traffic's
+//     answers and clients make, and how much its long tail's misses and
+//     /ask;
 //   - traffic: every article's JSON, page and markdown twin (3 URLs an
 //     article) with Zipf popularity, a fresh random client per request
 //     (IPv4, or an IPv6 /64) in X-Forwarded-For, Accept-Encoding among
@@ -245,6 +251,10 @@ func benchTraffic(ctx context.Context) error {
 	traffic := &mix{urls: urls, zipfS: 1.1, hot: 100, conditional: 0.02, ask: 0.01, askBodies: askBodies,
 		heavy: []string{"198.51.100.1", "198.51.100.2", "2001:db8:ffff:1::1"}, heavyRate: 2 * quota / window.Seconds()}
 	reference := &mix{urls: urls[:1], hot: 1, fixedClients: 65536}
+	// The traffic's hot set alone: its answers and fresh clients without
+	// the tail's misses or /ask, to tell how much of the gap to the single
+	// URL each makes.
+	hotSet := &mix{urls: urls[:traffic.hot], zipfS: traffic.zipfS, hot: traffic.hot, conditional: traffic.conditional}
 
 	// Warm-up, not reported: the cache filled by the traffic's own
 	// popularity, connections open.
@@ -328,6 +338,9 @@ func benchTraffic(ctx context.Context) error {
 	ref, refRSS := phase("single URL", reference, single, 0)
 	refEdgeCPU := edge.cpu() - es0
 	profiledSingle()
+	eh0 := edge.cpu()
+	hot, _ := phase("hot set alone", hotSet, single, 0)
+	hotEdgeCPU := edge.cpu() - eh0
 
 	rdb := redis.NewClient(&redis.Options{Addr: strings.TrimSuffix(strings.TrimPrefix(countersURL, "redis://"), "/0")})
 	defer rdb.Close()
@@ -371,6 +384,7 @@ func benchTraffic(ctx context.Context) error {
 	rep := &report{
 		n: len(articles), urls: len(urls), conns: conns, loadBefore: loadBefore, loadAfter: loadAfter,
 		ref: ref, refRSS: refRSS, res: res, rss: rss, open: open, edgeCPU: e1 - e0, originCPU: o1 - o0, refEdgeCPU: refEdgeCPU,
+		hot: hot, hotEdgeCPU: hotEdgeCPU,
 		heap:     readMetric("http://"+edgeAdmin+"/metrics", "go_memstats_heap_inuse_bytes"),
 		memLimit: readMetric("http://"+edgeAdmin+"/metrics", "go_gc_gomemlimit_bytes"),
 		gcPause:  time.Duration((gc1.pauseSum - gc0.pauseSum) * float64(time.Second)), gcCount: int64(gc1.count - gc0.count),
