@@ -80,6 +80,12 @@ var (
 		Name:      "background_refreshes_total",
 		Help:      "Background refreshes of stale entries, by result: stored, not_modified, failed.",
 	}, []string{"result"})
+	fieldSets = prometheus.NewGauge(prometheus.GaugeOpts{
+		Namespace: "caddy",
+		Subsystem: "edge_cache",
+		Name:      "field_sets",
+		Help:      "Sets of header fields the edge caches keep once for many stored responses (docs/edge-gateway.md, \"Fields stored once\"); past 256 a cache keeps new sets in each record.",
+	})
 
 	hitCounter  = requests.WithLabelValues("hit")
 	staleCount  = requests.WithLabelValues("stale")
@@ -159,7 +165,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if h.RefreshTimeout == 0 {
 		h.RefreshTimeout = caddy.Duration(30 * time.Second)
 	}
-	if err := metrics.Register(ctx.GetMetricsRegistry(), requests, purges, refreshes); err != nil {
+	if err := metrics.Register(ctx.GetMetricsRegistry(), requests, purges, refreshes, fieldSets); err != nil {
 		return err
 	}
 	enc, err := newEncoder(ctx, h.Encodings)
@@ -359,10 +365,11 @@ func (h *Handler) writeEntry(w http.ResponseWriter, r *http.Request, e *entry, n
 	}
 }
 
-// reservedBytes is the memory a cache of maxBytes holds: its rings, and
-// its indexes, 16 bytes an entry grown by doubling, at most a 32nd of the
-// rings for entries of 1 KiB or more.
-func reservedBytes(maxBytes int64) int64 { return maxBytes + maxBytes/32 }
+// reservedBytes is the memory a cache of maxBytes holds: its rings, its
+// indexes, 16 bytes an entry grown by doubling, at most a 32nd of the
+// rings for entries of 1 KiB or more, and its dictionary of fields
+// (headerdict.go).
+func reservedBytes(maxBytes int64) int64 { return maxBytes + maxBytes/32 + dictBytes }
 
 // Interface guards
 var (

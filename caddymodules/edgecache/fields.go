@@ -19,6 +19,10 @@ type fields struct {
 	block  string
 	list   []fieldSpan
 	values []span
+	// shared, when not nil, are more fields of the response: a set many
+	// responses have alike, held once by the cache's dictionary
+	// (headerdict.go).
+	shared *fields
 }
 
 // fieldSpan is one header field: where its canonical name is in block and
@@ -83,7 +87,19 @@ func packFields(h http.Header, skip func(name string) bool, override http.Header
 // The value slices are the response's own, clipped to their length, so
 // that an Add further out (Vary) copies instead of writing past them.
 func (f *fields) setInto(hdr http.Header, skip func(name string) bool) {
-	values := make([]string, len(f.values))
+	n := len(f.values)
+	if f.shared != nil {
+		n += len(f.shared.values)
+	}
+	values := make([]string, n)
+	f.setPart(hdr, skip, values[:len(f.values)])
+	if f.shared != nil {
+		f.shared.setPart(hdr, skip, values[len(f.values):])
+	}
+}
+
+// setPart is setInto for f's own fields, their values made in values.
+func (f *fields) setPart(hdr http.Header, skip func(name string) bool, values []string) {
 	for i, v := range f.values {
 		values[i] = f.str(v)
 	}
@@ -100,7 +116,11 @@ func (f *fields) setInto(hdr http.Header, skip func(name string) bool) {
 // header returns the fields as a new map, for the paths that change them
 // (a revalidation, a coding made from the entry).
 func (f *fields) header(extra int) http.Header {
-	h := make(http.Header, len(f.list)+extra)
+	n := len(f.list) + extra
+	if f.shared != nil {
+		n += len(f.shared.list)
+	}
+	h := make(http.Header, n)
 	f.setInto(h, nil)
 	return h
 }

@@ -12,7 +12,7 @@ import (
 
 // recordVersion starts every record, so that a change of the layout below
 // reads an older record as absent instead of as garbage.
-const recordVersion = 1
+const recordVersion = 2
 
 const (
 	flagMarker byte = 1 << iota
@@ -22,8 +22,17 @@ const (
 
 // marshal appends e's record to b: the version and flags, the body's
 // length, the status, the times and durations, the strings, the Vary list,
-// the packed header fields' offsets, then the body to the end.
-func (e *entry) marshal(b []byte) []byte {
+// the packed header fields' offsets, the slot of dict holding the rest of
+// the fields (0: none; headerdict.go), then the body to the end. A nil
+// dict keeps every field in the record.
+func (e *entry) marshal(b []byte, dict *headerDict) []byte {
+	hdr, ref := e.header, uint32(0)
+	if dict != nil {
+		own, others := e.header.split()
+		if ref = dict.intern(&others); ref != 0 {
+			hdr = own
+		}
+	}
 	var flags byte
 	if e.marker {
 		flags |= flagMarker
@@ -44,28 +53,30 @@ func (e *entry) marshal(b []byte) []byte {
 	for _, d := range [...]time.Duration{e.initialAge, e.lifetime, e.swr, e.sie} {
 		b = binary.AppendVarint(b, int64(d))
 	}
-	for _, s := range [...]string{e.key, e.coding, e.etag, e.tags, e.uriTag, e.upstreamStatus, e.header.block} {
+	for _, s := range [...]string{e.key, e.coding, e.etag, e.tags, e.uriTag, e.upstreamStatus, hdr.block} {
 		b = appendString(b, s)
 	}
 	b = binary.AppendUvarint(b, uint64(len(e.vary)))
 	for _, v := range e.vary {
 		b = appendString(b, v)
 	}
-	b = binary.AppendUvarint(b, uint64(len(e.header.list)))
-	for _, f := range e.header.list {
+	b = binary.AppendUvarint(b, uint64(len(hdr.list)))
+	for _, f := range hdr.list {
 		for _, n := range [...]uint32{f.name.at, f.name.n, f.first, f.count} {
 			b = binary.AppendUvarint(b, uint64(n))
 		}
 	}
-	b = binary.AppendUvarint(b, uint64(len(e.header.values)))
-	for _, v := range e.header.values {
+	b = binary.AppendUvarint(b, uint64(len(hdr.values)))
+	for _, v := range hdr.values {
 		b = binary.AppendUvarint(b, uint64(v.at))
 		b = binary.AppendUvarint(b, uint64(v.n))
 	}
+	b = binary.AppendUvarint(b, uint64(ref))
 	return append(b, e.body...)
 }
 
-// recordSize is about the length of e's record, to size its buffer.
+// recordSize is at most about the length of e's record (every field in
+// it), to size its buffer.
 func (e *entry) recordSize() int {
 	n := 64 + len(e.key) + len(e.coding) + len(e.etag) + len(e.tags) + len(e.uriTag) +
 		len(e.upstreamStatus) + len(e.header.block) + 4*5*len(e.header.list) + 2*5*len(e.header.values) + len(e.body)
@@ -89,8 +100,9 @@ func appendString(b []byte, s string) []byte {
 // The entry's body shares rec's memory, and so do its strings unless
 // copyFields is set (they then share one copy of the part of rec before the
 // body). rec must not change while they do: a hit copies the record once,
-// out of the store, instead of once a field.
-func unmarshalEntry(rec []byte, copyFields bool) *entry {
+// out of the store, instead of once a field. dict is the dictionary the
+// record was made with; a record naming a set it does not hold is not one.
+func unmarshalEntry(rec []byte, copyFields bool, dict *headerDict) *entry {
 	d := recordReader{rec: rec}
 	if len(rec) < 2 || rec[0] != recordVersion {
 		return nil
@@ -144,6 +156,11 @@ func unmarshalEntry(rec []byte, copyFields bool) *entry {
 	}
 	for _, f := range e.header.list {
 		if uint64(f.first)+uint64(f.count) > uint64(len(e.header.values)) {
+			return nil
+		}
+	}
+	if ref := d.uvarint(dictSlots); ref != 0 {
+		if e.header.shared = dict.lookup(ref); e.header.shared == nil {
 			return nil
 		}
 	}

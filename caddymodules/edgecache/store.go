@@ -23,6 +23,8 @@ import (
 // in a usage pool, so a config reload keeps every stored response.
 type shared struct {
 	cache *tagcache.Bytes
+	// dict holds the fields many records have alike, once (headerdict.go).
+	dict *headerDict
 
 	// flight coalesces concurrent misses of one key into one fetch.
 	flight singleflight.Group
@@ -49,6 +51,7 @@ func newShared(maxBytes int64, redisURL string, log *slog.Logger) (*shared, erro
 	c := tagcache.NewBytes(maxBytes)
 	s := &shared{
 		cache:    c,
+		dict:     newHeaderDict(),
 		redisURL: redisURL,
 		done:     make(chan struct{}),
 	}
@@ -82,6 +85,7 @@ func (s *shared) Destruct() error {
 	if s.budget != "" {
 		memorybudget.Release(s.budget)
 	}
+	fieldSets.Sub(float64(s.dict.sets.Load()))
 	return nil
 }
 
@@ -91,7 +95,7 @@ func (s *shared) get(key []byte) *entry {
 	if !ok {
 		return nil
 	}
-	return unmarshalEntry(rec, false)
+	return unmarshalEntry(rec, false, s.dict)
 }
 
 // hitBuffers are the buffers ServeHTTP reads records into. A fresh hit
@@ -124,7 +128,7 @@ func (s *shared) lookup(key []byte, buf *[]byte) *entry {
 	// The fields get a copy of their own: the entry's strings go into the
 	// response's header map, which outlives the handler (the access log
 	// reads it).
-	return unmarshalEntry(rec, true)
+	return unmarshalEntry(rec, true, s.dict)
 }
 
 // own gives e a body of its own, for a path that keeps e beyond the
@@ -142,7 +146,7 @@ func (s *shared) put(e *entry, gen uint64) bool {
 	if e.uriTag != "" {
 		tags = append(tags, e.uriTag)
 	}
-	return s.cache.Set([]byte(e.key), e.marshal(make([]byte, 0, e.recordSize())), tags, gen)
+	return s.cache.Set([]byte(e.key), e.marshal(make([]byte, 0, e.recordSize()), s.dict), tags, gen)
 }
 
 // Purge drops every entry tagged with one of tags and stops fetches in

@@ -25,7 +25,7 @@ import (
 // a hit by about 12% (docs/edge-gateway.md, "GC"). Left alone, that lets
 // a heap that is mostly a full cache grow to five times what is live, so
 // the edge_cache and rate_limit_headers modules set a soft memory limit
-// from their configured sizes (caddymodules/internal/memorybudget; 462 MiB
+// from their configured sizes (caddymodules/internal/memorybudget; 464 MiB
 // with make run's defaults; GOMEMLIMIT overrides it): below it GOGC 400
 // keeps collections rare, near it the collector runs as often as needed.
 const gcPercent = 400

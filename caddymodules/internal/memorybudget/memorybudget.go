@@ -10,8 +10,8 @@
 //
 // where the edge cache reserves its max_bytes and the rate limiter its
 // max_clients × BytesPerClient; with make run's defaults (a 192 MiB cache,
-// which reserves 198 MiB with its index, and a million clients) that is
-// 198 + 122 + 142 = 462 MiB. It never rises above
+// which reserves 200 MiB with its index and its dictionary of fields, and a
+// million clients) that is 200 + 122 + 142 = 464 MiB. It never rises above
 // the limit the process started with (Caddy sets 90% of the container's or
 // machine's memory), and GOMEMLIMIT in the environment overrides it.
 //
@@ -42,7 +42,7 @@ import (
 // make bench-traffic than 208 MiB beside 128 MiB, at the same single-URL
 // cost; 76 MiB beside 256 MiB made the single URL dearer (docs/edge-gateway.md,
 // "Memory"). The process's RSS also holds what the limit does not count
-// (the binary's code and data, about 30 MiB): make run's limit of 462 MiB
+// (the binary's code and data, about 30 MiB): make run's limit of 464 MiB
 // keeps its edge under 512 MiB of RSS.
 const Base int64 = 142 << 20
 
