@@ -28,12 +28,14 @@ const (
 	// dictSlots is how many slots the sets are spread over by hash, many
 	// more than maxSets so that few sets find their slot taken.
 	dictSlots = 4096
-	// maxSets is how many sets the dictionary holds at most. make
-	// bench-traffic's stack stores about 40: a few kinds of response
-	// (article JSON, page, twin, list, feed...), each in three codings.
+	// maxSets is how many sets the dictionary holds at most: about one
+	// per kind of response the origin serves (article JSON, page, list,
+	// feed...) and coding. make bench-traffic, which asks for three kinds
+	// in three codings, ends with 9.
 	maxSets = 256
 	// maxSharedBlock and maxSharedFields bound the sets the dictionary
-	// takes: the size of their names and values, and how many values.
+	// takes: the size of their names and values, and how many fields and
+	// values.
 	maxSharedBlock  = 4 << 10
 	maxSharedFields = 64
 	// dictBytes bounds the dictionary's memory: the sets, each with its
@@ -72,7 +74,8 @@ func newHeaderDict() *headerDict { return &headerDict{seed: maphash.MakeSeed()} 
 // its empty slot when f was seen before; 0 when the record must keep f
 // itself. f must not change afterwards.
 func (d *headerDict) intern(f *fields) uint32 {
-	if len(f.list) == 0 || len(f.block) > maxSharedBlock || len(f.values) > maxSharedFields || f.shared != nil {
+	if len(f.list) == 0 || len(f.list) > maxSharedFields || len(f.values) > maxSharedFields ||
+		len(f.block) > maxSharedBlock || f.shared != nil {
 		return 0
 	}
 	h := maphash.String(d.seed, f.block)

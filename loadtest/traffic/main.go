@@ -31,21 +31,22 @@
 //     (IW_RATELIMIT_QUOTA per IW_RATELIMIT_WINDOW, the README's defaults)
 //     on connections of their own, so 429.
 //
-// Before both, the traffic mix runs for TRAFFIC_WARMUP (30 s, not
+// Before all three, the traffic mix runs for TRAFFIC_WARMUP (30 s, not
 // reported) and until TRAFFIC_WARMUP_REQUESTS (150,000) were answered, as
 // an edge that has been serving for a while would have its cache filled by
 // the same popularity.
 //
-// Both are closed loops that saturate the edge's core. Then both mixes run
-// again as open loops at each share in TRAFFIC_LATENCY_LOAD (0.2, 0.35, 0.5
-// and 0.7) of the traffic phase's rate, for TRAFFIC_LATENCY_DURATION (20s)
-// each: requests fall due at fixed times, each is sent on whichever
-// connection is free first, and its latency counts from the time it was
-// due. That is the latency clients see at a load the edge carries, which a
-// saturated closed loop cannot show; the loads together show up to which
-// share of its core's capacity an edge keeps p99 within 10 ms. Each open
-// loop also reports its latency counted from when the request was sent,
-// which leaves out delays on the generator's side.
+// All three are closed loops that saturate the edge's core. Then the
+// single URL and the traffic run again as open loops at each share in
+// TRAFFIC_LATENCY_LOAD (0.2, 0.35, 0.5 and 0.7) of the traffic phase's
+// rate, for TRAFFIC_LATENCY_DURATION (20s) each: requests fall due at
+// fixed times, each is sent on whichever connection is free first, and its
+// latency counts from the time it was due. That is the latency clients
+// see at a load the edge carries, which a saturated closed loop cannot
+// show; the loads together show up to which share of its core's capacity
+// an edge keeps p99 within 10 ms. Each open loop also reports its latency
+// counted from when the request was sent, which leaves out delays on the
+// generator's side.
 //
 // Each open loop also reports how long the busiest thread of the edge and
 // of this program waited, runnable, for a CPU (the kernel's run_delay) and how
@@ -385,9 +386,10 @@ func benchTraffic(ctx context.Context) error {
 		n: len(articles), urls: len(urls), conns: conns, loadBefore: loadBefore, loadAfter: loadAfter,
 		ref: ref, refRSS: refRSS, res: res, rss: rss, open: open, edgeCPU: e1 - e0, originCPU: o1 - o0, refEdgeCPU: refEdgeCPU,
 		hot: hot, hotEdgeCPU: hotEdgeCPU,
-		heap:     readMetric("http://"+edgeAdmin+"/metrics", "go_memstats_heap_inuse_bytes"),
-		memLimit: readMetric("http://"+edgeAdmin+"/metrics", "go_gc_gomemlimit_bytes"),
-		gcPause:  time.Duration((gc1.pauseSum - gc0.pauseSum) * float64(time.Second)), gcCount: int64(gc1.count - gc0.count),
+		heap:      readMetric("http://"+edgeAdmin+"/metrics", "go_memstats_heap_inuse_bytes"),
+		memLimit:  readMetric("http://"+edgeAdmin+"/metrics", "go_gc_gomemlimit_bytes"),
+		fieldSets: readMetric("http://"+edgeAdmin+"/metrics", "caddy_edge_cache_field_sets"),
+		gcPause:   time.Duration((gc1.pauseSum - gc0.pauseSum) * float64(time.Second)), gcCount: int64(gc1.count - gc0.count),
 		gcMax:    time.Duration(gc1.maxPause * float64(time.Second)),
 		counters: rs1.sub(rs0), content: cs1.sub(cs0), counterKeys: counters, counterMemory: infoField(mem, "used_memory_human"),
 	}

@@ -18,9 +18,11 @@ type report struct {
 	edgeCPU, originCPU    time.Duration
 	refEdgeCPU            time.Duration
 	// hot is the traffic's hot set alone, which used hotEdgeCPU.
-	hot               *result
-	hotEdgeCPU        time.Duration
-	heap, memLimit    float64
+	hot            *result
+	hotEdgeCPU     time.Duration
+	heap, memLimit float64
+	// fieldSets is how many sets of fields the edge cache keeps once.
+	fieldSets         float64
 	counters, content redisStats
 	counterKeys       int64
 	counterMemory     string
@@ -111,6 +113,7 @@ func (p *report) String() string {
 	row("generator CPU (share of the other core), per request µs", fmt.Sprintf("%.0f%%, %s", 100*p.ref.cpu.Seconds()/refSecs, perRequest(p.ref.cpu, p.ref)),
 		fmt.Sprintf("%.0f%%, %s", 100*p.res.cpu.Seconds()/secs, perRequest(p.res.cpu, p.res)), "", "")
 	row("edge Go heap in use at end, memory limit MiB", "", fmt.Sprintf("%.0f, %.0f", p.heap/mib, p.memLimit/mib), "", "")
+	row("edge cache: sets of fields stored once, at end", "", fmt.Sprintf("%.0f", p.fieldSets), "", "")
 	row("distinct clients / minute", "65,536 in turn", fmt.Sprintf("%.0f", float64(p.res.distinctClients)/secs*60), "~1,000,000", "")
 	row("edge GC pause total (count, max)", "", fmt.Sprintf("%s (%d, max %s)", p.gcPause.Round(time.Microsecond), p.gcCount, p.gcMax.Round(time.Microsecond)), "", "")
 	row("edge GC pause share of wall time", "", fmt.Sprintf("%.2f%%", 100*p.gcPause.Seconds()/secs), "", "")
