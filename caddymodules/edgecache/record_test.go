@@ -29,8 +29,8 @@ func recordEntries() []*entry {
 func TestRecordRoundTrip(t *testing.T) {
 	dict := newHeaderDict()
 	for _, want := range recordEntries() {
-		// The third time, the fields that are not the response's own
-		// come from the dictionary.
+		// From the second time on, the fields that are not the
+		// response's own come from the dictionary.
 		for i := range 3 {
 			t.Run(fmt.Sprint(want.key, " ", i), func(t *testing.T) {
 				got := unmarshalEntry(want.marshal(nil, dict), false, dict)
