@@ -72,10 +72,10 @@ func newHeaderDict() *headerDict { return &headerDict{seed: maphash.MakeSeed()} 
 
 // intern returns the number (from 1) of the slot holding f, taking f into
 // its empty slot when f was seen before; 0 when the record must keep f
-// itself. f must not change afterwards.
+// itself. f (packed by split, so with no shared part of its own) must not
+// change afterwards.
 func (d *headerDict) intern(f *fields) uint32 {
-	if len(f.list) == 0 || len(f.list) > maxSharedFields || len(f.values) > maxSharedFields ||
-		len(f.block) > maxSharedBlock || f.shared != nil {
+	if len(f.list) == 0 || len(f.list) > maxSharedFields || len(f.values) > maxSharedFields || len(f.block) > maxSharedBlock {
 		return 0
 	}
 	h := maphash.String(d.seed, f.block)
@@ -117,7 +117,7 @@ func (d *headerDict) lookup(ref uint64) *fields {
 
 // equal reports whether f and g are the same fields in the same order.
 func (f *fields) equal(g *fields) bool {
-	return f.block == g.block && slices.Equal(f.list, g.list) && slices.Equal(f.values, g.values) && f.shared == g.shared
+	return f.block == g.block && slices.Equal(f.list, g.list) && slices.Equal(f.values, g.values)
 }
 
 // split returns f's own fields and the others, each packed anew.

@@ -80,6 +80,8 @@ type result struct {
 	// edgeCoreTaken how much of the edge's core went to interrupts and
 	// the hypervisor: delays no request's own work explains.
 	edgeWait, loadWait, edgeCoreTaken time.Duration
+	// edgeCPU is the CPU time the edge used meanwhile.
+	edgeCPU time.Duration
 
 	hotHits, hotTotal     int64
 	hits, cacheable       int64

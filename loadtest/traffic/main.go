@@ -306,7 +306,9 @@ func benchTraffic(ctx context.Context) error {
 			logf("%s: %s over %d connections", name, d, conns)
 		}
 		et0, lt0, ct0 := procwatch.ThreadTimes(edge.pid()), procwatch.ThreadTimes(os.Getpid()), procwatch.CoreTakenAway(edgeCore)
+		cpu0 := edge.cpu()
 		res := run(ctx, edgeAddr, m, conns, d, 7, perSecond)
+		res.edgeCPU = edge.cpu() - cpu0
 		res.edgeWait = procwatch.BusiestThread(et0, procwatch.ThreadTimes(edge.pid())).Wait
 		res.loadWait = procwatch.BusiestThread(lt0, procwatch.ThreadTimes(os.Getpid())).Wait
 		res.edgeCoreTaken = procwatch.CoreTakenAway(edgeCore) - ct0
@@ -335,25 +337,21 @@ func benchTraffic(ctx context.Context) error {
 	// beside the traffic phase's profile: where a traffic request's extra
 	// CPU goes.
 	profiledSingle := profile(true, single/4, fmt.Sprintf("profile?seconds=%d", max(int(single/2/time.Second), 1)), "edge-cpu-single.pprof")
-	es0 := edge.cpu()
 	ref, refRSS := phase("single URL", reference, single, 0)
-	refEdgeCPU := edge.cpu() - es0
 	profiledSingle()
-	eh0 := edge.cpu()
 	hot, _ := phase("hot set alone", hotSet, single, 0)
-	hotEdgeCPU := edge.cpu() - eh0
 
 	rdb := redis.NewClient(&redis.Options{Addr: strings.TrimSuffix(strings.TrimPrefix(countersURL, "redis://"), "/0")})
 	defer rdb.Close()
 	crdb := redis.NewClient(&redis.Options{Addr: strings.TrimSuffix(strings.TrimPrefix(contentURL, "redis://"), "/0")})
 	defer crdb.Close()
 	gc0, rs0, cs0 := readGC("http://"+edgeAdmin+"/metrics"), readRedisStats(ctx, rdb), readRedisStats(ctx, crdb)
-	e0, o0 := edge.cpu(), origin.cpu()
+	o0 := origin.cpu()
 	profiled := profile(true, dur/4, "profile?seconds=20", "edge-cpu.pprof")
 	res, rss := phase("traffic", traffic, dur, 0)
 	profiled()
 	profile(true, 0, "heap", "edge-heap.pprof")()
-	e1, o1 := edge.cpu(), origin.cpu()
+	o1 := origin.cpu()
 	gc1, rs1, cs1 := readGC("http://"+edgeAdmin+"/metrics"), readRedisStats(ctx, rdb), readRedisStats(ctx, crdb)
 	counters, _ := rdb.DBSize(ctx).Result()
 	mem, _ := rdb.Info(ctx, "memory").Result()
@@ -382,14 +380,12 @@ func benchTraffic(ctx context.Context) error {
 	loadAfter := procwatch.LoadAverage()
 	logf("load average after: %s", loadAfter)
 
+	atEnd := readMetrics("http://"+edgeAdmin+"/metrics", "go_memstats_heap_inuse_bytes", "go_gc_gomemlimit_bytes", "caddy_edge_cache_field_sets")
 	rep := &report{
 		n: len(articles), urls: len(urls), conns: conns, loadBefore: loadBefore, loadAfter: loadAfter,
-		ref: ref, refRSS: refRSS, res: res, rss: rss, open: open, edgeCPU: e1 - e0, originCPU: o1 - o0, refEdgeCPU: refEdgeCPU,
-		hot: hot, hotEdgeCPU: hotEdgeCPU,
-		heap:      readMetric("http://"+edgeAdmin+"/metrics", "go_memstats_heap_inuse_bytes"),
-		memLimit:  readMetric("http://"+edgeAdmin+"/metrics", "go_gc_gomemlimit_bytes"),
-		fieldSets: readMetric("http://"+edgeAdmin+"/metrics", "caddy_edge_cache_field_sets"),
-		gcPause:   time.Duration((gc1.pauseSum - gc0.pauseSum) * float64(time.Second)), gcCount: int64(gc1.count - gc0.count),
+		ref: ref, refRSS: refRSS, hot: hot, res: res, rss: rss, open: open, originCPU: o1 - o0,
+		heap: atEnd[0], memLimit: atEnd[1], fieldSets: atEnd[2],
+		gcPause: time.Duration((gc1.pauseSum - gc0.pauseSum) * float64(time.Second)), gcCount: int64(gc1.count - gc0.count),
 		gcMax:    time.Duration(gc1.maxPause * float64(time.Second)),
 		counters: rs1.sub(rs0), content: cs1.sub(cs0), counterKeys: counters, counterMemory: infoField(mem, "used_memory_human"),
 	}

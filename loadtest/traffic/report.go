@@ -15,11 +15,9 @@ type report struct {
 	refRSS, rss           int64
 	gcPause, gcMax        time.Duration
 	gcCount               int64
-	edgeCPU, originCPU    time.Duration
-	refEdgeCPU            time.Duration
-	// hot is the traffic's hot set alone, which used hotEdgeCPU.
+	originCPU             time.Duration
+	// hot is the traffic's hot set alone.
 	hot            *result
-	hotEdgeCPU     time.Duration
 	heap, memLimit float64
 	// fieldSets is how many sets of fields the edge cache keeps once.
 	fieldSets         float64
@@ -93,22 +91,22 @@ func (p *report) String() string {
 	}
 	row("hit ratio, every GET (long tail included)", "", fmt.Sprintf("%.2f%%", 100*all), "", "")
 	refSecs := p.ref.wall.Seconds()
-	row("edge CPU (share of its core)", fmt.Sprintf("%.0f%%", 100*p.refEdgeCPU.Seconds()/refSecs), fmt.Sprintf("%.0f%%", 100*p.edgeCPU.Seconds()/secs), "", "")
-	row("edge CPU per request µs", perRequest(p.refEdgeCPU, p.ref), perRequest(p.edgeCPU, p.res), "", "")
+	row("edge CPU (share of its core)", fmt.Sprintf("%.0f%%", 100*p.ref.edgeCPU.Seconds()/refSecs), fmt.Sprintf("%.0f%%", 100*p.res.edgeCPU.Seconds()/secs), "", "")
+	row("edge CPU per request µs", perRequest(p.ref.edgeCPU, p.ref), perRequest(p.res.edgeCPU, p.res), "", "")
 	row("bytes a response (status line, fields and body)", perResponse(p.ref), perResponse(p.res), "", "")
 	// Requests per second of edge CPU: what one core would serve with
 	// the edge saturating it. On a shared machine the edge rarely gets
 	// its whole core, so this is the ratio that compares the two phases
 	// fairly; requests/s above is what this run's core time allowed.
-	refPerCPU, perCPU := perCPUSecond(p.refEdgeCPU, p.ref), perCPUSecond(p.edgeCPU, p.res)
+	refPerCPU, perCPU := perCPUSecond(p.ref.edgeCPU, p.ref), perCPUSecond(p.res.edgeCPU, p.res)
 	cpuRatio := 0.0
 	if refPerCPU > 0 {
 		cpuRatio = perCPU / refPerCPU
 	}
 	row("requests per edge CPU-second", fmt.Sprintf("%.0f", refPerCPU), fmt.Sprintf("%.0f (%.2f×)", perCPU, cpuRatio), "≥ 0.9× single URL", met(cpuRatio >= 0.9))
-	hotPerCPU := perCPUSecond(p.hotEdgeCPU, p.hot)
+	hotPerCPU := perCPUSecond(p.hot.edgeCPU, p.hot)
 	row("… the traffic's hot set alone (all hits, no /ask): requests per edge CPU-second, µs a request, bytes a response", "",
-		fmt.Sprintf("%.0f (%.2f×), %s µs, %s B", hotPerCPU, hotPerCPU/max(refPerCPU, 1), perRequest(p.hotEdgeCPU, p.hot), perResponse(p.hot)), "", "")
+		fmt.Sprintf("%.0f (%.2f×), %s µs, %s B", hotPerCPU, hotPerCPU/max(refPerCPU, 1), perRequest(p.hot.edgeCPU, p.hot), perResponse(p.hot)), "", "")
 	row("origin CPU (share of the other core)", "", fmt.Sprintf("%.0f%%", 100*p.originCPU.Seconds()/secs), "", "")
 	row("generator CPU (share of the other core), per request µs", fmt.Sprintf("%.0f%%, %s", 100*p.ref.cpu.Seconds()/refSecs, perRequest(p.ref.cpu, p.ref)),
 		fmt.Sprintf("%.0f%%, %s", 100*p.res.cpu.Seconds()/secs, perRequest(p.res.cpu, p.res)), "", "")

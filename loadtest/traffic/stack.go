@@ -128,48 +128,30 @@ type gcStats struct {
 }
 
 func readGC(metricsURL string) gcStats {
-	resp, err := http.Get(metricsURL)
-	if err != nil {
-		return gcStats{}
-	}
-	defer resp.Body.Close()
-	var g gcStats
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		val := func() float64 {
-			f, _ := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
-			return f
-		}
-		switch {
-		case strings.HasPrefix(line, "go_gc_duration_seconds_sum "):
-			g.pauseSum = val()
-		case strings.HasPrefix(line, "go_gc_duration_seconds_count "):
-			g.count = val()
-		case strings.HasPrefix(line, `go_gc_duration_seconds{quantile="1"} `):
-			g.maxPause = val()
-		}
-	}
-	return g
+	v := readMetrics(metricsURL, "go_gc_duration_seconds_sum", "go_gc_duration_seconds_count", `go_gc_duration_seconds{quantile="1"}`)
+	return gcStats{pauseSum: v[0], count: v[1], maxPause: v[2]}
 }
 
-// readMetric is the value of an unlabelled metric on the edge's /metrics.
-func readMetric(metricsURL, name string) float64 {
+// readMetrics reads the edge's /metrics once and returns the values of
+// the series named, in order (a name includes its labels as written
+// there); 0 for one that is missing.
+func readMetrics(metricsURL string, names ...string) []float64 {
+	values := make([]float64, len(names))
 	resp, err := http.Get(metricsURL)
 	if err != nil {
-		return 0
+		return values
 	}
 	defer resp.Body.Close()
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), name+" "); ok {
-			f, _ := strconv.ParseFloat(v, 64)
-			return f
+		for i, name := range names {
+			if v, ok := strings.CutPrefix(sc.Text(), name+" "); ok {
+				values[i], _ = strconv.ParseFloat(v, 64)
+			}
 		}
 	}
-	return 0
+	return values
 }
 
 // saveProfile writes what url answers (a pprof profile) to path.
