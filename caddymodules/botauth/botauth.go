@@ -127,6 +127,10 @@ type Handler struct {
 	state   *state
 	logger  *zap.Logger
 	now     func() time.Time
+	// logOutcome is whether the server writes access logs, where the
+	// outcome is a field: adding one to a request that is not logged
+	// would cost an allocation for nothing.
+	logOutcome bool
 }
 
 // state is what the handlers of one configuration share, across reloads.
@@ -189,6 +193,10 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	setDefault(&h.DefaultKeyTTL, caddy.Duration(time.Hour))
 	setDefault(&h.NegativeTTL, caddy.Duration(5*time.Minute))
 	setDefault(&h.Header, "X-Invoicewire-Agent")
+	h.logOutcome = true
+	if srv, ok := ctx.Value(caddyhttp.ServerCtxKey).(*caddyhttp.Server); ok {
+		h.logOutcome = srv.Logs != nil
+	}
 	if err := metrics.Register(ctx.GetMetricsRegistry(), requests); err != nil {
 		return err
 	}
@@ -281,31 +289,36 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	o, id := h.check(r)
 	outcomeCounters[o].Inc()
 	caddyhttp.SetVar(r.Context(), VarOutcome, outcomeNames[o])
-	if extra, ok := r.Context().Value(caddyhttp.ExtraLogFieldsCtxKey).(*caddyhttp.ExtraLogFields); ok && o != outcomeUnsigned {
-		extra.Add(zap.String("bot_auth", o.String()))
+	if o != outcomeUnsigned && h.logOutcome {
+		if extra, ok := r.Context().Value(caddyhttp.ExtraLogFieldsCtxKey).(*caddyhttp.ExtraLogFields); ok {
+			extra.Add(zap.String("bot_auth", o.String()))
+		}
 	}
 	if o == outcomeVerified {
-		caddyhttp.SetVar(r.Context(), VarAgent, id.keysURL+"#"+id.keyID)
-		r.Header.Set(h.Header, id.header())
+		caddyhttp.SetVar(r.Context(), VarAgent, id.name)
+		r.Header.Set(h.Header, id.field)
 	}
 	return next.ServeHTTP(w, r)
 }
 
-// agent is a verified agent: the document its key came from and the key's
-// thumbprint.
-type agent struct{ keysURL, keyID string }
+// agent is what the handler passes on for a verified agent, made once when
+// its signature verifies so that a remembered signature costs no more
+// (docs/edge-gateway.md, "Verified agents (Web Bot Auth)"): name is
+// VarAgent's value (the directory's URL, "#" and the key's thumbprint),
+// field the value of the header the handler sets.
+type agent struct{ name, field string }
 
-func (a agent) header() string {
+// verifiedAgent returns the agent whose key keyID in the directory at
+// keysURL verified a signature.
+func verifiedAgent(keysURL, keyID string) agent {
 	d := httpsfv.NewDictionary()
-	d.Add("directory", httpsfv.NewItem(a.keysURL))
-	d.Add("keyid", httpsfv.NewItem(a.keyID))
-	s, err := httpsfv.Marshal(d)
-	if err != nil {
-		// Both are strings we parsed from Structured Fields or built
-		// from a parsed URL; one the serializer refuses is a bug.
-		return ""
-	}
-	return s
+	d.Add("directory", httpsfv.NewItem(keysURL))
+	d.Add("keyid", httpsfv.NewItem(keyID))
+	// Both are strings we parsed from Structured Fields or built from a
+	// parsed URL; one the serializer refuses would be a bug, and the
+	// field is then empty.
+	field, _ := httpsfv.Marshal(d)
+	return agent{name: keysURL + "#" + keyID, field: field}
 }
 
 // check classifies r's signature, verifying it when its key is cached.
@@ -328,8 +341,7 @@ func (h *Handler) check(r *http.Request) (outcome, agent) {
 	case err != nil:
 		return outcomeMalformed, agent{}
 	}
-	id := agent{keysURL: c.keysURL, keyID: c.sig.Params.KeyID}
-	pub, st := h.state.keys.lookup(id.keysURL, id.keyID)
+	pub, st := h.state.keys.lookup(c.keysURL, c.sig.Params.KeyID)
 	switch st {
 	case keyPending, keyAbsent:
 		return outcomeUnknownKey, agent{}
@@ -344,6 +356,7 @@ func (h *Handler) check(r *http.Request) (outcome, agent) {
 	if !ed25519.Verify(pub, base, c.sig.Signature) {
 		return outcomeForged, agent{}
 	}
+	id := verifiedAgent(c.keysURL, c.sig.Params.KeyID)
 	if ttl := c.sig.Params.Expires.Sub(now); ttl > 0 {
 		v := &verification{fields: fields, agent: id}
 		for _, comp := range c.sig.Components {

@@ -392,3 +392,51 @@ func TestRepeatedSignature(t *testing.T) {
 		t.Errorf("the same signature for another authority: outcome %q; want forged", o)
 	}
 }
+
+// TestOutcomeInAccessLog checks the bot_auth field of the access log:
+// present for a verified request, the first and a repeated one, and absent
+// for an unsigned one. (Servers without access logs skip the field.)
+func TestOutcomeInAccessLog(t *testing.T) {
+	logFile := filepath.Join(t.TempDir(), "access.log")
+	edge := edgetest.Start(t, "log {\n\t\toutput file "+logFile+"\n\t\tformat json\n\t}\n"+echoSite)
+	d := newDirectory(t, nil)
+	url := edge.URL + "/api/v1/articles"
+	first := untilVerified(t, edge.Client, func() *http.Request { return signedRequest(t, url, d, signOptions{}) })
+	if first.Header.Get("X-Seen-Agent") == "" {
+		t.Fatal("the signed request was never verified")
+	}
+	repeated := signedRequest(t, url, d, signOptions{})
+	do(t, edge.Client, repeated)
+	do(t, edge.Client, repeated.Clone(repeated.Context()))
+	unsigned, _ := http.NewRequest(http.MethodGet, url+"?unsigned", nil)
+	do(t, edge.Client, unsigned)
+
+	var verified, unsignedLines int
+	deadline := time.Now().Add(5 * time.Second)
+	for verified < 3 || unsignedLines < 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("access log: %d lines with bot_auth verified, %d for the unsigned request; want at least 3 and 1", verified, unsignedLines)
+		}
+		time.Sleep(20 * time.Millisecond)
+		b, _ := os.ReadFile(logFile)
+		verified, unsignedLines = 0, 0
+		for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			var entry struct {
+				Request struct{ URI string } `json:"request"`
+				BotAuth *string              `json:"bot_auth"`
+			}
+			if json.Unmarshal([]byte(line), &entry) != nil {
+				continue
+			}
+			switch {
+			case strings.HasSuffix(entry.Request.URI, "?unsigned"):
+				if entry.BotAuth != nil {
+					t.Fatalf("the unsigned request was logged with bot_auth %q", *entry.BotAuth)
+				}
+				unsignedLines++
+			case entry.BotAuth != nil && *entry.BotAuth == "verified":
+				verified++
+			}
+		}
+	}
+}
