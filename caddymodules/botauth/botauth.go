@@ -23,6 +23,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -138,6 +139,31 @@ type state struct {
 	keys     *keyring
 	verified *ristretto.Cache[uint64, *verification]
 	seed     maphash.Seed
+	// sightings holds, direct-mapped, the hashes of signatures verified
+	// once: a signature is remembered only when it verifies a second
+	// time (seenBefore).
+	sightings *[sightingSlots]atomic.Uint64
+}
+
+// sightingSlots is the size of the table of signatures verified once
+// (512 KiB).
+const sightingSlots = 1 << 16
+
+// seenBefore reports whether the signature of hash memo verified before,
+// and records it. Agents sign each request anew, so most signatures are
+// seen once: remembering every one would cost each fresh request an
+// insertion into the cache of verifications, and push out the signatures
+// that do repeat. A slot taken by another signature forgets the first, so
+// a repeated signature may be verified a few more times before it is
+// remembered, never wrongly accepted: the memo still compares fields and
+// values whole.
+func (s *state) seenBefore(memo uint64) bool {
+	slot := &s.sightings[memo%sightingSlots]
+	if slot.Load() == memo {
+		return true
+	}
+	slot.Store(memo)
+	return false
 }
 
 func (s *state) Destruct() error {
@@ -224,7 +250,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 			keys.close()
 			return nil, fmt.Errorf("bot_auth: creating the verified-signature cache: %w", err)
 		}
-		return &state{keys: keys, verified: verified, seed: maphash.MakeSeed()}, nil
+		return &state{keys: keys, verified: verified, seed: maphash.MakeSeed(), sightings: new([sightingSlots]atomic.Uint64)}, nil
 	})
 	if err != nil {
 		h.poolKey = ""
@@ -302,14 +328,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 }
 
 // agent is what the handler passes on for a verified agent, made once when
-// its signature verifies so that a remembered signature costs no more
+// its key is fetched so that a verification costs no more
 // (docs/edge-gateway.md, "Verified agents (Web Bot Auth)"): name is
 // VarAgent's value (the directory's URL, "#" and the key's thumbprint),
 // field the value of the header the handler sets.
 type agent struct{ name, field string }
 
-// verifiedAgent returns the agent whose key keyID in the directory at
-// keysURL verified a signature.
+// verifiedAgent returns the agent whose key keyID is in the directory at
+// keysURL.
 func verifiedAgent(keysURL, keyID string) agent {
 	d := httpsfv.NewDictionary()
 	d.Add("directory", httpsfv.NewItem(keysURL))
@@ -327,7 +353,7 @@ func (h *Handler) check(r *http.Request) (outcome, agent) {
 	if len(sig) == 0 && len(input) == 0 {
 		return outcomeUnsigned, agent{}
 	}
-	fields := strings.Join(sig, "\n") + "\x00" + strings.Join(input, "\n") + "\x00" + strings.Join(r.Header.Values(signing.HeaderSignatureAgent), "\n")
+	fields := signatureFields(r.Header)
 	memo := maphash.String(h.state.seed, fields)
 	if v, ok := h.state.verified.Get(memo); ok && v.matches(fields, r) {
 		return outcomeVerified, v.agent
@@ -341,7 +367,7 @@ func (h *Handler) check(r *http.Request) (outcome, agent) {
 	case err != nil:
 		return outcomeMalformed, agent{}
 	}
-	pub, st := h.state.keys.lookup(c.keysURL, c.sig.Params.KeyID)
+	key, st := h.state.keys.lookup(c.keysURL, c.sig.Params.KeyID)
 	switch st {
 	case keyPending, keyAbsent:
 		return outcomeUnknownKey, agent{}
@@ -353,12 +379,11 @@ func (h *Handler) check(r *http.Request) (outcome, agent) {
 	if err != nil {
 		return outcomeMalformed, agent{}
 	}
-	if !ed25519.Verify(pub, base, c.sig.Signature) {
+	if !ed25519.Verify(key.pub, base, c.sig.Signature) {
 		return outcomeForged, agent{}
 	}
-	id := verifiedAgent(c.keysURL, c.sig.Params.KeyID)
-	if ttl := c.sig.Params.Expires.Sub(now); ttl > 0 {
-		v := &verification{fields: fields, agent: id}
+	if ttl := c.sig.Params.Expires.Sub(now); ttl > 0 && h.state.seenBefore(memo) {
+		v := &verification{fields: fields, agent: key.agent}
 		for _, comp := range c.sig.Components {
 			if !inFields(comp) {
 				val, _ := m.Value(comp) // resolved once already, for the base
@@ -367,7 +392,15 @@ func (h *Handler) check(r *http.Request) (outcome, agent) {
 		}
 		h.state.verified.SetWithTTL(memo, v, 1, ttl)
 	}
-	return outcomeVerified, id
+	return outcomeVerified, key.agent
+}
+
+// signatureFields joins the three signature fields of a request: what the
+// memo of verifications is keyed by and compares.
+func signatureFields(h http.Header) string {
+	return strings.Join(h.Values(signing.HeaderSignature), "\n") + "\x00" +
+		strings.Join(h.Values(signing.HeaderSignatureInput), "\n") + "\x00" +
+		strings.Join(h.Values(signing.HeaderSignatureAgent), "\n")
 }
 
 // matches reports whether r repeats v: the same signature fields to the

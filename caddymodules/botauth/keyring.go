@@ -51,7 +51,7 @@ type docState struct {
 // (ristretto, cost 1 per entry) and expire entries by TTL.
 type keyring struct {
 	fetcher  *netguard.Fetcher
-	keys     *ristretto.Cache[string, ed25519.PublicKey]
+	keys     *ristretto.Cache[string, *agentKey]
 	docs     *ristretto.Cache[string, docState]
 	slots    chan struct{}
 	pending  sync.Map // keys URL → struct{}: a fetch is in flight
@@ -70,7 +70,7 @@ type ttlPolicy struct {
 }
 
 func newKeyring(f *netguard.Fetcher, maxEntries int64, maxFetches int, ttl ttlPolicy, now func() time.Time, log *zap.Logger) (*keyring, error) {
-	keys, err := ristretto.NewCache(&ristretto.Config[string, ed25519.PublicKey]{
+	keys, err := ristretto.NewCache(&ristretto.Config[string, *agentKey]{
 		NumCounters: 10 * maxEntries, MaxCost: maxEntries, BufferItems: 64,
 	})
 	if err != nil {
@@ -92,11 +92,18 @@ func newKeyring(f *netguard.Fetcher, maxEntries int64, maxFetches int, ttl ttlPo
 
 func cacheKey(keysURL, keyID string) string { return keysURL + "\x00" + keyID }
 
+// agentKey is a cached key and the agent it verifies, made once when its
+// directory is fetched rather than on every verification.
+type agentKey struct {
+	pub   ed25519.PublicKey
+	agent agent
+}
+
 // lookup returns the key keyID of the document at keysURL when it is
 // cached, and otherwise what is known, asking for a fetch when nothing is.
-func (k *keyring) lookup(keysURL, keyID string) (ed25519.PublicKey, keyState) {
-	if pub, ok := k.keys.Get(cacheKey(keysURL, keyID)); ok {
-		return pub, keyKnown
+func (k *keyring) lookup(keysURL, keyID string) (*agentKey, keyState) {
+	if key, ok := k.keys.Get(cacheKey(keysURL, keyID)); ok {
+		return key, keyKnown
 	}
 	if st, ok := k.docs.Get(keysURL); ok {
 		if st.failed {
@@ -145,7 +152,8 @@ func (k *keyring) refresh(keysURL string) {
 	}
 	ttl := doc.FreshFor(k.ttl.min, k.ttl.max, k.ttl.fallback)
 	for _, pub := range keys {
-		k.keys.SetWithTTL(cacheKey(keysURL, signing.Thumbprint(pub)), pub, 1, ttl)
+		id := signing.Thumbprint(pub)
+		k.keys.SetWithTTL(cacheKey(keysURL, id), &agentKey{pub: pub, agent: verifiedAgent(keysURL, id)}, 1, ttl)
 	}
 	// Keyids the document lacks stay unknown until it is fetched again, so
 	// a flood of random keyids costs one fetch per TTL (at least the
