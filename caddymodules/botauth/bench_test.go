@@ -14,18 +14,25 @@ import (
 	"github.com/invoicewire/invoicewire/internal/signing"
 )
 
-// BenchmarkCheck measures the signature check alone, with the key cached:
-// a fresh signature per request (one Ed25519 verification each), and one
-// signature repeated (remembered from its second verification on).
-func BenchmarkCheck(b *testing.B) {
+// checker is a provisioned handler whose key cache holds one agent's key,
+// for calling check directly; sign returns a request signed by that agent
+// with the given nonce, and agent is its VarAgent value.
+type checker struct {
+	h     *Handler
+	sign  func(nonce int) *http.Request
+	agent string
+}
+
+func newChecker(tb testing.TB) checker {
+	tb.Helper()
 	key, _ := signing.GenerateKey()
 	h := &Handler{now: time.Now}
 	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
-	defer cancel()
+	tb.Cleanup(cancel)
 	if err := h.Provision(ctx); err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	defer h.Cleanup()
+	tb.Cleanup(func() { h.Cleanup() })
 	h.logger = zap.NewNop()
 	dir := "http://agent.example"
 	h.state.keys.keys.Set(cacheKey(dir+DirectoryPath, key.ID), &agentKey{pub: key.Public(), agent: verifiedAgent(dir+DirectoryPath, key.ID)}, 1)
@@ -36,10 +43,19 @@ func BenchmarkCheck(b *testing.B) {
 		now := time.Now().Truncate(time.Second)
 		if err := key.SignRequest(req, "sig1", []signing.Component{{Name: "@authority"}, {Name: "signature-agent", Key: "sig1"}},
 			signing.Params{Created: now, Expires: now.Add(10 * time.Minute), KeyID: key.ID, Alg: signing.Alg, Tag: Tag, Nonce: strconv.Itoa(nonce)}); err != nil {
-			b.Fatal(err)
+			tb.Fatal(err)
 		}
 		return req
 	}
+	return checker{h: h, sign: sign, agent: dir + DirectoryPath + "#" + key.ID}
+}
+
+// BenchmarkCheck measures the signature check alone, with the key cached:
+// a fresh signature per request (one Ed25519 verification each), and one
+// signature repeated (remembered from its second verification on).
+func BenchmarkCheck(b *testing.B) {
+	c := newChecker(b)
+	h, sign := c.h, c.sign
 	b.Run("fresh", func(b *testing.B) {
 		reqs := make([]*http.Request, b.N)
 		for i := range reqs {
@@ -70,27 +86,8 @@ func BenchmarkCheck(b *testing.B) {
 // verifications holds: a signature only from its second verification on,
 // so a flood of fresh signatures, each seen once, leaves it empty.
 func TestRememberedFromSecondVerification(t *testing.T) {
-	key, _ := signing.GenerateKey()
-	h := &Handler{now: time.Now}
-	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
-	defer cancel()
-	if err := h.Provision(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer h.Cleanup()
-	dir := "http://agent.example"
-	h.state.keys.keys.Set(cacheKey(dir+DirectoryPath, key.ID), &agentKey{pub: key.Public(), agent: verifiedAgent(dir+DirectoryPath, key.ID)}, 1)
-	h.state.keys.keys.Wait()
-	sign := func(nonce int) *http.Request {
-		req, _ := http.NewRequest(http.MethodGet, "http://edge.example/api/v1/articles", nil)
-		req.Header.Set("Signature-Agent", `sig1="`+dir+`"`)
-		now := time.Now().Truncate(time.Second)
-		if err := key.SignRequest(req, "sig1", []signing.Component{{Name: "@authority"}, {Name: "signature-agent", Key: "sig1"}},
-			signing.Params{Created: now, Expires: now.Add(10 * time.Minute), KeyID: key.ID, Alg: signing.Alg, Tag: Tag, Nonce: strconv.Itoa(nonce)}); err != nil {
-			t.Fatal(err)
-		}
-		return req
-	}
+	c := newChecker(t)
+	h, sign := c.h, c.sign
 	remembered := func(r *http.Request) bool {
 		h.state.verified.Wait()
 		_, ok := h.state.verified.Get(maphash.String(h.state.seed, signatureFields(r.Header)))
@@ -98,8 +95,8 @@ func TestRememberedFromSecondVerification(t *testing.T) {
 	}
 	check := func(r *http.Request) {
 		t.Helper()
-		if o, a := h.check(r); o != outcomeVerified || a.name != dir+DirectoryPath+"#"+key.ID {
-			t.Fatalf("outcome %v, agent %q; want verified, %s#%s", o, a.name, dir+DirectoryPath, key.ID)
+		if o, a := h.check(r); o != outcomeVerified || a.name != c.agent {
+			t.Fatalf("outcome %v, agent %q; want verified, %s", o, a.name, c.agent)
 		}
 	}
 
