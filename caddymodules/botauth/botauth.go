@@ -10,8 +10,8 @@
 // every other request — unsigned, malformed, expired, forged, or signed
 // with a key not cached yet — goes on as anonymous. Keys are fetched in the
 // background and cached, so no request waits for the network, and a
-// verified signature is remembered for the rest of its validity, so an
-// agent repeating one signature pays one Ed25519 verification.
+// signature verified twice is remembered for the rest of its validity, so
+// an agent repeating one signature pays two Ed25519 verifications.
 package botauth
 
 import (
@@ -172,8 +172,8 @@ func (s *state) Destruct() error {
 	return nil
 }
 
-// verification is a signature that verified, remembered until it expires
-// under the hash of its three fields. A request that carries the same
+// verification is a signature that verified twice (seenBefore),
+// remembered until it expires under the hash of its three fields. A request that carries the same
 // fields to the byte and the same values of the covered components has the
 // same signature base and signature, so it verifies without parsing or
 // Ed25519; the fields and values are compared in full, so a hash
