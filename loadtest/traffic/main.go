@@ -60,7 +60,8 @@
 // stdout and in loadtest/out/traffic.md, with the raw figures in
 // loadtest/out/traffic.txt. With TRAFFIC_PROFILE=1 it also saves the
 // edge's CPU profile (20 s in the middle of the traffic phase, and the
-// middle half of the single URL's in edge-cpu-single.pprof) and heap
+// middle halves of the single URL's and the hot set's in
+// edge-cpu-single.pprof and edge-cpu-hot.pprof) and heap
 // profile (at its end) from the admin API's /debug/pprof to
 // loadtest/out/traffic/edge-{cpu,heap}.pprof, and 3 s of its execution
 // trace in each open loop at the highest load,
@@ -333,13 +334,17 @@ func benchTraffic(ctx context.Context) error {
 		return func() { <-done }
 	}
 
-	// The middle half of the single URL's phase is profiled too, to set
-	// beside the traffic phase's profile: where a traffic request's extra
-	// CPU goes.
-	profiledSingle := profile(true, single/4, fmt.Sprintf("profile?seconds=%d", max(int(single/2/time.Second), 1)), "edge-cpu-single.pprof")
+	// The middle halves of the single URL's and the hot set's phases are
+	// profiled too, to set beside the traffic phase's profile: where a
+	// traffic request's extra CPU goes, and how much of it the answers
+	// themselves take.
+	halfPhase := fmt.Sprintf("profile?seconds=%d", max(int(single/2/time.Second), 1))
+	profiledSingle := profile(true, single/4, halfPhase, "edge-cpu-single.pprof")
 	ref, refRSS := phase("single URL", reference, single, 0)
 	profiledSingle()
+	profiledHot := profile(true, single/4, halfPhase, "edge-cpu-hot.pprof")
 	hot, _ := phase("hot set alone", hotSet, single, 0)
+	profiledHot()
 
 	rdb := redis.NewClient(&redis.Options{Addr: strings.TrimSuffix(strings.TrimPrefix(countersURL, "redis://"), "/0")})
 	defer rdb.Close()
