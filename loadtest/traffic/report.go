@@ -99,14 +99,11 @@ func (p *report) String() string {
 	// its whole core, so this is the ratio that compares the two phases
 	// fairly; requests/s above is what this run's core time allowed.
 	refPerCPU, perCPU := perCPUSecond(p.ref.edgeCPU, p.ref), perCPUSecond(p.res.edgeCPU, p.res)
-	cpuRatio := 0.0
-	if refPerCPU > 0 {
-		cpuRatio = perCPU / refPerCPU
-	}
+	cpuRatio := ratioOf(perCPU, refPerCPU)
 	row("requests per edge CPU-second", fmt.Sprintf("%.0f", refPerCPU), fmt.Sprintf("%.0f (%.2f×)", perCPU, cpuRatio), "≥ 0.9× single URL", met(cpuRatio >= 0.9))
 	hotPerCPU := perCPUSecond(p.hot.edgeCPU, p.hot)
 	row("… the traffic's hot set alone (all hits, no /ask): requests per edge CPU-second, µs a request, bytes a response", "",
-		fmt.Sprintf("%.0f (%.2f×), %s µs, %s B", hotPerCPU, hotPerCPU/max(refPerCPU, 1), perRequest(p.hot.edgeCPU, p.hot), perResponse(p.hot)), "", "")
+		fmt.Sprintf("%.0f (%.2f×), %s µs, %s B", hotPerCPU, ratioOf(hotPerCPU, refPerCPU), perRequest(p.hot.edgeCPU, p.hot), perResponse(p.hot)), "", "")
 	row("origin CPU (share of the other core)", "", fmt.Sprintf("%.0f%%", 100*p.originCPU.Seconds()/secs), "", "")
 	row("generator CPU (share of the other core), per request µs", fmt.Sprintf("%.0f%%, %s", 100*p.ref.cpu.Seconds()/refSecs, perRequest(p.ref.cpu, p.ref)),
 		fmt.Sprintf("%.0f%%, %s", 100*p.res.cpu.Seconds()/secs, perRequest(p.res.cpu, p.res)), "", "")
@@ -137,6 +134,14 @@ func takenAway(r *result) string {
 
 func quantiles(l []time.Duration) string {
 	return msStr(quantile(l, 0.5)) + " / " + msStr(quantile(l, 0.99)) + " / " + msStr(quantile(l, 0.999))
+}
+
+// ratioOf is a / b, or 0 when b is (a phase that measured nothing).
+func ratioOf(a, b float64) float64 {
+	if b <= 0 {
+		return 0
+	}
+	return a / b
 }
 
 func perCPUSecond(cpu time.Duration, r *result) float64 {
