@@ -208,7 +208,11 @@ func TestEndpoints(t *testing.T) {
 		{desc: "markdown twin with month 13", path: "/2026/13/" + live.Slug + ".md", status: 404, code: "not_found"},
 		{desc: "markdown twin of a retracted article", path: retracted.Path() + ".md", status: 410, code: "gone"},
 		{desc: "path traversal", path: "/../../etc/passwd", status: 404, code: "not_found"},
-		{desc: "unknown path", path: "/wp-login.php", status: 404, code: "not_found"},
+		{desc: "unknown path", path: "/wp-login.php", status: 404, code: "not_found", check: hintHas("/api/v1/")},
+		{desc: "unknown API resource", path: "/api/v1/nope", status: 404, code: "not_found", check: nothingPublished},
+		{desc: "unknown API version", path: "/api/v2/articles", status: 404, code: "not_found", check: nothingPublished},
+		{desc: "API resource with a suffix", path: "/api/v1/articles.json", status: 404, code: "not_found", check: nothingPublished},
+		{desc: "page address with month 13", path: "/2026/13/" + live.Slug + "/", status: 404, code: "not_found", check: nothingPublished},
 		{desc: "write without token", method: "POST", path: "/api/v1/articles", status: 401, code: "unauthorized", check: func(t *testing.T, r result) {
 			want := `Bearer realm="invoicewire", resource_metadata="` + siteRoot + `/.well-known/oauth-protected-resource"`
 			if got := r.header.Get("WWW-Authenticate"); got != want {
@@ -274,6 +278,19 @@ func TestEndpoints(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// nothingPublished checks a 404 is the answer of a path that names no
+// resource (not, say, an article page's "no article at this address").
+func nothingPublished(t *testing.T, r result) {
+	t.Helper()
+	var e struct {
+		Error struct{ Message, Hint string } `json:"error"`
+	}
+	json.Unmarshal(r.body, &e)
+	if e.Error.Message != "Nothing is published at this address." || !strings.Contains(e.Error.Hint, "/api/v1/") {
+		t.Fatalf("error %+v, want the answer of an address nothing is published at", e.Error)
 	}
 }
 

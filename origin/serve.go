@@ -196,7 +196,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case rte == nil && get:
-		s.write(w, r, s.errorEntry(pattern, apierror.NotFound("Nothing is published at this address.", "The API starts at "+s.cfg.SiteRoot+"/api/v1/ and is described at "+s.cfg.SiteRoot+"/openapi.json.")), start)
+		s.write(w, r, s.errorEntry(pattern, apierror.NoSuchAddress(s.cfg.SiteRoot)), start)
 		return
 	case h == nil:
 		s.write(w, r, s.errorEntry(pattern, s.refuseMethod(r, rte)), start)
@@ -312,7 +312,7 @@ func (s *Server) refuseMethod(r *http.Request, rte *route) *apierror.Error {
 		}
 	}
 	if rte == nil {
-		return apierror.NotFound("Nothing is published at this address.", "The API is described at "+s.cfg.SiteRoot+"/openapi.json.")
+		return apierror.NoSuchAddress(s.cfg.SiteRoot)
 	}
 	e := apierror.New(http.StatusMethodNotAllowed, "Method "+r.Method+" is not allowed here.", "This resource answers "+rte.allow[0]+".")
 	e.Header = http.Header{"Allow": rte.allow}

@@ -102,6 +102,13 @@ func BadRequest(message, hint string) *Error { return New(http.StatusBadRequest,
 // NotFound is a 404 not_found.
 func NotFound(message, hint string) *Error { return New(http.StatusNotFound, message, hint) }
 
+// NoSuchAddress is the 404 of a path that names nothing the service
+// publishes (neither an API resource nor a page): it points at the API's
+// root and its description, where every address is listed.
+func NoSuchAddress(siteRoot string) *Error {
+	return NotFound("Nothing is published at this address.", "The API starts at "+siteRoot+"/api/v1/ and is described at "+siteRoot+"/openapi.json.")
+}
+
 // As returns err as an *Error; anything else becomes a 500 internal whose
 // message reveals nothing of the cause (the cause is logged, not sent).
 func As(err error) *Error {

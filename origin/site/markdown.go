@@ -29,7 +29,12 @@ func (s *Site) ArticleMarkdown(r *http.Request) (*respond.Response, error) {
 		}
 		return e
 	}
-	if !ok || !validYearMonth(year, month) || slug == "" || len(slug) > content.MaxSlugLength {
+	if !validYearMonth(year, month) {
+		// Not an article address at all (/api/v1/nope has three segments
+		// too): the answer of any path nothing is published at.
+		return nil, apierror.NoSuchAddress(s.SiteRoot)
+	}
+	if !ok || slug == "" || len(slug) > content.MaxSlugLength {
 		return nil, notFound()
 	}
 	rec, err := s.Store.Article(r.Context(), slug)

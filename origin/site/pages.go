@@ -342,7 +342,12 @@ func (s *Site) article(r *http.Request, year, month, slug string) (*store.Articl
 		}
 		return e
 	}
-	if !validYearMonth(year, month) || !content.ValidSlug(slug) {
+	if !validYearMonth(year, month) {
+		// Not an article address at all (/api/v1/nope has three segments
+		// too): the answer of any path nothing is published at.
+		return nil, apierror.NoSuchAddress(s.SiteRoot)
+	}
+	if !content.ValidSlug(slug) {
 		return nil, notFound()
 	}
 	rec, err := s.Store.Article(r.Context(), slug)
