@@ -29,6 +29,9 @@ func (r result) json(t *testing.T) map[string]any {
 	return m
 }
 
+// noRedirects shows a redirect as it is, rather than where it leads.
+var noRedirects = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
 func do(t testing.TB, base, method, path string, header http.Header) result {
 	t.Helper()
 	req, err := http.NewRequest(method, base+path, nil)
@@ -38,7 +41,7 @@ func do(t testing.TB, base, method, path string, header http.Header) result {
 	for k, v := range header {
 		req.Header[k] = v
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := noRedirects.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,6 +215,14 @@ func TestEndpoints(t *testing.T) {
 		{desc: "unknown API resource", path: "/api/v1/nope", status: 404, code: "not_found", check: nothingPublished},
 		{desc: "unknown API version", path: "/api/v2/articles", status: 404, code: "not_found", check: nothingPublished},
 		{desc: "API resource with a suffix", path: "/api/v1/articles.json", status: 404, code: "not_found", check: nothingPublished},
+		{desc: "article page without its slash", path: live.Path(), status: 301, check: redirectsTo(siteRoot + live.Path() + "/")},
+		{desc: "retracted article's page without its slash", path: retracted.Path() + "?utm_source=x", status: 301, check: redirectsTo(siteRoot + retracted.Path() + "/?utm_source=x")},
+		{desc: "article page without its slash, under the wrong month", path: "/2001/01/" + live.Slug, status: 404, code: "not_found"},
+		{desc: "no article, without a slash", path: "/2026/01/no-such-story", status: 404, code: "not_found"},
+		{desc: "country page without its slash", path: "/countries/be", status: 301, check: redirectsTo(siteRoot + "/countries/be/")},
+		{desc: "redirect of a query with raw UTF-8", path: "/countries/be?q=ä\"", status: 301, check: redirectsTo(siteRoot + "/countries/be/?q=%C3%A4%22")},
+		{desc: "page with a slash it does not have", path: "/developers/", status: 301, check: redirectsTo(siteRoot + "/developers")},
+		{desc: "unknown path with a slash", path: "/wp-login.php/", status: 404, code: "not_found"},
 		{desc: "page address with month 13", path: "/2026/13/" + live.Slug + "/", status: 404, code: "not_found", check: nothingPublished},
 		{desc: "write without token", method: "POST", path: "/api/v1/articles", status: 401, code: "unauthorized", check: func(t *testing.T, r result) {
 			want := `Bearer realm="invoicewire", resource_metadata="` + siteRoot + `/.well-known/oauth-protected-resource"`
@@ -291,6 +302,19 @@ func nothingPublished(t *testing.T, r result) {
 	json.Unmarshal(r.body, &e)
 	if e.Error.Message != "Nothing is published at this address." || !strings.Contains(e.Error.Hint, "/api/v1/") {
 		t.Fatalf("error %+v, want the answer of an address nothing is published at", e.Error)
+	}
+}
+
+// redirectsTo checks a 301 leads to location and says so in its JSON body.
+func redirectsTo(location string) func(t *testing.T, r result) {
+	return func(t *testing.T, r result) {
+		t.Helper()
+		if got := r.header.Get("Location"); got != location {
+			t.Fatalf("Location = %q, want %q", got, location)
+		}
+		if m := r.json(t); m["location"] != location {
+			t.Fatalf("body %s does not name %s", r.body, location)
+		}
 	}
 }
 

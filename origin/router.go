@@ -2,6 +2,7 @@ package origin
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/invoicewire/invoicewire/origin/respond"
@@ -68,6 +69,26 @@ func (r *route) handler(method string) respond.Handler {
 		method = http.MethodGet
 	}
 	return r.methods[method]
+}
+
+// slashed returns r's path (escaped) with its trailing slash added or
+// removed, when r's own path is no route's and the other form is: pages are
+// published at one of the two (/countries/de/, /developers), and a reader
+// who types the other is sent there rather than told nothing is there.
+func (rt *router) slashed(r *http.Request) (string, bool) {
+	p := r.URL.EscapedPath()
+	if p == "/" {
+		return "", false
+	}
+	other := p + "/"
+	if strings.HasSuffix(p, "/") {
+		other = strings.TrimSuffix(p, "/")
+	}
+	u, err := url.Parse(other)
+	if err != nil || rt.match(&http.Request{URL: u}) == nil {
+		return "", false
+	}
+	return other, true
 }
 
 // match finds the route for path and sets its wildcards as path values on r.

@@ -142,7 +142,7 @@ func (s *Server) errorEntry(rte string, e *apierror.Error) *entry {
 // errors that depend only on the request and the content.
 func cacheable(status int) bool {
 	switch status {
-	case http.StatusOK, http.StatusBadRequest, http.StatusNotFound, http.StatusGone:
+	case http.StatusOK, http.StatusMovedPermanently, http.StatusBadRequest, http.StatusNotFound, http.StatusGone:
 		return true
 	}
 	return false
@@ -196,6 +196,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case rte == nil && get:
+		if path, ok := s.router.slashed(r); ok {
+			s.write(w, r, s.newEntry(pattern, respond.Redirect(r, s.cfg.SiteRoot, path)), start)
+			return
+		}
 		s.write(w, r, s.errorEntry(pattern, apierror.NoSuchAddress(s.cfg.SiteRoot)), start)
 		return
 	case h == nil:

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -62,6 +63,42 @@ func JSON(v any, keys ...string) (*Response, error) {
 		return nil, fmt.Errorf("respond: encoding JSON: %w", err)
 	}
 	return &Response{Status: http.StatusOK, ContentType: "application/json", Body: b.Bytes(), SurrogateKeys: keys}, nil
+}
+
+// Redirect is a 301 from r to path (escaped) under siteRoot, with r's
+// query: where a page is published, for a request that left off or added
+// its trailing slash. Its body names the same location in JSON, for
+// clients that show a body rather than follow the redirect.
+func Redirect(r *http.Request, siteRoot, path string, keys ...string) *Response {
+	location := siteRoot + path
+	if r.URL.RawQuery != "" {
+		location += "?" + queryForLocation(r.URL.RawQuery)
+	}
+	body, _ := json.Marshal(struct {
+		Location string `json:"location"`
+	}{location})
+	return &Response{
+		Status: http.StatusMovedPermanently, ContentType: "application/json", Body: append(body, '\n'),
+		Header: http.Header{"Location": {location}}, SurrogateKeys: keys,
+	}
+}
+
+// queryForLocation is a request's raw query as a Location field may carry
+// it: a byte RFC 3986 §3.4 allows in a query is kept, any other (a space,
+// a control, a quote, a byte of UTF-8, which a client may send) is
+// percent-encoded, so the field holds visible ASCII and reads back as the
+// same query.
+func queryForLocation(q string) string {
+	var b strings.Builder
+	for i := range len(q) {
+		c := q[i]
+		if c > ' ' && c < 0x7f && !strings.ContainsRune("\"<>\\^`{|}", rune(c)) {
+			b.WriteByte(c)
+			continue
+		}
+		fmt.Fprintf(&b, "%%%02X", c)
+	}
+	return b.String()
 }
 
 // Bytes is a 200 response of the given media type.

@@ -18,23 +18,22 @@ const MarkdownType = content.MarkdownType
 
 // ArticleMarkdown answers GET /<yyyy>/<mm>/<slug>.md: the article as
 // markdown with YAML front matter. The year and month must be the article's
-// own, so each article has exactly one address.
+// own, so each article has exactly one address. The same pattern takes
+// /<yyyy>/<mm>/<slug>, the page's address without its slash, which
+// redirects to the page.
 func (s *Site) ArticleMarkdown(r *http.Request) (*respond.Response, error) {
 	year, month, file := r.PathValue("year"), r.PathValue("month"), r.PathValue("file")
 	slug, ok := strings.CutSuffix(file, ".md")
-	notFound := func() error {
-		e := apierror.NotFound("No article page at this address.", "Article pages are /<yyyy>/<mm>/<slug>/ and their markdown twins /<yyyy>/<mm>/<slug>.md; find them in the url and markdown_url fields of "+s.SiteRoot+"/api/v1/articles.")
-		if ok {
-			e.SurrogateKeys = []string{store.TagArticle(slug)}
-		}
-		return e
-	}
+	notFound := func() error { return s.noArticle(slug) }
 	if !validYearMonth(year, month) {
 		// Not an article address at all (/api/v1/nope has three segments
 		// too): the answer of any path nothing is published at.
 		return nil, apierror.NoSuchAddress(s.SiteRoot)
 	}
-	if !ok || slug == "" || len(slug) > content.MaxSlugLength {
+	if !ok {
+		return s.toArticlePage(r, year, month, file)
+	}
+	if slug == "" || len(slug) > content.MaxSlugLength {
 		return nil, notFound()
 	}
 	rec, err := s.Store.Article(r.Context(), slug)
@@ -64,4 +63,26 @@ func validYearMonth(year, month string) bool {
 	y, err1 := strconv.Atoi(year)
 	m, err2 := strconv.Atoi(month)
 	return err1 == nil && err2 == nil && len(year) == 4 && len(month) == 2 && y >= 1990 && y <= 9999 && m >= 1 && m <= 12
+}
+
+// toArticlePage answers /<yyyy>/<mm>/<slug>, an article page's address
+// without its trailing slash, with a redirect to the page (which may answer
+// 410 gone), or with the page's 404.
+func (s *Site) toArticlePage(r *http.Request, year, month, slug string) (*respond.Response, error) {
+	if _, err := s.article(r, year, month, slug); err != nil {
+		if ae := (*apierror.Error)(nil); !errors.As(err, &ae) || ae.Status != http.StatusGone {
+			return nil, err
+		}
+	}
+	return respond.Redirect(r, s.SiteRoot, r.URL.EscapedPath()+"/", store.TagArticle(slug)), nil
+}
+
+// noArticle is the 404 of an article address with no article: tagged with
+// the slug, when it is one, so that publishing it purges the 404.
+func (s *Site) noArticle(slug string) error {
+	e := apierror.NotFound("No article page at this address.", "Article pages are /<yyyy>/<mm>/<slug>/ and their markdown twins /<yyyy>/<mm>/<slug>.md; find them in the url and markdown_url fields of "+s.SiteRoot+"/api/v1/articles.")
+	if content.ValidSlug(slug) {
+		e.SurrogateKeys = []string{store.TagArticle(slug)}
+	}
+	return e
 }

@@ -335,13 +335,7 @@ func (s *Site) ArticlePage(r *http.Request) (*respond.Response, error) {
 // article loads the published article at /year/month/slug, or returns the
 // 404 or 410 for that address.
 func (s *Site) article(r *http.Request, year, month, slug string) (*store.ArticleRecord, error) {
-	notFound := func() error {
-		e := apierror.NotFound("No article page at this address.", "Article pages are /<yyyy>/<mm>/<slug>/ and their markdown twins /<yyyy>/<mm>/<slug>.md; find them in the url and markdown_url fields of "+s.SiteRoot+"/api/v1/articles.")
-		if content.ValidSlug(slug) {
-			e.SurrogateKeys = []string{store.TagArticle(slug)}
-		}
-		return e
-	}
+	notFound := func() error { return s.noArticle(slug) }
 	if !validYearMonth(year, month) {
 		// Not an article address at all (/api/v1/nope has three segments
 		// too): the answer of any path nothing is published at.

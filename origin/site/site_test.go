@@ -585,7 +585,7 @@ func TestBadInput(t *testing.T) {
 		{desc: "sitemap 0", path: "/sitemaps/articles-0.xml", want: 404},
 		{desc: "sitemap with a leading zero", path: "/sitemaps/articles-01.xml", want: 404},
 		{desc: "sitemap garbage", path: "/sitemaps/articles-x.xml", want: 404},
-		{desc: "developers with a slash", path: "/developers/", want: 404},
+		{desc: "below the developers page", path: "/developers/x", want: 404},
 		{desc: "unknown asset", path: "/assets/../../etc/passwd", want: 404},
 		{desc: "unknown well-known", path: "/.well-known/security.txt", want: 404},
 	}
