@@ -63,7 +63,11 @@ func (a *API) Index(r *http.Request) (*respond.Response, error) {
 
 // Articles answers GET /articles (ArticleList, docs/decisions.md (pagination)).
 func (a *API) Articles(r *http.Request) (*respond.Response, error) {
-	q, err := ParseListQuery(r.URL.Query())
+	vals, err := respond.Query(r)
+	if err != nil {
+		return nil, err
+	}
+	q, err := ParseListQuery(vals)
 	if err != nil {
 		return nil, err
 	}

@@ -39,9 +39,8 @@ func FeedCatalog(siteRoot string, countries []*content.Country, withArticles map
 		}
 	}
 	add("Invoicewire Weekly newsletter", "newsletter")
-	// The deadline calendar is a feed readers subscribe to like the others,
-	// in a calendar rather than a feed reader.
-	feeds = append(feeds, Feed{Title: "Invoicewire: e-invoicing mandate deadlines (iCalendar)", URL: siteRoot + "/calendar/mandates.ics", Type: "ical"})
+	// The deadline calendar is not listed: a Feed's type is rss or json
+	// (docs/decisions.md, feeds).
 	return feeds
 }
 

@@ -101,7 +101,7 @@ func intParam(q url.Values, one func(string) (string, bool, error), name string,
 	hint := name + " must be an integer from " + strconv.Itoa(lo) + " to " + strconv.Itoa(hi) + "."
 	// ParseInt would accept "+5"; the contract's integers are plain digits.
 	if v == "" || len(v) > 6 || strings.TrimLeft(v, "0123456789") != "" {
-		return 0, apierror.BadRequest(name+" is not an integer: "+strconv.Quote(truncate(v))+".", hint)
+		return 0, apierror.BadRequest(name+" is not a whole number in plain digits: "+strconv.Quote(truncate(v))+".", hint)
 	}
 	n, _ := strconv.Atoi(v)
 	if n < lo || n > hi {

@@ -54,7 +54,11 @@ type milestoneView struct {
 // value from allowed is itself, anything else (or the parameter twice) is
 // a 400 that lists what is allowed.
 func queryValue(r *http.Request, name string, allowed []string) (string, error) {
-	vals, ok := r.URL.Query()[name]
+	query, err := respond.Query(r)
+	if err != nil {
+		return "", err
+	}
+	vals, ok := query[name]
 	if !ok {
 		return "", nil
 	}
@@ -245,7 +249,11 @@ func (s *Site) Calendar(r *http.Request) (*respond.Response, error) {
 		PageURL:     s.SiteRoot + "/mandates",
 	}
 	f := mandates.Filter{}
-	if vals, ok := r.URL.Query()["country"]; ok {
+	query, err := respond.Query(r)
+	if err != nil {
+		return nil, err
+	}
+	if vals, ok := query["country"]; ok {
 		bad := func(msg string) error {
 			e := apierror.BadRequest(msg, "Use a lowercase two-letter code from "+s.SiteRoot+"/api/v1/countries, or leave country out for every country.")
 			e.SurrogateKeys = keys

@@ -30,7 +30,11 @@ func notFoundPage(siteRoot string) *apierror.Error {
 // pageNumber reads ?page= (1 when absent): a positive integer of at most
 // maxPage, given once, or a 400 that says so (as docs/decisions.md (invalid query parameters) does for the API).
 func pageNumber(r *http.Request) (int, error) {
-	vals, ok := r.URL.Query()["page"]
+	query, err := respond.Query(r)
+	if err != nil {
+		return 0, err
+	}
+	vals, ok := query["page"]
 	if !ok {
 		return 1, nil
 	}

@@ -46,7 +46,11 @@ type searchResult struct {
 // depends on every article, so any publication purges it.
 func (s *Site) Search(r *http.Request) (*respond.Response, error) {
 	keys := []string{store.TagList, store.TagSite}
-	vals := r.URL.Query()["q"]
+	query, err := respond.Query(r)
+	if err != nil {
+		return nil, err
+	}
+	vals := query["q"]
 	if len(vals) > 1 {
 		return nil, apierror.BadRequest("Give the q parameter once.", "Search with one question, as "+s.SiteRoot+"/search?q=peppol.")
 	}

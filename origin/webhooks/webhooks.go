@@ -203,7 +203,11 @@ func (s *Service) Create(r *http.Request) (*respond.Response, error) {
 
 // testFlag reads the query parameter test (docs/decisions.md, subscriptions): true/false or 1/0.
 func testFlag(r *http.Request) (bool, error) {
-	vs, ok := r.URL.Query()["test"]
+	query, err := respond.Query(r)
+	if err != nil {
+		return false, err
+	}
+	vs, ok := query["test"]
 	if !ok {
 		return false, nil
 	}
