@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -37,6 +38,42 @@ func newEncoder(ctx caddy.Context, codings []string) (*encode.Encode, error) {
 		return nil, fmt.Errorf("setting up the cache's encoders %v: %w", codings, err)
 	}
 	return enc, nil
+}
+
+// compressible reports whether the cache's encode handler would compress a
+// response with status, header hdr and a body of n bytes (n < 0: not known,
+// as for a response streamed without Content-Length) for a client that
+// accepts one of its codings. head is the start of the body, which the
+// encode handler sniffs a missing Content-Type from. The rules are the
+// handler's own (Caddy's encode.responseWriter Write and init): a body
+// longer than MinLength, no Content-Encoding, no Cache-Control:
+// no-transform, and its response matcher (the content types it
+// compresses).
+//
+// Such a response is selected by Accept-Encoding, so every variant of it,
+// the identity one included, carries Vary: Accept-Encoding (RFC 9110
+// §12.5.5); otherwise a shared cache downstream may store the identity
+// copy as the only representation and serve it to every client. A response
+// the handler never compresses (too short, another type) does not vary.
+func (h *Handler) compressible(status int, hdr http.Header, n int, head []byte) bool {
+	enc := h.encoder
+	if enc == nil || enc.MinLength <= 0 || (n >= 0 && n <= enc.MinLength) ||
+		hdr.Get("Content-Encoding") != "" || strings.Contains(hdr.Get("Cache-Control"), "no-transform") {
+		return false
+	}
+	if enc.Matcher == nil {
+		return true
+	}
+	if hdr.Get("Content-Type") == "" {
+		if len(head) == 0 {
+			// Nothing to sniff the type from (yet): the handler decides
+			// on the first bytes written, which are not known here.
+			return false
+		}
+		hdr = hdr.Clone()
+		hdr.Set("Content-Type", http.DetectContentType(head))
+	}
+	return enc.Matcher.Match(status, hdr)
 }
 
 // identityEntry looks up the identity entry of r's target: the key (its

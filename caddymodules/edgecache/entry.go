@@ -155,8 +155,13 @@ var dropOnStore = map[string]bool{
 }
 
 // storedHeader packs the fields of h worth storing, with Content-Length
-// set to contentLength.
-func storedHeader(h http.Header, contentLength string) fields {
+// set to contentLength and, when vary is not nil, Vary set to vary
+// (withVaryMember).
+func storedHeader(h http.Header, contentLength string, vary []string) fields {
+	override := http.Header{"Content-Length": {contentLength}}
+	if vary != nil {
+		override["Vary"] = vary
+	}
 	var named []string
 	for _, v := range h["Connection"] {
 		for f := range strings.SplitSeq(v, ",") {
@@ -165,7 +170,7 @@ func storedHeader(h http.Header, contentLength string) fields {
 	}
 	return packFields(h, func(k string) bool {
 		return dropOnStore[k] || slices.Contains(named, k)
-	}, http.Header{"Content-Length": {contentLength}})
+	}, override)
 }
 
 // surrogateKeys returns the keys of h's Surrogate-Key values
@@ -199,4 +204,33 @@ func varyFields(h http.Header) (fields []string, star bool) {
 		}
 	}
 	return fields, false
+}
+
+// hasVaryMember reports whether the Vary field values list field (a
+// case-insensitive comparison of the comma-separated members, RFC 9110
+// §12.5.5).
+func hasVaryMember(values []string, field string) bool {
+	for _, v := range values {
+		for f := range strings.SplitSeq(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(f), field) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// withVaryMember returns the Vary field values with field among their
+// members: values itself when it is there already, else a new slice of
+// values and one more field line, as the encode handler adds it (the
+// recipient combines the lines into one list, RFC 9110 §5.3), so that an
+// existing Vary: Accept stays and no member is listed twice. values is
+// never written to: it may be the origin's or a stored entry's.
+func withVaryMember(values []string, field string) []string {
+	if hasVaryMember(values, field) {
+		return values
+	}
+	out := make([]string, len(values), len(values)+1)
+	copy(out, values)
+	return append(out, field)
 }

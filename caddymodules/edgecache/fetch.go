@@ -67,6 +67,11 @@ func (h *Handler) fetchOrigin(w http.ResponseWriter, r *http.Request, next caddy
 		},
 		statusFor: func(stored bool) []string { return []string{h.cacheStatus(forwarded{fwd: fwd, stored: stored})} },
 	}
+	if ae == "" {
+		// A client served identity; for the others the encode handler
+		// around w adds Vary itself when it compresses.
+		rec.compressible = h.compressible
+	}
 	err := next.ServeHTTP(rec, fr)
 	now := h.now()
 

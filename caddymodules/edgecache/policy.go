@@ -114,7 +114,15 @@ func (h *Handler) newEntry(key string, status int, hdr http.Header, body []byte,
 	if cc.staleIfError >= 0 {
 		e.sie = cc.staleIfError
 	}
-	e.header = storedHeader(hdr, strconv.Itoa(len(body)))
+	// Computed once here rather than on every hit: a representation the
+	// encode handler would compress varies on Accept-Encoding also in
+	// identity (compressible, RFC 9110 §12.5.5), and the stored field is
+	// then written as it is on hits and their 304s (RFC 9110 §15.4.5).
+	var vary []string
+	if h.compressible(status, hdr, len(body), body) {
+		vary = withVaryMember(hdr["Vary"], "Accept-Encoding")
+	}
+	e.header = storedHeader(hdr, strconv.Itoa(len(body)), vary)
 	e.etag = hdr.Get("ETag")
 	if lm := hdr.Get("Last-Modified"); lm != "" {
 		e.lastMod, _ = http.ParseTime(lm)
@@ -126,6 +134,12 @@ func (h *Handler) newEntry(key string, status int, hdr http.Header, body []byte,
 // 304's (RFC 9111 §4.3.4) and its freshness recomputed from them.
 func (h *Handler) revalidated(stale *entry, notModified http.Header, reqTime, respTime time.Time) *entry {
 	hdr := stale.header.header(4)
+	// The 304's Vary replaces the stored one, but the origin, asked for
+	// identity, does not know that the edge's codings make the
+	// representation vary on Accept-Encoding: the member the stored entry
+	// had stays (a coding's entry has its Content-Encoding, so newEntry
+	// would not add it again).
+	varyCoding := hasVaryMember(hdr["Vary"], "Accept-Encoding")
 	for k, v := range notModified {
 		switch k {
 		// Fields that describe the stored body itself are kept (RFC 9111
@@ -136,6 +150,9 @@ func (h *Handler) revalidated(stale *entry, notModified http.Header, reqTime, re
 			continue
 		}
 		hdr[k] = v
+	}
+	if varyCoding {
+		hdr["Vary"] = withVaryMember(hdr["Vary"], "Accept-Encoding")
 	}
 	cc := h.responseCC(hdr)
 	if cc.noStore || cc.private || cc.noCache {

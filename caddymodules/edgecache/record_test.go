@@ -62,7 +62,7 @@ func pageHeader(n int) fields {
 		"Last-Modified":                 {time.Unix(int64(n), 0).UTC().Format(http.TimeFormat)},
 		"Vary":                          {"Accept"},
 		"X-Content-Type-Options":        {"nosniff"},
-	}, fmt.Sprint(1000+n))
+	}, fmt.Sprint(1000+n), nil)
 }
 
 // TestDictionaryKeepsFieldsOnce: the fields many responses have alike are

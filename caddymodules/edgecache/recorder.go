@@ -23,6 +23,11 @@ type recorder struct {
 	buffer    bool // buffer even what will not be stored
 	storable  func(int, http.Header) bool
 	statusFor func(stored bool) []string
+	// compressible, when set (for a client served identity), is the
+	// encode handler's rule (Handler.compressible): a response sent as
+	// received that it would have compressed for another client gets
+	// Vary: Accept-Encoding, as a stored one does (RFC 9110 §12.5.5).
+	compressible func(status int, hdr http.Header, n int, head []byte) bool
 
 	status           int
 	wroteHeader      bool
@@ -52,7 +57,7 @@ func (rc *recorder) WriteHeader(status int) {
 	rc.storableResponse = rc.storable(status, rc.header)
 	rc.buffering = rc.storableResponse || rc.buffer
 	if !rc.buffering {
-		rc.passThrough()
+		rc.passThrough(rc.announcedLength(), nil)
 		return
 	}
 	// The body is buffered in one allocation of its announced length
@@ -75,8 +80,21 @@ func (rc *recorder) body() []byte {
 	return bytes.Clone(b)
 }
 
-// passThrough starts sending the response to the client as it comes.
-func (rc *recorder) passThrough() {
+// announcedLength is the body's length as the header announces it: its
+// Content-Length, none for a 204 or 304, else -1 (not known).
+func (rc *recorder) announcedLength() int {
+	if cl, err := strconv.Atoi(rc.header.Get("Content-Length")); err == nil && cl >= 0 {
+		return cl
+	}
+	if rc.status == http.StatusNoContent || rc.status == http.StatusNotModified {
+		return 0
+	}
+	return -1
+}
+
+// passThrough starts sending the response to the client as it comes: n is
+// the body's length (-1: not known), head its start when known.
+func (rc *recorder) passThrough(n int, head []byte) {
 	rc.buffering = false
 	rc.passedThrough = true
 	if rc.client == nil {
@@ -86,14 +104,19 @@ func (rc *recorder) passThrough() {
 	if rc.statusFor != nil {
 		cacheStatus = rc.statusFor(false)
 	}
-	rc.sendHeader(rc.status, cacheStatus)
+	rc.sendHeader(rc.status, cacheStatus, n, head)
 }
 
 // sendHeader sends the origin's header to the client, without the fields
-// meant for this cache, with cacheStatus (when not nil) as Cache-Status.
-func (rc *recorder) sendHeader(status int, cacheStatus []string) {
+// meant for this cache, with cacheStatus (when not nil) as Cache-Status,
+// and with Vary: Accept-Encoding when compressible says so of a body of n
+// bytes (-1: not known) starting with head.
+func (rc *recorder) sendHeader(status int, cacheStatus []string, n int, head []byte) {
 	hdr := rc.client.Header()
 	copyHeader(hdr, rc.header)
+	if rc.compressible != nil && rc.compressible(status, rc.header, n, head) {
+		hdr["Vary"] = withVaryMember(hdr["Vary"], "Accept-Encoding")
+	}
 	delete(hdr, "Surrogate-Key")
 	delete(hdr, "Surrogate-Control")
 	if cacheStatus != nil {
@@ -118,7 +141,13 @@ func (rc *recorder) Write(b []byte) (int, error) {
 			rc.passedThrough = true
 			return len(b), nil
 		}
-		rc.passThrough()
+		// The body is longer than the buffer; how much longer is not
+		// known yet.
+		head := rc.buf.Bytes()
+		if len(head) == 0 {
+			head = b
+		}
+		rc.passThrough(-1, head)
 		if _, err := rc.client.Write(rc.buf.Bytes()); err != nil {
 			return 0, err
 		}
@@ -151,7 +180,7 @@ func (rc *recorder) flushBuffered(cacheStatus string) {
 	if status == 0 {
 		status = http.StatusOK
 	}
-	rc.sendHeader(status, []string{cacheStatus})
+	rc.sendHeader(status, []string{cacheStatus}, rc.buf.Len(), rc.buf.Bytes())
 	_, _ = rc.client.Write(rc.buf.Bytes())
 }
 
