@@ -64,6 +64,13 @@ func (g *portalGen) operation(method, path, server string, op *v3.Operation, sha
 				if p.Schema.Schema().Example.Decode(&ex) == nil {
 					val = fmt.Sprint(ex)
 				}
+			} else if p.Schema != nil && len(p.Schema.Schema().Enum) > 0 {
+				// No example, but the values are listed: the first is one
+				// that answers, where a made-up word would not.
+				var ex any
+				if p.Schema.Schema().Enum[0].Decode(&ex) == nil {
+					val = fmt.Sprint(ex)
+				}
 			}
 			pathValues[p.Name] = val
 		}

@@ -3,10 +3,12 @@ package site_test
 import (
 	"context"
 	"encoding/json"
+	"html"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -85,6 +87,28 @@ func TestRealCorpus(t *testing.T) {
 		body := fetch(p)
 		if strings.HasSuffix(p, "/") && strings.Contains(body, "&lt;p&gt;") {
 			t.Errorf("%s shows escaped HTML", p)
+		}
+	}
+	// Every address the developer portal shows (its API reference's
+	// examples come from openapi.json's) names something this corpus has:
+	// a reader who copies one gets an answer, not a 404 or a 400 for a
+	// cursor or slug that never existed. POST-only addresses answer 405.
+	page := html.UnescapeString(fetch("/developers"))
+	for _, u := range regexp.MustCompile(regexp.QuoteMeta(root)+`/[^"'\s<>\\]*`).FindAllString(page, -1) {
+		u = strings.TrimRight(u, ".,;:)")
+		if strings.ContainsAny(u, "{$") {
+			continue // a placeholder the reader fills in: /articles/{slug}, $slug
+		}
+		resp, err := ts.Client().Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		// The owner routes' examples name the reader's own subscription or
+		// client, so without its token they answer 401.
+		owner := strings.Contains(u, "/webhooks/subscriptions") || strings.Contains(u, "/agent-auth/register/")
+		if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusMethodNotAllowed && !(owner && resp.StatusCode == http.StatusUnauthorized) {
+			t.Errorf("the developer portal shows %s, which answers %d", u, resp.StatusCode)
 		}
 	}
 	parser := gofeed.NewParser()
