@@ -416,6 +416,8 @@ func TestBadInput(t *testing.T) {
 		{desc: "register: text/plain", path: "/api/v1/agent-auth/register", contentType: "text/plain", body: `{"client_name":"a"}`, status: 415, code: "unsupported_media_type"},
 		{desc: "register: no content type", path: "/api/v1/agent-auth/register", body: `{"client_name":"a"}`, status: 415, code: "unsupported_media_type"},
 		{desc: "register: client_name a number", path: "/api/v1/agent-auth/register", contentType: json_, body: `{"client_name":7}`, status: 400, code: "bad_request", contains: "client_name"},
+		{desc: "register: client_name with a NUL", path: "/api/v1/agent-auth/register", contentType: json_, body: `{"client_name":"a\u0000b"}`, status: 400, code: "bad_request", contains: "control characters"},
+		{desc: "register: client_name with a line break", path: "/api/v1/agent-auth/register", contentType: json_, body: `{"client_name":"agent\nINFO forged log line"}`, status: 400, code: "bad_request", contains: "control characters"},
 		{desc: "register: client_name missing", path: "/api/v1/agent-auth/register", contentType: json_, body: `{}`, status: 400, code: "bad_request", contains: "invalid_client_metadata"},
 		{desc: "register: unknown identity_type", path: "/api/v1/agent-auth/register", contentType: json_, body: `{"client_name":"a","identity_type":"robot"}`, status: 400, code: "bad_request", contains: "invalid_client_metadata"},
 		{desc: "register: bad contact", path: "/api/v1/agent-auth/register", contentType: json_, body: `{"client_name":"a","contact":"not an address"}`, status: 400, code: "bad_request", contains: "contact"},

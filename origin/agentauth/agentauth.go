@@ -23,6 +23,7 @@ import (
 	"net/mail"
 	"net/url"
 	"strings"
+	"unicode"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -178,6 +179,12 @@ func (s *Service) Register(r *http.Request) (*respond.Response, error) {
 	name := strings.TrimSpace(*req.ClientName)
 	if len([]rune(name)) > 200 {
 		return nil, meta("client_name is longer than 200 characters.")
+	}
+	// The name is shown to people (RFC 7591 §2: human-readable): control
+	// characters (NUL, line breaks, escapes) have no place in it, and would
+	// reach logs and pages as they are.
+	if strings.IndexFunc(name, unicode.IsControl) >= 0 {
+		return nil, meta("client_name must not contain control characters.")
 	}
 	c := &client{ClientName: name, IdentityType: IdentityAnonymous}
 	if req.Contact != nil {
