@@ -380,7 +380,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	hdr["Ratelimit-Remaining"] = vals[1:2:2]
 	hdr["Ratelimit-Reset"] = vals[2:3:3]
 
-	if !d.allowed {
+	// A CORS preflight over the budget is let through (the Caddyfile
+	// answers it at the edge, for nothing): refused, the browser would
+	// report a CORS failure and hide from the page the 429 and Retry-After
+	// its real request then gets (Fetch standard, CORS-preflight fetch).
+	if !d.allowed && !isPreflight(r) {
 		switch kind {
 		case "token":
 			limitedToken.Inc()
@@ -494,6 +498,12 @@ func appendAddressKey(b []byte, r *http.Request) []byte {
 		}
 	}
 	return append(b, ip...)
+}
+
+// isPreflight reports whether r is a CORS preflight: OPTIONS with Origin
+// and Access-Control-Request-Method (Fetch standard, CORS protocol).
+func isPreflight(r *http.Request) bool {
+	return r.Method == http.MethodOptions && r.Header.Get("Origin") != "" && r.Header.Get("Access-Control-Request-Method") != ""
 }
 
 // Interface guards

@@ -82,6 +82,7 @@ func TestHeadersAnd429(t *testing.T) {
 
 	testCases := []struct {
 		desc      string
+		method    string // GET when empty
 		path      string
 		header    []string
 		status    int
@@ -93,10 +94,16 @@ func TestHeadersAnd429(t *testing.T) {
 		{desc: "over the budget", path: "/", status: 429, remaining: 0},
 		{desc: "a token adds no budget to its address", path: "/", header: []string{"Authorization: Bearer tok-a"}, status: 429, remaining: 0},
 		{desc: "an invalid token counts against the IP", path: "/", header: []string{"Authorization: Bearer bogus"}, status: 429, remaining: 0},
+		{desc: "a CORS preflight is never refused", method: "OPTIONS", path: "/", header: []string{"Origin: https://app.example", "Access-Control-Request-Method: GET"}, status: 200, remaining: 0},
+		{desc: "an OPTIONS that is no preflight is", method: "OPTIONS", path: "/", status: 429, remaining: 0},
 	}
 	for _, test := range testCases {
 		t.Run(test.desc, func(t *testing.T) {
-			resp, body := edge.Do(t, "GET", test.path, "", test.header...)
+			method := test.method
+			if method == "" {
+				method = "GET"
+			}
+			resp, body := edge.Do(t, method, test.path, "", test.header...)
 			if resp.StatusCode != test.status {
 				t.Fatalf("status %d; want %d (%s)", resp.StatusCode, test.status, body)
 			}
