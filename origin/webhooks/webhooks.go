@@ -149,6 +149,11 @@ func (s *Service) Create(r *http.Request) (*respond.Response, error) {
 	}
 	seen := map[string]bool{}
 	for _, k := range req.Events {
+		if k == "" {
+			// null decodes to "" in a []string: name the mistake, not an
+			// unknown kind called "".
+			return nil, apierror.BadRequest("events must list event kinds as strings, not null or \"\".", kinds)
+		}
 		if !events.IsKind(k) {
 			return nil, apierror.BadRequest(fmt.Sprintf("Unknown event kind %q.", k), kinds)
 		}
