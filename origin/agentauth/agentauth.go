@@ -23,8 +23,8 @@ import (
 	"net/mail"
 	"net/url"
 	"strings"
-	"unicode"
 	"time"
+	"unicode"
 
 	"github.com/redis/go-redis/v9"
 

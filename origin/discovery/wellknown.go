@@ -116,7 +116,7 @@ func (s *Documents) MCPServerCard(r *http.Request) (*respond.Response, error) {
 		}},
 		"serverInfo":     map[string]string{"name": "invoicewire", "title": "Invoicewire", "version": "1.0.0"},
 		"transport":      map[string]string{"type": "streamable-http", "url": s.SiteRoot + "/mcp"},
-		"capabilities":   map[string]any{"tools": map[string]bool{"listChanged": false}},
+		"capabilities":   mcp.Capabilities,
 		"authentication": map[string]any{"required": false},
 		"tools":          tools,
 	}

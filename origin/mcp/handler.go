@@ -48,7 +48,9 @@ func Handler(s *Server) respond.Mount {
 				apierror.Write(w, err)
 				return
 			}
-			h.ServeHTTP(&jsonErrors{ResponseWriter: w}, r)
+			j := &jsonErrors{ResponseWriter: w}
+			h.ServeHTTP(j, r)
+			j.finish()
 		})}
 }
 
@@ -59,7 +61,11 @@ func Handler(s *Server) respond.Mount {
 type jsonErrors struct {
 	http.ResponseWriter
 	wroteHeader bool
-	rewritten   bool
+	// status is the error being rewritten (0: none), reason the SDK's
+	// plain-text explanation of it, written as the JSON error's message
+	// once the SDK is done (finish).
+	status int
+	reason strings.Builder
 }
 
 func (j *jsonErrors) WriteHeader(status int) {
@@ -70,20 +76,40 @@ func (j *jsonErrors) WriteHeader(status int) {
 	j.Header().Set("Cache-Control", respond.NoStore)
 	ct := j.Header().Get("Content-Type")
 	if status >= 400 && (ct == "" || strings.HasPrefix(ct, "text/plain")) {
-		j.rewritten = true
+		j.status = status
 		j.Header().Del("Content-Type")
-		apierror.Write(j.ResponseWriter, apierror.New(status, messageFor(status), "See "+"/developers#mcp for how to call the MCP endpoint."))
 		return
 	}
 	j.ResponseWriter.WriteHeader(status)
+}
+
+// finish writes the JSON error the SDK's plain-text one became. Its
+// message is the SDK's own reason (an unsupported protocol version, a
+// missing Accept type), which says what to change; ours for the status
+// when the SDK gave none.
+func (j *jsonErrors) finish() {
+	if j.status == 0 {
+		return
+	}
+	msg := messageFor(j.status)
+	reason := strings.TrimSpace(j.reason.String())
+	reason = strings.TrimPrefix(reason, http.StatusText(j.status)+": ")
+	if reason != "" && len(reason) <= 300 && !namesGoTypes(reason) {
+		msg = "The MCP request was refused: " + strings.TrimSuffix(reason, ".") + "."
+	}
+	apierror.Write(j.ResponseWriter, apierror.New(j.status, msg, "See /developers#mcp for how to call the MCP endpoint."))
 }
 
 func (j *jsonErrors) Write(b []byte) (int, error) {
 	if !j.wroteHeader {
 		j.WriteHeader(http.StatusOK)
 	}
-	if j.rewritten {
-		// The plain-text body is replaced by the JSON already written.
+	if j.status != 0 {
+		// The plain-text body becomes the JSON error's reason (finish);
+		// a long one is cut rather than kept whole.
+		if j.reason.Len() < 1024 {
+			j.reason.Write(b)
+		}
 		return len(b), nil
 	}
 	return j.ResponseWriter.Write(b)
@@ -94,6 +120,9 @@ func (j *jsonErrors) Flush() {
 	if !j.wroteHeader {
 		j.WriteHeader(http.StatusOK)
 	}
+	if j.status != 0 {
+		return // nothing goes out before finish writes the JSON error
+	}
 	if f, ok := j.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
 	}
@@ -101,6 +130,19 @@ func (j *jsonErrors) Flush() {
 
 // Unwrap gives http.ResponseController the underlying writer.
 func (j *jsonErrors) Unwrap() http.ResponseWriter { return j.ResponseWriter }
+
+// namesGoTypes reports whether an SDK reason speaks of Go's types (a
+// decoder's "cannot unmarshal … into Go value of type jsonrpc2.…", an id of
+// "map[string]interface {}"): errors speak JSON, not Go
+// (docs/decisions.md, JSON errors), so such a reason gives way to ours.
+func namesGoTypes(reason string) bool {
+	for _, s := range []string{"Go value", "interface {", "map[", "jsonrpc2."} {
+		if strings.Contains(reason, s) {
+			return true
+		}
+	}
+	return false
+}
 
 func messageFor(status int) string {
 	switch status {

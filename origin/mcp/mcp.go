@@ -77,6 +77,12 @@ const (
 // announce them.
 var ProtocolVersions = []string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"}
 
+// Capabilities are the server's capabilities as initialize states them
+// (the SDK's for a server with tools: a tool list that may announce changes,
+// and logging), for the server card, which must say the same
+// (TestTools compares them).
+var Capabilities = map[string]any{"tools": map[string]bool{"listChanged": true}, "logging": map[string]any{}}
+
 // Tool names and describes one tool of the server.
 type Tool struct{ Name, Description string }
 

@@ -1,6 +1,7 @@
 package mcp_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -63,6 +64,12 @@ func TestTools(t *testing.T) {
 		if !slices.Contains(sdk.SupportedProtocolVersions(), v) {
 			t.Errorf("the server card lists %s, which the SDK does not speak", v)
 		}
+	}
+
+	got, _ := json.Marshal(cs.InitializeResult().Capabilities)
+	card, _ := json.Marshal(mcp.Capabilities)
+	if !bytes.Equal(canonicalJSON(t, got), canonicalJSON(t, card)) {
+		t.Errorf("initialize states capabilities %s, the server card %s", got, card)
 	}
 
 	tools, err := cs.ListTools(context.Background(), nil)
@@ -202,13 +209,18 @@ func TestHTTPErrors(t *testing.T) {
 		contentType string
 		accept      string
 		body        string
+		version     string // MCP-Protocol-Version, when set
 		want        int
+		says        string // in the error's message, when set: the SDK's reason kept
 	}{
 		{desc: "GET", method: "GET", want: 405},
 		{desc: "DELETE", method: "DELETE", want: 405},
 		{desc: "text body", method: "POST", contentType: "text/plain", accept: "application/json, text/event-stream", body: "hi", want: 415},
 		{desc: "malformed JSON", method: "POST", contentType: "application/json", accept: "application/json, text/event-stream", body: "{", want: 400},
-		{desc: "Accept lacks event-stream", method: "POST", contentType: "application/json", accept: "application/json", body: `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, want: 400},
+		{desc: "Accept lacks event-stream", method: "POST", contentType: "application/json", accept: "application/json", body: `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, want: 400, says: "text/event-stream"},
+		{desc: "a JSON string, not an object", method: "POST", contentType: "application/json", accept: "application/json, text/event-stream", body: `"x"`, want: 400, says: "send one JSON-RPC message as JSON"},
+		{desc: "an object as id", method: "POST", contentType: "application/json", accept: "application/json, text/event-stream", body: `{"jsonrpc":"2.0","id":{"a":1},"method":"x"}`, want: 400, says: "send one JSON-RPC message as JSON"},
+		{desc: "unsupported protocol version", method: "POST", contentType: "application/json", accept: "application/json, text/event-stream", version: "1999-01-01", body: `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, want: 400, says: "Unsupported protocol version"},
 		{desc: "body over 64 KiB", method: "POST", contentType: "application/json", accept: "application/json, text/event-stream", body: `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"x":"` + strings.Repeat("a", 70<<10) + `"}}`, want: 413},
 	}
 	for _, tc := range testCases {
@@ -219,6 +231,9 @@ func TestHTTPErrors(t *testing.T) {
 			}
 			if tc.accept != "" {
 				req.Header.Set("Accept", tc.accept)
+			}
+			if tc.version != "" {
+				req.Header.Set("MCP-Protocol-Version", tc.version)
 			}
 			resp, err := inst.Server.Client().Do(req)
 			if err != nil {
@@ -234,6 +249,9 @@ func TestHTTPErrors(t *testing.T) {
 			}
 			if json.Unmarshal(body, &e) != nil || e.Error.Code == "" {
 				t.Errorf("not docs/decisions.md (JSON errors) JSON: %s", body)
+			}
+			if !strings.Contains(e.Error.Message, tc.says) {
+				t.Errorf("message %q does not say %q", e.Error.Message, tc.says)
 			}
 		})
 	}
@@ -267,4 +285,16 @@ func TestHTTPErrors(t *testing.T) {
 			t.Errorf("%d %s", resp.StatusCode, body)
 		}
 	})
+}
+
+// canonicalJSON re-encodes a JSON document with its object members sorted,
+// so two encodings of one value compare equal.
+func canonicalJSON(t *testing.T, b []byte) []byte {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := json.Marshal(v)
+	return out
 }

@@ -78,9 +78,9 @@ func StrictUnmarshal(body []byte, v any) error {
 		var se *json.SyntaxError
 		switch {
 		case errors.As(err, &te) && te.Field != "":
-			return apierror.BadRequest("Field "+te.Field+" must be "+jsonKind(te.Type)+", not "+te.Value+".", "Check the request schema in /openapi.json.")
+			return apierror.BadRequest("Field "+te.Field+" must be "+jsonKind(te.Type)+", not "+jsonValueWord(te.Value)+".", "Check the request schema in /openapi.json.")
 		case errors.As(err, &te):
-			return apierror.BadRequest("The request body must be "+jsonKind(te.Type)+", not "+te.Value+".", "Check the request schema in /openapi.json.")
+			return apierror.BadRequest("The request body must be "+jsonKind(te.Type)+", not "+jsonValueWord(te.Value)+".", "Check the request schema in /openapi.json.")
 		case errors.As(err, &se):
 			return apierror.BadRequest("The request body is not valid JSON (at byte "+strconv.FormatInt(se.Offset, 10)+").", "Send one JSON object.")
 		case errors.Is(err, io.EOF):
@@ -107,6 +107,16 @@ func StrictUnmarshal(body []byte, v any) error {
 		}
 	}
 	return nil
+}
+
+// jsonValueWord is the JSON word for the kind of value encoding/json
+// reports in an UnmarshalTypeError: it says "bool" where JSON says
+// "boolean".
+func jsonValueWord(v string) string {
+	if v == "bool" {
+		return "boolean"
+	}
+	return v
 }
 
 // caseOnlyMatch returns the first member name of the decoded JSON value v

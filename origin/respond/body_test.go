@@ -46,3 +46,26 @@ func TestStrictUnmarshalMemberNames(t *testing.T) {
 		})
 	}
 }
+
+// TestStrictUnmarshalSpeaksJSON: a value of the wrong type is named in
+// JSON's words on both sides, never Go's ("bool").
+func TestStrictUnmarshalSpeaksJSON(t *testing.T) {
+	var v struct {
+		Query  string `json:"query"`
+		Prefer struct {
+			Streaming bool `json:"streaming"`
+		} `json:"prefer"`
+	}
+	for _, tt := range []struct{ desc, body, want string }{
+		{desc: "boolean for an object", body: `{"query":"a","prefer":true}`, want: "Field prefer must be an object, not boolean."},
+		{desc: "string for a boolean", body: `{"prefer":{"streaming":"yes"}}`, want: "Field prefer.streaming must be a boolean, not string."},
+		{desc: "boolean for the body", body: `false`, want: "The request body must be an object, not boolean."},
+	} {
+		t.Run(tt.desc, func(t *testing.T) {
+			e := apierror.As(StrictUnmarshal([]byte(tt.body), &v))
+			if e.Status != 400 || e.Message != tt.want {
+				t.Fatalf("%d %q, want 400 %q", e.Status, e.Message, tt.want)
+			}
+		})
+	}
+}
