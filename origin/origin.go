@@ -156,6 +156,7 @@ func New(cfg Config, st *store.Store) (*Server, error) {
 	rt.handle(http.MethodPost, "/api/v1/agent-auth/register", idem.Wrap(idempotency.Options{Route: "register"}, aa.Register))
 	rt.handle(http.MethodGet, "/api/v1/agent-auth/register/{client_id}", aa.ReadClient)
 	rt.handle(http.MethodDelete, "/api/v1/agent-auth/register/{client_id}", aa.DeleteClient)
+	rt.credential("/api/v1/agent-auth/register/{client_id}", aa.Authorize)
 	rt.handle(http.MethodPost, "/api/v1/agent-auth/claim", idem.Wrap(idempotency.Options{Route: "claim", TTL: token.Lifetime}, aa.Claim))
 	rt.handle(http.MethodPost, "/api/v1/agent-auth/revoke", idem.Wrap(idempotency.Options{Route: "revoke"}, aa.Revoke))
 	rt.handle(http.MethodPost, "/api/v1/webhooks", wh.Authenticated("webhooks:write", idem.Wrap(idempotency.Options{Route: "webhooks", Client: webhooks.ClientOf}, wh.Create)))

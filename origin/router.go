@@ -26,6 +26,10 @@ type route struct {
 	// protocol handlers (MCP). It bypasses the response cache.
 	raw   *respond.Mount
 	allow []string // the Allow header of a 405
+	// credential, when set, accepts a bearer token of the route's own in
+	// place of an access token: a method the route does not take is then
+	// a 405 for its holder, not a 401 (docs/decisions.md, bearer tokens).
+	credential func(*http.Request) error
 }
 
 type router struct {
@@ -62,6 +66,11 @@ func (rt *router) handle(method, pattern string, h respond.Handler) {
 // mount registers a handler that writes its own answer for every method of
 // pattern; respond.Mount adds the shared headers, the preflight and the 405.
 func (rt *router) mount(pattern string, m respond.Mount) { rt.route(pattern).raw = &m }
+
+// credential sets the route's own kind of bearer token (route.credential).
+func (rt *router) credential(pattern string, check func(*http.Request) error) {
+	rt.route(pattern).credential = check
+}
 
 // handler returns the route's handler for method, or nil.
 func (r *route) handler(method string) respond.Handler {

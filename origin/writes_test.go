@@ -316,6 +316,15 @@ func TestAgentFlow(t *testing.T) {
 	}
 	resp, body = call(t, inst, "GET", path, "", "", bearer("wrong"))
 	wantError(t, resp, body, 401, "unauthorized", "")
+	// RFC 7592 §2.2's update is not offered: to the holder of the client's
+	// own registration token that is a 405, not a 401 calling it invalid.
+	resp, body = call(t, inst, "PUT", path, "application/json", `{"client_name":"renamed"}`, bearer(reg.RegistrationAccessToken))
+	wantError(t, resp, body, 405, "method_not_allowed", "")
+	if allow := resp.Header.Get("Allow"); !strings.Contains(allow, "DELETE") {
+		t.Errorf("PUT with the registration token: Allow %q", allow)
+	}
+	resp, body = call(t, inst, "PUT", path, "application/json", `{"client_name":"renamed"}`, bearer("wrong"))
+	wantError(t, resp, body, 401, "unauthorized", "")
 	tok2 := claimToken(t, inst, "application/x-www-form-urlencoded", "client_id="+reg.ClientID)
 	resp, _ = call(t, inst, "DELETE", path, "", "", bearer(reg.RegistrationAccessToken))
 	if resp.StatusCode != 204 {

@@ -273,6 +273,14 @@ func (s *Service) managed(r *http.Request) (*client, error) {
 	return c, nil
 }
 
+// Authorize checks r carries the registration access token of the client
+// its path names (RFC 7592 §3): nil, or the 401 a client management
+// request without it gets.
+func (s *Service) Authorize(r *http.Request) error {
+	_, err := s.managed(r)
+	return err
+}
+
 // ReadClient answers GET /agent-auth/register/{client_id} (RFC 7592 §2.1).
 func (s *Service) ReadClient(r *http.Request) (*respond.Response, error) {
 	c, err := s.managed(r)
