@@ -53,24 +53,21 @@ func (g *portalGen) operation(method, path, server string, op *v3.Operation, sha
 		}
 		ov.Params = append(ov.Params, paramView{Name: p.Name, In: p.In, Type: typ, Required: req, Description: g.md(p.Description)})
 		if p.In == "path" {
+			// The parameter's example, else its schema's, else the first
+			// of its listed values (one that answers, where a made-up
+			// word would not).
+			node := p.Example
+			if node == nil && p.Schema != nil {
+				if sc := p.Schema.Schema(); sc.Example != nil {
+					node = sc.Example
+				} else if len(sc.Enum) > 0 {
+					node = sc.Enum[0]
+				}
+			}
 			val := "example"
-			if p.Example != nil {
-				var ex any
-				if p.Example.Decode(&ex) == nil {
-					val = fmt.Sprint(ex)
-				}
-			} else if p.Schema != nil && p.Schema.Schema().Example != nil {
-				var ex any
-				if p.Schema.Schema().Example.Decode(&ex) == nil {
-					val = fmt.Sprint(ex)
-				}
-			} else if p.Schema != nil && len(p.Schema.Schema().Enum) > 0 {
-				// No example, but the values are listed: the first is one
-				// that answers, where a made-up word would not.
-				var ex any
-				if p.Schema.Schema().Enum[0].Decode(&ex) == nil {
-					val = fmt.Sprint(ex)
-				}
+			var ex any
+			if node != nil && node.Decode(&ex) == nil {
+				val = fmt.Sprint(ex)
 			}
 			pathValues[p.Name] = val
 		}

@@ -53,11 +53,7 @@ type milestoneView struct {
 // queryValue reads an optional single-valued parameter: absent is "", a
 // value from allowed is itself, anything else (or the parameter twice) is
 // a 400 that lists what is allowed.
-func queryValue(r *http.Request, name string, allowed []string) (string, error) {
-	query, err := respond.Query(r)
-	if err != nil {
-		return "", err
-	}
+func queryValue(query url.Values, name string, allowed []string) (string, error) {
 	vals, ok := query[name]
 	if !ok {
 		return "", nil
@@ -134,11 +130,15 @@ func nextMidnight(now time.Time) time.Time {
 }
 
 func (s *Site) mandatesView(r *http.Request) (*mandatesView, error) {
-	region, err := queryValue(r, "region", regionSlugs())
+	query, err := respond.Query(r)
 	if err != nil {
 		return nil, err
 	}
-	obligation, err := queryValue(r, "obligation", content.Obligations)
+	region, err := queryValue(query, "region", regionSlugs())
+	if err != nil {
+		return nil, err
+	}
+	obligation, err := queryValue(query, "obligation", content.Obligations)
 	if err != nil {
 		return nil, err
 	}

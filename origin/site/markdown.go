@@ -9,7 +9,6 @@ import (
 	"github.com/invoicewire/invoicewire/internal/apierror"
 	"github.com/invoicewire/invoicewire/internal/content"
 	"github.com/invoicewire/invoicewire/internal/store"
-	"github.com/invoicewire/invoicewire/origin/api"
 	"github.com/invoicewire/invoicewire/origin/respond"
 )
 
@@ -24,30 +23,12 @@ const MarkdownType = content.MarkdownType
 func (s *Site) ArticleMarkdown(r *http.Request) (*respond.Response, error) {
 	year, month, file := r.PathValue("year"), r.PathValue("month"), r.PathValue("file")
 	slug, ok := strings.CutSuffix(file, ".md")
-	notFound := func() error { return s.noArticle(slug) }
-	if !validYearMonth(year, month) {
-		// Not an article address at all (/api/v1/nope has three segments
-		// too): the answer of any path nothing is published at.
-		return nil, apierror.NoSuchAddress(s.SiteRoot)
-	}
 	if !ok {
 		return s.toArticlePage(r, year, month, file)
 	}
-	if slug == "" || len(slug) > content.MaxSlugLength {
-		return nil, notFound()
-	}
-	rec, err := s.Store.Article(r.Context(), slug)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, notFound()
-	}
+	rec, err := s.article(r, year, month, slug)
 	if err != nil {
 		return nil, err
-	}
-	if rec.PublishedAt.Format("2006") != year || rec.PublishedAt.Format("01") != month {
-		return nil, notFound()
-	}
-	if rec.Retracted() {
-		return nil, api.Gone(rec)
 	}
 	body, err := rec.Article.Markdown(s.SiteRoot)
 	if err != nil {
