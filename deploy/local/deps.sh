@@ -34,8 +34,12 @@ if [ ${#need[@]} -gt 0 ]; then
   fi
   echo "deps: installing ${need[*]} with apt-get"
   export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+  # A fresh VM often runs its own apt at boot (unattended-upgrades), and
+  # `make run` may be installing beside `make test`: wait for the lock
+  # rather than fail on it.
+  lock=(-o DPkg::Lock::Timeout=600)
+  apt-get "${lock[@]}" update -qq
+  apt-get "${lock[@]}" install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
 
 if [ "${1:-run}" = test ]; then

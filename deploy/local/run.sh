@@ -13,10 +13,10 @@ cd "$(dirname "$0")/../.."
 
 run_dir=.run
 mkdir -p "$run_dir/redis"
-export IW_PUBLIC_URL="${IW_PUBLIC_URL:-http://localhost:8080}"
+export IW_EDGE_PORT="${IW_EDGE_PORT:-8080}"
+export IW_PUBLIC_URL="${IW_PUBLIC_URL:-http://localhost:$IW_EDGE_PORT}"
 export IW_REDIS_URL="${IW_REDIS_URL:-redis://127.0.0.1:6399/0}"
 export IW_ORIGIN_ADDR="${IW_ORIGIN_ADDR:-127.0.0.1:8081}"
-export IW_EDGE_PORT="${IW_EDGE_PORT:-8080}"
 export IW_EDGE_ADMIN_ADDR="${IW_EDGE_ADMIN_ADDR:-127.0.0.1:2019}"
 export IW_ORIGIN_METRICS_ADDR="${IW_ORIGIN_METRICS_ADDR:-127.0.0.1:8091}"
 export IW_WORKER_METRICS_ADDR="${IW_WORKER_METRICS_ADDR:-127.0.0.1:8082}"
@@ -29,8 +29,15 @@ export IW_BOTAUTH_ALLOW_CIDRS="${IW_BOTAUTH_ALLOW_CIDRS:-127.0.0.0/8,::1/128}"
 # Rate-limit counts churn and need no durability: a Redis of their own,
 # without an append-only file (docs/decisions.md, "Rate-limit state").
 export IW_RATELIMIT_REDIS_URL="${IW_RATELIMIT_REDIS_URL:-redis://127.0.0.1:6398/0}"
-redis_port=6399
-counters_port=6398
+# The two Redis servers started below listen where those URLs point, so a
+# second make run beside the first needs only other ports in the IW_* values.
+url_port() {
+  [[ $2 =~ ^redis://(127\.0\.0\.1|localhost):([0-9]+)(/[0-9]*)?$ ]] && echo "${BASH_REMATCH[2]}" && return
+  echo "run: $1=$2: make run starts this Redis itself, so it must be redis://127.0.0.1:<port>/<db>" >&2
+  return 1
+}
+redis_port=$(url_port IW_REDIS_URL "$IW_REDIS_URL")
+counters_port=$(url_port IW_RATELIMIT_REDIS_URL "$IW_RATELIMIT_REDIS_URL")
 
 pids=()
 stopping=no
