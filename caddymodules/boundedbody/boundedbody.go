@@ -26,6 +26,7 @@ package boundedbody
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -65,7 +66,20 @@ func (Handler) CaddyModule() caddy.ModuleInfo {
 }
 
 // Provision applies the defaults.
-func (h *Handler) Provision(caddy.Context) error {
+func (h *Handler) Provision(ctx caddy.Context) error {
+	// Caddy no longer puts the connection in a request's context
+	// (caddyhttp.ConnCtxKey is only declared), so conn_guard's mark is
+	// reached through a hook of the server this handler is provisioned in.
+	// Each instance adds one: a context value per connection, not per
+	// request.
+	if srv, ok := ctx.Value(caddyhttp.ServerCtxKey).(*caddyhttp.Server); ok {
+		srv.RegisterConnContext(func(ctx context.Context, c net.Conn) context.Context {
+			if fc, ok := c.(framingConflict); ok {
+				return context.WithValue(ctx, connKey{}, fc)
+			}
+			return ctx
+		})
+	}
 	if h.MaxSize == 0 {
 		h.MaxSize = 64 << 10
 	}
@@ -86,10 +100,13 @@ func (h *Handler) Validate() error {
 // framingConflict is implemented by conn_guard's connections.
 type framingConflict interface{ FramingConflict() bool }
 
+// connKey holds a request's connection as a framingConflict in its context.
+type connKey struct{}
+
 // ServeHTTP reads r's body, or refuses r.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	if r.ProtoMajor == 1 {
-		if c, ok := r.Context().Value(caddyhttp.ConnCtxKey).(framingConflict); ok && c.FramingConflict() {
+		if c, ok := r.Context().Value(connKey{}).(framingConflict); ok && c.FramingConflict() {
 			return refuse(w, apierror.BadRequest("The request has both Content-Length and Transfer-Encoding.",
 				"Send one of them (RFC 9112 §6.1); this connection is closed."))
 		}

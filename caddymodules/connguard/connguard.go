@@ -6,13 +6,17 @@
 // Transfer-Encoding, which net/http accepts (the Transfer-Encoding wins and
 // Content-Length is deleted before any handler runs) but RFC 9112 §6.1
 // requires the server to close after answering. bounded_body reads the
-// mark and answers 400 with Connection: close.
+// mark and answers 400 with Connection: close. It also turns net/http's own
+// plain-text answers to requests it cannot parse, which no handler sees,
+// into the service's JSON error (rawerrors.go).
 //
-// The mark needs the request bytes in the clear: it works where the wrapper
-// sees plain HTTP (TLS terminated before the edge, or no TLS). Where the
-// edge terminates TLS, put the wrapper before tls; it then counts
-// connections only, and bounded_body still closes every connection that
-// sent a chunked body.
+// The mark and the JSON answers need the bytes in the clear: they work where
+// the wrapper sees plain HTTP (TLS terminated before the edge, or no TLS).
+// Where the edge terminates TLS, put the wrapper before tls (net/http
+// recognises a TLS connection, and so HTTP/2, by its concrete type); it
+// then counts connections only, bounded_body still closes every connection
+// that sent a chunked body, and HTTP/1.1 requests net/http cannot parse get
+// its plain text (HTTP/2 ones get a stream reset).
 package connguard
 
 import (
@@ -21,6 +25,7 @@ import (
 	"net/netip"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
@@ -206,6 +211,18 @@ func (c *Conn) Read(p []byte) (int, error) {
 		c.scan(p[:n])
 	}
 	return n, err
+}
+
+// Write writes p, or the JSON answer in place of net/http's own plain-text
+// answer to a request it could not parse (rawerrors.go).
+func (c *Conn) Write(p []byte) (int, error) {
+	if out, ok := rewriteRawError(p, time.Now()); ok {
+		if _, err := c.Conn.Write(out); err != nil {
+			return 0, err
+		}
+		return len(p), nil
+	}
+	return c.Conn.Write(p)
 }
 
 // Close closes the connection once and frees its slot.

@@ -208,19 +208,52 @@ func TestSlowHeadersAndConnectionsPerAddress(t *testing.T) {
 func TestContentLengthWithChunkedClosesTheConnection(t *testing.T) {
 	inst := origintest.Start(t)
 	edge := startEdge(t, inst, 100000)
-	c := rawConn(t, edge)
-	fmt.Fprint(c, "POST /ask HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 45\r\nTransfer-Encoding: chunked\r\n\r\n"+
-		"0\r\n\r\nGGET /api/v1/ HTTP/1.1\r\nHost: localhost\r\n\r\n")
-	br := bufio.NewReader(c)
-	resp, body := readResponse(t, br)
-	if resp.StatusCode != 400 || !isJSONError(body, "bad_request") {
-		t.Errorf("%d %s", resp.StatusCode, body)
+	// Each request would be answered 200 if its framing were believed: the
+	// ask's chunked body is a valid question, and the GET needs no body.
+	for _, req := range []string{
+		"POST /ask HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 45\r\nTransfer-Encoding: chunked\r\n\r\n" +
+			"1a\r\n{\"query\":\"peppol belgium\"}\r\n0\r\n\r\nGGET /api/v1/ HTTP/1.1\r\nHost: localhost\r\n\r\n",
+		"GET /api/v1/countries/be HTTP/1.1\r\nHost: localhost\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+	} {
+		c := rawConn(t, edge)
+		fmt.Fprint(c, req)
+		br := bufio.NewReader(c)
+		resp, body := readResponse(t, br)
+		if resp.StatusCode != 400 || !isJSONError(body, "bad_request") || !strings.Contains(string(body), "both Content-Length and Transfer-Encoding") {
+			t.Errorf("%.30q: %d %s, want the 400 naming both length fields", req, resp.StatusCode, body)
+		}
+		if !resp.Close {
+			t.Errorf("%.30q: the 400 does not say Connection: close", req)
+		}
+		if !closedByServer(c, br) {
+			t.Errorf("%.30q: the connection stayed open: the rest of the body would be read as a request", req)
+		}
 	}
-	if !resp.Close {
-		t.Errorf("the 400 does not say Connection: close")
-	}
-	if !closedByServer(c, br) {
-		t.Errorf("the connection stayed open: the rest of the body would be read as a request")
+}
+
+// TestUnparsableRequestsAreJSON: requests net/http refuses before any
+// handler runs (a bad percent escape, a missing Host, oversized fields) get
+// the JSON error from the real edge, not net/http's plain text
+// (caddymodules/connguard/rawerrors.go).
+func TestUnparsableRequestsAreJSON(t *testing.T) {
+	inst := origintest.Start(t)
+	edge := startEdge(t, inst, 100000)
+	for _, tc := range []struct {
+		desc, raw string
+		status    int
+	}{
+		{desc: "bad percent escape", raw: "GET /api/v1/articles/%zz HTTP/1.1\r\nHost: localhost\r\n\r\n", status: 400},
+		{desc: "no Host", raw: "GET /api/v1/ HTTP/1.1\r\n\r\n", status: 400},
+		{desc: "fields over max_header_size", raw: "GET /api/v1/ HTTP/1.1\r\nHost: localhost\r\nX-Big: " + strings.Repeat("x", 2<<20) + "\r\n\r\n", status: 431},
+	} {
+		t.Run(tc.desc, func(t *testing.T) {
+			c := rawConn(t, edge)
+			go fmt.Fprint(c, tc.raw) // the edge may answer before it has read all of it
+			resp, body := readResponse(t, bufio.NewReader(c))
+			if resp.StatusCode != tc.status || resp.Header.Get("Content-Type") != "application/json" || !isJSONError(body, "bad_request") {
+				t.Errorf("%d %v %s, want %d with a JSON bad_request", resp.StatusCode, resp.Header, body, tc.status)
+			}
+		})
 	}
 }
 
