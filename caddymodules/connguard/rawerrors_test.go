@@ -160,7 +160,9 @@ func FuzzRewriteRawError(f *testing.F) {
 			t.Fatalf("the rewrite %q is no HTTP response: %v", out, err)
 		}
 		body, _ := io.ReadAll(resp.Body)
-		var e struct{ Error struct{ Code, Message string } }
+		var e struct {
+			Error struct{ Code, Message string }
+		}
 		if resp.StatusCode < 400 || json.Unmarshal(body, &e) != nil || e.Error.Code == "" || e.Error.Message == "" {
 			t.Fatalf("the rewrite %q is no JSON error", out)
 		}
