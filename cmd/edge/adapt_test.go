@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/caddyserver/caddy/v2/caddytest"
+
+	"github.com/invoicewire/invoicewire/internal/httpheader"
 )
 
 // TestCaddyfilesAdapt pins what caddyfile/Caddyfile and the production
@@ -62,5 +65,35 @@ func TestCaddyfilesAdapt(t *testing.T) {
 				t.Errorf("%s adapts differently from %s (diff above; UPDATE_GOLDEN=1 rewrites it)", test.file, test.golden)
 			}
 		})
+	}
+}
+
+// TestPreflightListsAreShared: the edge answers every CORS preflight itself,
+// so each shipped Caddyfile's @preflight block must allow every request
+// header some route reads and expose every header some answer carries: the
+// lists of internal/httpheader, which the origin's and json_errors' answers
+// use. A shorter list made browsers refuse MCP calls at the preflight.
+func TestPreflightListsAreShared(t *testing.T) {
+	fields := map[string]string{
+		"Access-Control-Allow-Headers":  httpheader.AllowHeaders,
+		"Access-Control-Expose-Headers": httpheader.ExposeHeaders,
+		"Access-Control-Max-Age":        httpheader.MaxAge,
+	}
+	for _, file := range []string{"../../caddyfile/Caddyfile", "../../caddyfile/Caddyfile.production", "../../deploy/k8s/base/Caddyfile"} {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, block, ok := strings.Cut(string(b), "@preflight method OPTIONS")
+		block, _, _ = strings.Cut(block, "respond 204")
+		if !ok {
+			t.Fatalf("%s: no @preflight block", file)
+		}
+		for name, want := range fields {
+			m := regexp.MustCompile(regexp.QuoteMeta(name) + ` "?([^"\n]*)"?\n`).FindStringSubmatch(block)
+			if m == nil || m[1] != want {
+				t.Errorf("%s: preflight %s is %q, want httpheader's %q", file, name, m, want)
+			}
+		}
 	}
 }

@@ -26,7 +26,10 @@ const (
 		"Signature, Signature-Input, Content-Digest, Mcp-Session-Id, MCP-Protocol-Version"
 	// AllowHeaders is Access-Control-Allow-Headers of a preflight: every
 	// request header some route reads.
-	AllowHeaders = "Authorization, Content-Type, Idempotency-Key, Accept, Accept-Language, Cache-Control, If-None-Match, X-Request-Id, " +
+	// The edge answers every preflight itself with this same list (each
+	// Caddyfile's @preflight block; TestPreflightListsAreShared).
+	AllowHeaders = "Authorization, Content-Type, Idempotency-Key, Accept, Accept-Language, Cache-Control, " +
+		"If-None-Match, If-Modified-Since, If-Match, If-Unmodified-Since, X-Request-Id, " +
 		"Last-Event-ID, MCP-Protocol-Version, Mcp-Session-Id, Mcp-Method, Mcp-Name"
 	// MaxAge is Access-Control-Max-Age: browsers may keep a preflight's
 	// answer for a day.
