@@ -227,6 +227,11 @@ func TestEndpoints(t *testing.T) {
 		{desc: "redirect of a query with raw UTF-8", path: "/countries/be?q=ä\"", status: 301, check: redirectsTo(siteRoot + "/countries/be/?q=%C3%A4%22")},
 		{desc: "page with a slash it does not have", path: "/developers/", status: 301, check: redirectsTo(siteRoot + "/developers")},
 		{desc: "unknown path with a slash", path: "/wp-login.php/", status: 404, code: "not_found"},
+		{desc: "unknown country without its slash", path: "/countries/xx", status: 404, code: "not_found", check: nothingPublished},
+		{desc: "country code of three letters without a slash", path: "/countries/abc", status: 404, code: "not_found", check: nothingPublished},
+		{desc: "country page with .md, no slash", path: "/countries/be.md", status: 404, code: "not_found", check: nothingPublished},
+		{desc: "section page with .md, no slash", path: "/section/specs.md", status: 404, code: "not_found", check: nothingPublished},
+		{desc: "API path with a slash too many", path: "/api/v1/countries/be//", status: 404, code: "not_found", check: nothingPublished},
 		{desc: "page address with month 13", path: "/2026/13/" + live.Slug + "/", status: 404, code: "not_found", check: nothingPublished},
 		{desc: "write without token", method: "POST", path: "/api/v1/articles", status: 401, code: "unauthorized", check: func(t *testing.T, r result) {
 			want := `Bearer realm="invoicewire", resource_metadata="` + siteRoot + `/.well-known/oauth-protected-resource"`

@@ -84,9 +84,14 @@ func (r *route) handler(method string) respond.Handler {
 // removed, when r's own path is no route's and the other form is: pages are
 // published at one of the two (/countries/de/, /developers), and a reader
 // who types the other is sent there rather than told nothing is there.
+// The other form must answer a GET itself, so its handler is run: a
+// redirect to an unknown country or to "/countries/de.md/" would only move
+// the 404 or 400 one request further (docs/decisions.md, trailing
+// slashes). API paths answer either form without a redirect, and a path
+// they do not answer (one slash too many) is no API address.
 func (rt *router) slashed(r *http.Request) (string, bool) {
 	p := r.URL.EscapedPath()
-	if p == "/" {
+	if p == "/" || strings.HasPrefix(p, "/api/") {
 		return "", false
 	}
 	other := p + "/"
@@ -94,7 +99,17 @@ func (rt *router) slashed(r *http.Request) (string, bool) {
 		other = strings.TrimSuffix(p, "/")
 	}
 	u, err := url.Parse(other)
-	if err != nil || rt.match(&http.Request{URL: u}) == nil {
+	if err != nil {
+		return "", false
+	}
+	u.RawQuery = r.URL.RawQuery
+	o := r.Clone(r.Context())
+	o.URL, o.Method = u, http.MethodGet
+	rte := rt.match(o)
+	if rte == nil || rte.handler(http.MethodGet) == nil {
+		return "", false
+	}
+	if _, err := rte.handler(http.MethodGet)(o); err != nil {
 		return "", false
 	}
 	return other, true

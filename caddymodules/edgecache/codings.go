@@ -23,14 +23,22 @@ import (
 // asking the origin.
 var encodedCounter = requests.WithLabelValues("encoded")
 
+// CompressedTypes are the Content-Types the edge compresses, as patterns of
+// Caddy's header matcher (a * at either end). Caddy's default list lacks
+// the +json and +xml types this service answers with (JSON Feed,
+// application/feed+json, was sent uncompressed at 177 KB), so every shipped
+// Caddyfile's encode directive matches these same patterns
+// (TestCompressedTypesShared in cmd/edge).
+var CompressedTypes = []string{"text/*", "application/json*", "application/javascript*", "application/xml*", "*+json*", "*+xml*"}
+
 // newEncoder provisions the encode handler the cache compresses stored
 // bodies with: the codings of the encode directive inside the cache, in
-// its order of preference, with Caddy's defaults (minimum length and the
-// content types it compresses), so an entry the cache encodes is the one
-// the encode handler would have sent, ETag suffix (RFC 9110 §8.8.3.3) and
-// Vary included.
+// its order of preference, Caddy's minimum length and CompressedTypes, so
+// an entry the cache encodes is the one the encode handler would have
+// sent, ETag suffix (RFC 9110 §8.8.3.3) and Vary included.
 func newEncoder(ctx caddy.Context, codings []string) (*encode.Encode, error) {
-	enc := &encode.Encode{EncodingsRaw: caddy.ModuleMap{}, Prefer: codings}
+	enc := &encode.Encode{EncodingsRaw: caddy.ModuleMap{}, Prefer: codings,
+		Matcher: &caddyhttp.ResponseMatcher{Headers: http.Header{"Content-Type": CompressedTypes}}}
 	for _, c := range codings {
 		enc.EncodingsRaw[c] = json.RawMessage("{}")
 	}

@@ -665,3 +665,20 @@ func TestClaimDoesNotRevealClients(t *testing.T) {
 		})
 	}
 }
+
+// TestJSONTypesCompressed: the +json types (JSON Feed, the agent card) are
+// compressed like application/json, on the miss that stores them and on the
+// hit after it (edgecache.CompressedTypes).
+func TestJSONTypesCompressed(t *testing.T) {
+	inst := origintest.Start(t)
+	edge := startEdge(t, inst, 100000)
+	for _, path := range []string{"/feeds/all.json", "/.well-known/agent-card.json"} {
+		for _, pass := range []string{"miss", "hit"} {
+			resp, body := do(t, "GET", edge+path, "Accept-Encoding: gzip")
+			if resp.StatusCode != 200 || resp.Header.Get("Content-Encoding") != "gzip" || !strings.Contains(resp.Header.Get("Vary"), "Accept-Encoding") {
+				t.Errorf("%s (%s): %d, Content-Type %q, Content-Encoding %q, Vary %q, %d bytes; want gzip", path, pass, resp.StatusCode,
+					resp.Header.Get("Content-Type"), resp.Header.Get("Content-Encoding"), resp.Header.Get("Vary"), len(body))
+			}
+		}
+	}
+}

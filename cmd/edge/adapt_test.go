@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/caddyserver/caddy/v2/caddytest"
 
+	"github.com/invoicewire/invoicewire/caddymodules/edgecache"
 	"github.com/invoicewire/invoicewire/internal/httpheader"
 )
 
@@ -94,6 +96,60 @@ func TestPreflightListsAreShared(t *testing.T) {
 			if m == nil || m[1] != want {
 				t.Errorf("%s: preflight %s is %q, want httpheader's %q", file, name, m, want)
 			}
+		}
+	}
+}
+
+// TestCompressedTypesShared: what the edge compresses on its way out (the
+// encode directive) and what its cache compresses from a stored body
+// (edgecache.CompressedTypes) must be the same types, in every shipped
+// Caddyfile, or one coding of a URL would be compressed and another not.
+func TestCompressedTypesShared(t *testing.T) {
+	// The values the production example needs (TestCaddyfilesAdapt).
+	t.Setenv("IW_REDIS_URL", "redis://redis.internal:6379/0")
+	t.Setenv("IW_PUBLIC_URL", "https://invoicewire.example")
+	t.Setenv("IW_ORIGIN_ADDRS", "10.0.1.1:8081 10.0.1.2:8081")
+	for _, file := range []string{"../../caddyfile/Caddyfile", "../../caddyfile/Caddyfile.production", "../../deploy/k8s/base/Caddyfile"} {
+		cfg, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, _, err := caddyconfig.GetAdapter("caddyfile").Adapt(cfg, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		var found int
+		var walk func(v any)
+		walk = func(v any) {
+			switch v := v.(type) {
+			case map[string]any:
+				if v["handler"] == "encode" {
+					found++
+					var m struct {
+						Headers map[string][]string `json:"headers"`
+					}
+					b, _ := json.Marshal(v["match"])
+					json.Unmarshal(b, &m)
+					if !slices.Equal(m.Headers["Content-Type"], edgecache.CompressedTypes) {
+						t.Errorf("%s: encode matches Content-Type %q, want edgecache.CompressedTypes %q", file, m.Headers["Content-Type"], edgecache.CompressedTypes)
+					}
+				}
+				for _, x := range v {
+					walk(x)
+				}
+			case []any:
+				for _, x := range v {
+					walk(x)
+				}
+			}
+		}
+		var doc any
+		if err := json.Unmarshal(out, &doc); err != nil {
+			t.Fatal(err)
+		}
+		walk(doc)
+		if found == 0 {
+			t.Errorf("%s: no encode handler", file)
 		}
 	}
 }
