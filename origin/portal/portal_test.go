@@ -15,7 +15,7 @@ import (
 func TestPortalPage(t *testing.T) {
 	inst := origintest.Start(t)
 	_, body := inst.Get(t, "/developers")
-	for _, want := range []string{inst.BaseURL + "/articles?limit=2", `id="versioning"`, `id="mcp"`, `id="ask"`, "X-Invoicewire-Signature", "hmac.compare_digest", "timingSafeEqual", "hmac.Equal", "RateLimit-Policy", "article.published", "search_articles"} {
+	for _, want := range []string{inst.BaseURL + "/articles?limit=2", `id="versioning"`, `id="sunset"`, `id="mcp"`, `id="ask"`, "X-Invoicewire-Signature", "hmac.compare_digest", "timingSafeEqual", "hmac.Equal", "RateLimit-Policy", "article.published", "search_articles"} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("the developer portal lacks %q", want)
 		}
