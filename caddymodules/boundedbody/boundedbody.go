@@ -127,7 +127,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		_ = rc.SetReadDeadline(time.Now().Add(time.Duration(h.Timeout)))
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, h.MaxSize+1))
-	if h.Timeout > 0 {
+	if h.Timeout > 0 && err == nil && int64(len(body)) <= h.MaxSize {
 		_ = rc.SetReadDeadline(time.Time{})
 	}
 	var ne net.Error
@@ -156,9 +156,14 @@ func tooLarge(max int64) *apierror.Error {
 		"Send a smaller body; every endpoint takes at most 64 KiB.")
 }
 
-// refuse answers e and closes the connection after the answer.
+// refuse answers e and closes the connection after the answer. The read
+// deadline is put in the past: after the handler returns, net/http reads
+// what is left of a body (up to 256 KiB) before it closes, and a client that
+// stopped sending would hold the connection open for as long as it liked
+// (RFC 9112 §9.6: the server closes after a response with close).
 func refuse(w http.ResponseWriter, e *apierror.Error) error {
 	w.Header().Set("Connection", "close")
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now())
 	return caddyhttp.Error(e.Status, e)
 }
 

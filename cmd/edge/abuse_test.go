@@ -135,9 +135,16 @@ func TestSlowBodyIs408(t *testing.T) {
 			}
 		}
 	}()
-	resp, body := readResponse(t, bufio.NewReader(c))
+	br := bufio.NewReader(c)
+	resp, body := readResponse(t, br)
 	if resp.StatusCode != 408 || !isJSONError(body, "request_timeout") {
 		t.Errorf("%d %q", resp.StatusCode, body)
+	}
+	// The connection closes after the 408 (RFC 9112 §9.6), rather than
+	// waiting for the rest of a body the client may never send.
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if !closedByServer(c, br) {
+		t.Errorf("the connection stayed open after the 408")
 	}
 }
 
