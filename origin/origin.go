@@ -114,8 +114,9 @@ func New(cfg Config, st *store.Store) (*Server, error) {
 	rt.get("/api/v1/specs/{slug}", a.Spec)
 	rt.get("/api/v1/sources", a.Sources)
 	rt.get("/api/v1/webhooks", a.Webhooks)
+	doc := openapi.For(cfg.SiteRoot)
 	rt.get("/openapi.json", func(*http.Request) (*respond.Response, error) {
-		return respond.Bytes("application/json", openapi.Document, "openapi"), nil
+		return respond.Bytes("application/json", doc, "openapi"), nil
 	})
 	// The developer portal and the discovery documents, then the site's
 	// pages, feeds and sitemaps: the site ends with the

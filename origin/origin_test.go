@@ -1,6 +1,7 @@
 package origin_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -85,6 +86,15 @@ func TestEndpoints(t *testing.T) {
 		code   string // error code, for errors
 		check  func(t *testing.T, r result)
 	}{
+		{desc: "OpenAPI document on this instance's root", path: "/openapi.json", status: 200, check: func(t *testing.T, r result) {
+			servers, _ := r.json(t)["servers"].([]any)
+			if len(servers) == 0 || servers[0].(map[string]any)["url"] != siteRoot+"/api/v1" {
+				t.Fatalf("servers %v, want %s/api/v1 first", servers, siteRoot)
+			}
+			if bytes.Contains(r.body, []byte("localhost:8080")) {
+				t.Fatalf("the document still names localhost:8080")
+			}
+		}},
 		{desc: "service index", path: "/api/v1/", status: 200, check: func(t *testing.T, r result) {
 			m := r.json(t)
 			if m["name"] != "Invoicewire" || m["base_url"] != siteRoot+"/api/v1" || len(m["resources"].([]any)) < 5 {

@@ -15,11 +15,31 @@
 // responses against it.
 package openapi
 
-import _ "embed"
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+)
 
-// Document is openapi.json exactly as served. Whoever adds or changes an
-// endpoint changes this file and its contract test in the same change
-// (docs/architecture.md).
+// Document is openapi.json as written, for DocumentRoot. Whoever adds or
+// changes an endpoint changes this file and its contract test in the same
+// change (docs/architecture.md).
 //
 //go:embed openapi.json
 var Document []byte
+
+// DocumentRoot is the {site_root} openapi.json is written for: make run's
+// default IW_PUBLIC_URL.
+const DocumentRoot = "http://localhost:8080"
+
+// For returns the document as an instance at siteRoot serves it: its
+// servers, links and examples on siteRoot, the root its service index,
+// WWW-Authenticate and auth.md name too. A client generated from it calls
+// this deployment, not make run's.
+func For(siteRoot string) []byte {
+	if siteRoot == DocumentRoot {
+		return Document
+	}
+	quoted, _ := json.Marshal(siteRoot) // a string: cannot fail
+	return bytes.ReplaceAll(Document, []byte(DocumentRoot), quoted[1:len(quoted)-1])
+}

@@ -28,7 +28,7 @@ import (
 
 // docServer is the server URL openapi.json is written for; the portal
 // shows this instance's {site_root} instead.
-const docServer = "http://localhost:8080"
+const docServer = openapi.DocumentRoot
 
 // Portal answers GET /developers.
 type Portal struct {
