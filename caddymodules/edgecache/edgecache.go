@@ -17,8 +17,10 @@
 //   - A request with Cache-Control: no-cache (or max-age beyond the
 //     entry's age, or min-fresh) goes to the origin, revalidating with the
 //     entry's ETag, and refreshes the entry.
-//   - Conditional requests (If-None-Match, If-Modified-Since) are answered
-//     from the entry with 304.
+//   - Conditional requests are answered from the entry as the origin
+//     answers them (RFC 9110 §13.2.2): a false If-Match or
+//     If-Unmodified-Since with the JSON 412, never stored; a matching
+//     If-None-Match or If-Modified-Since with 304.
 //   - The cache sits outside the encode handler: each content coding is a
 //     separate entry keyed by the normalised Accept-Encoding, so a hit
 //     writes stored bytes as they are. The origin is asked for the identity
