@@ -158,7 +158,8 @@ func TestContract(t *testing.T) {
 }
 
 // TestContractConditionalReads checks that every cacheable read answers 304
-// to its own ETag, and that the 304 conforms (docs/decisions.md, cache headers).
+// to its own ETag, 412 to an If-Match naming another, and that both conform
+// (docs/decisions.md, cache headers).
 func TestContractConditionalReads(t *testing.T) {
 	inst := origintest.Start(t)
 	c := contract.New(t)
@@ -177,6 +178,9 @@ func TestContractConditionalReads(t *testing.T) {
 			exchange(t, c, inst, "GET", path, http.Header{"If-None-Match": {etag}}, "", 304)
 			exchange(t, c, inst, "GET", path, http.Header{"If-None-Match": {`"other", ` + etag}}, "", 304)
 			exchange(t, c, inst, "GET", path, http.Header{"If-None-Match": {`"stale"`}}, "", 200)
+			// RFC 9110 §13.1.1: a false If-Match is the documented 412.
+			exchange(t, c, inst, "GET", path, http.Header{"If-Match": {`"nomatch"`}}, "", 412)
+			exchange(t, c, inst, "GET", path, http.Header{"If-Match": {etag}}, "", 200)
 		})
 	}
 }

@@ -396,6 +396,108 @@ func TestCacheHeadersAndConditionalRequests(t *testing.T) {
 	}
 }
 
+// TestPreconditions checks If-Match and If-Unmodified-Since on reads (RFC
+// 9110 §13.1.1, §13.1.4, §13.2.2): false is the JSON 412 with no-store and
+// none of the representation's fields, on the first read (filling the
+// origin's cache) and from the cache alike; true goes on to If-None-Match
+// and If-Modified-Since; an answer that is not a 200 ignores them (RFC
+// 9110 §13.2.1).
+func TestPreconditions(t *testing.T) {
+	st := origintest.New(t, 3)
+	a := contenttest.Article(0)
+	lastMod := a.LastModified().UTC().Truncate(time.Second)
+	before := lastMod.Add(-time.Second).Format(http.TimeFormat)
+	paths := []struct {
+		desc, path string
+		lastMod    bool
+	}{
+		{desc: "a list", path: "/api/v1/specs"},
+		{desc: "an article", path: "/api/v1/articles/" + a.Slug, lastMod: true},
+		{desc: "an article page", path: a.Path() + "/", lastMod: true},
+	}
+	for _, p := range paths {
+		t.Run(p.desc, func(t *testing.T) {
+			if r := do(t, st.Server.URL, "GET", p.path, http.Header{"If-Match": {`"nomatch"`}}); r.status != 412 {
+				t.Fatalf("first read with a false If-Match: %d, want 412", r.status)
+			}
+			full := do(t, st.Server.URL, "GET", p.path, nil)
+			etag := full.header.Get("ETag")
+			if full.status != 200 || etag == "" {
+				t.Fatalf("GET: %d, ETag %q", full.status, etag)
+			}
+			testCases := []struct {
+				desc    string
+				method  string
+				header  http.Header
+				status  int
+				needsLM bool // the case is about Last-Modified
+			}{
+				{desc: "If-Match, another tag", header: http.Header{"If-Match": {`"nomatch"`}}, status: 412},
+				{desc: "If-Match, another tag, HEAD", method: "HEAD", header: http.Header{"If-Match": {`"nomatch"`}}, status: 412},
+				{desc: "If-Match, the weak form of the tag", header: http.Header{"If-Match": {"W/" + etag}}, status: 412},
+				{desc: "If-Match, the current tag", header: http.Header{"If-Match": {etag}}, status: 200},
+				{desc: "If-Match, the tag in a list", header: http.Header{"If-Match": {`"other", ` + etag}}, status: 200},
+				{desc: "If-Match, star", header: http.Header{"If-Match": {"*"}}, status: 200},
+				{desc: "a true If-Match, then a matching If-None-Match", header: http.Header{"If-Match": {etag}, "If-None-Match": {etag}}, status: 304},
+				{desc: "a false If-Match wins over a matching If-None-Match", header: http.Header{"If-Match": {`"nomatch"`}, "If-None-Match": {etag}}, status: 412},
+				{desc: "If-Unmodified-Since, long before", header: http.Header{"If-Unmodified-Since": {"Thu, 01 Jan 2015 00:00:00 GMT"}}, status: 412, needsLM: true},
+				{desc: "If-Unmodified-Since, a second before", header: http.Header{"If-Unmodified-Since": {before}}, status: 412, needsLM: true},
+				{desc: "If-Unmodified-Since, Last-Modified itself", header: http.Header{"If-Unmodified-Since": {lastMod.Format(http.TimeFormat)}}, status: 200},
+				{desc: "If-Unmodified-Since, an invalid date", header: http.Header{"If-Unmodified-Since": {"yesterday"}}, status: 200},
+				{desc: "a true If-Match: If-Unmodified-Since is not evaluated", header: http.Header{"If-Match": {etag}, "If-Unmodified-Since": {before}}, status: 200},
+				{desc: "If-Unmodified-Since before a matching If-None-Match", header: http.Header{"If-Unmodified-Since": {before}, "If-None-Match": {etag}}, status: 412, needsLM: true},
+			}
+			for _, tc := range testCases {
+				t.Run(tc.desc, func(t *testing.T) {
+					want := tc.status
+					if tc.needsLM && !p.lastMod {
+						// No Last-Modified: If-Unmodified-Since is ignored.
+						want = 200
+						if tc.header["If-None-Match"] != nil {
+							want = 304
+						}
+					}
+					method := tc.method
+					if method == "" {
+						method = "GET"
+					}
+					r := do(t, st.Server.URL, method, p.path, tc.header)
+					if r.status != want {
+						t.Fatalf("%d, want %d", r.status, want)
+					}
+					switch want {
+					case 412:
+						if cc := r.header.Get("Cache-Control"); cc != "no-store" {
+							t.Errorf("412 Cache-Control %q, want no-store", cc)
+						}
+						if r.header.Get("ETag") != "" || r.header.Get("Last-Modified") != "" || r.header.Get("Surrogate-Key") != "" {
+							t.Errorf("412 carries the representation's fields: %v", r.header)
+						}
+						if method == "GET" {
+							if code := errorCode(t, r); code != "precondition_failed" {
+								t.Errorf("code %q", code)
+							}
+						} else if len(r.body) != 0 {
+							t.Errorf("HEAD 412 with a body")
+						}
+					case 200:
+						if string(r.body) != string(full.body) {
+							t.Errorf("the 200 differs from the plain read")
+						}
+					}
+				})
+			}
+		})
+	}
+	t.Run("a 404 ignores the preconditions", func(t *testing.T) {
+		for _, h := range []http.Header{{"If-Match": {`"nomatch"`}}, {"If-Unmodified-Since": {"Thu, 01 Jan 2015 00:00:00 GMT"}}} {
+			if r := do(t, st.Server.URL, "GET", "/api/v1/articles/not-yet", h); r.status != 404 {
+				t.Errorf("%v: %d, want 404", h, r.status)
+			}
+		}
+	})
+}
+
 // TestInvalidationAcrossOrigins runs two origins with their own caches on one
 // Redis: a publish or retraction is visible on both within a second.
 func TestInvalidationAcrossOrigins(t *testing.T) {

@@ -260,31 +260,59 @@ func isUnavailable(err error) bool {
 	return errors.As(err, &timeout) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, os.ErrDeadlineExceeded)
 }
 
-// notModified evaluates the request's preconditions against e (RFC 9110
-// §13.2.2): If-None-Match when present, else If-Modified-Since on a GET or
-// HEAD.
-func (e *entry) notModified(r *http.Request) bool {
-	if e.etag == "" {
-		return false
+// precondition evaluates the request's conditional fields against e in the
+// order of RFC 9110 §13.2.2 and returns the status to answer: 412 when
+// If-Match, or without it If-Unmodified-Since, is false; 304 when
+// If-None-Match matches, or without it If-Modified-Since on a GET or HEAD;
+// else e's own status. Only a 200 has a representation to compare (an
+// entry with an ETag): any other answer ignores the preconditions (RFC
+// 9110 §13.2.1), so a 404 stays a 404. Writes are answered after their
+// handler has run, too late to refuse them, so only reads are evaluated.
+func (e *entry) precondition(r *http.Request) int {
+	if e.etag == "" || (r.Method != http.MethodGet && r.Method != http.MethodHead) {
+		return e.status
+	}
+	if httpheader.PreconditionFailed(r.Header, e.etag, e.lastMod) {
+		return http.StatusPreconditionFailed
 	}
 	if inm := r.Header["If-None-Match"]; inm != nil {
-		return httpheader.MatchesETag(inm, e.etag)
+		if httpheader.MatchesETag(inm, e.etag) {
+			return http.StatusNotModified
+		}
+		return e.status
 	}
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		return false
+	if httpheader.NotModifiedSince(r.Header["If-Modified-Since"], e.lastMod) {
+		return http.StatusNotModified
 	}
-	return httpheader.NotModifiedSince(r.Header["If-Modified-Since"], e.lastMod)
+	return e.status
 }
+
+// preconditionFailed is the body of every 412: the JSON error, never
+// stored (it depends on the request's fields, not on the content).
+var preconditionFailed = apierror.PreconditionFailed().Body()
 
 func (s *Server) write(w http.ResponseWriter, r *http.Request, e *entry, start time.Time) {
 	h := w.Header()
 	respond.EchoRequestID(h, r)
-	if e.notModified(r) {
+	switch e.precondition(r) {
+	case http.StatusNotModified:
 		for k, v := range e.header304 {
 			h[k] = v
 		}
 		w.WriteHeader(http.StatusNotModified)
-	} else {
+	case http.StatusPreconditionFailed:
+		// An error, not the representation (RFC 9110 §15.5.13): none of
+		// e's fields, and no-store like the other answers that depend on
+		// the request alone (docs/decisions.md, cache headers).
+		h["Content-Type"] = []string{"application/json"}
+		h["Content-Length"] = []string{strconv.Itoa(len(preconditionFailed))}
+		h["Cache-Control"] = noStoreValue
+		respond.SharedHeaders(h)
+		w.WriteHeader(http.StatusPreconditionFailed)
+		if r.Method != http.MethodHead {
+			w.Write(preconditionFailed)
+		}
+	default:
 		for k, v := range e.header {
 			h[k] = v
 		}

@@ -7,32 +7,74 @@ import (
 	"time"
 )
 
-// FuzzConditional feeds If-None-Match and If-Modified-Since to a stored
-// entry (RFC 9110 §13.2.2): nothing panics, If-None-Match wins over
-// If-Modified-Since, a list naming the entry's tag (weakly) within the first
-// 64 members matches, and an unparseable date never answers 304.
+// FuzzConditional feeds If-None-Match, If-Modified-Since, If-Match and
+// If-Unmodified-Since to a stored entry (RFC 9110 §13.2.2): nothing panics;
+// If-Match (strong comparison, "*" matching, within the first 64 members)
+// comes first and a false one is a 412 whatever else is sent; without
+// If-Match, a valid If-Unmodified-Since earlier than Last-Modified is a
+// 412 and an invalid one is ignored; then If-None-Match wins over
+// If-Modified-Since, a list naming the entry's tag (weakly) within the
+// first 64 members matches, and an unparseable date never answers 304.
 func FuzzConditional(f *testing.F) {
-	f.Add(`"v1"`, "")
-	f.Add(`W/"v1"`, "")
-	f.Add(`"a", "b" , W/"v1"`, "")
-	f.Add("*", "")
-	f.Add("", "Mon, 23 Nov 2026 10:00:00 GMT")
-	f.Add("", "Monday, 23-Nov-26 10:00:00 GMT")
-	f.Add("", "Mon Nov 23 10:00:00 2026")
-	f.Add("", "yesterday")
-	f.Add(`"nope"`, "Mon, 23 Nov 2026 10:00:00 GMT")
-	f.Add(strings.Repeat(`"x",`, 70)+`"v1"`, "")
+	f.Add(`"v1"`, "", "", "")
+	f.Add(`W/"v1"`, "", "", "")
+	f.Add(`"a", "b" , W/"v1"`, "", "", "")
+	f.Add("*", "", "", "")
+	f.Add("", "Mon, 23 Nov 2026 10:00:00 GMT", "", "")
+	f.Add("", "Monday, 23-Nov-26 10:00:00 GMT", "", "")
+	f.Add("", "Mon Nov 23 10:00:00 2026", "", "")
+	f.Add("", "yesterday", "", "")
+	f.Add(`"nope"`, "Mon, 23 Nov 2026 10:00:00 GMT", "", "")
+	f.Add(strings.Repeat(`"x",`, 70)+`"v1"`, "", "", "")
+	f.Add(`"v1"`, "", `"nomatch"`, "")
+	f.Add("", "", `"v1"`, "")
+	f.Add("", "", `W/"v1"`, "")
+	f.Add("", "", "*", "Thu, 01 Jan 2015 00:00:00 GMT")
+	f.Add("", "", `"x", , "v1"`, "")
+	f.Add("", "", strings.Repeat(`"x",`, 70)+`"v1"`, "")
+	f.Add(`"v1"`, "", "", "Thu, 01 Jan 2015 00:00:00 GMT")
+	f.Add("", "", "", "Mon, 23 Nov 2026 09:00:00 GMT")
+	f.Add("", "", "", "Monday, 23-Nov-26 08:59:59 GMT")
+	f.Add("", "", "", "not a date")
 	lastMod := time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
-	f.Fuzz(func(t *testing.T, inm, ims string) {
+	f.Fuzz(func(t *testing.T, inm, ims, im, ius string) {
 		e := &entry{status: http.StatusOK, etag: `"v1"`, lastMod: lastMod}
 		r := &http.Request{Header: http.Header{}}
-		if inm != "" {
-			r.Header["If-None-Match"] = []string{inm}
+		for k, v := range map[string]string{"If-None-Match": inm, "If-Modified-Since": ims, "If-Match": im, "If-Unmodified-Since": ius} {
+			if v != "" {
+				r.Header[k] = []string{v}
+			}
 		}
-		if ims != "" {
-			r.Header["If-Modified-Since"] = []string{ims}
+		got := e.precondition(r)
+		if im != "" {
+			match, n := false, 0
+			for part := range strings.SplitSeq(im, ",") {
+				if part = strings.TrimSpace(part); part == "" {
+					continue
+				}
+				if n++; n <= 64 && (part == "*" || part == `"v1"`) {
+					match = true
+					break
+				}
+			}
+			if !match {
+				if got != http.StatusPreconditionFailed {
+					t.Fatalf("If-Match %q: %d; want 412", im, got)
+				}
+				return
+			}
+		} else if ius != "" {
+			if at, err := http.ParseTime(ius); err == nil && lastMod.After(at) {
+				if got != http.StatusPreconditionFailed {
+					t.Fatalf("If-Unmodified-Since %q: %d; want 412", ius, got)
+				}
+				return
+			}
 		}
-		got := e.notModified(r)
+		if got == http.StatusPreconditionFailed {
+			t.Fatalf("If-Match %q, If-Unmodified-Since %q: 412; want the preconditions to hold", im, ius)
+		}
+		notModified := got == http.StatusNotModified
 		if inm != "" {
 			want := false
 			for i, part := range strings.Split(inm, ",") {
@@ -42,16 +84,18 @@ func FuzzConditional(f *testing.F) {
 					break
 				}
 			}
-			if got != want {
-				t.Fatalf("If-None-Match %q: notModified=%v; want %v", inm, got, want)
+			if notModified != want {
+				t.Fatalf("If-None-Match %q: notModified=%v; want %v", inm, notModified, want)
 			}
 			return
 		}
 		if ims != "" {
 			at, err := http.ParseTime(ims)
-			if want := err == nil && !lastMod.After(at); got != want {
-				t.Fatalf("If-Modified-Since %q: notModified=%v; want %v", ims, got, want)
+			if want := err == nil && !lastMod.After(at); notModified != want {
+				t.Fatalf("If-Modified-Since %q: notModified=%v; want %v", ims, notModified, want)
 			}
+		} else if notModified {
+			t.Fatal("304 without If-None-Match or If-Modified-Since")
 		}
 	})
 }

@@ -17,8 +17,10 @@
 //   - A request with Cache-Control: no-cache (or max-age beyond the
 //     entry's age, or min-fresh) goes to the origin, revalidating with the
 //     entry's ETag, and refreshes the entry.
-//   - Conditional requests (If-None-Match, If-Modified-Since) are answered
-//     from the entry with 304.
+//   - Conditional requests are answered from the entry as the origin
+//     answers them (RFC 9110 §13.2.2): a false If-Match or
+//     If-Unmodified-Since with the JSON 412, never stored; a matching
+//     If-None-Match or If-Modified-Since with 304.
 //   - The cache sits outside the encode handler: each content coding is a
 //     separate entry keyed by the normalised Accept-Encoding, so a hit
 //     writes stored bytes as they are. The origin is asked for the identity
@@ -54,6 +56,7 @@ import (
 	"github.com/invoicewire/invoicewire/caddymodules/internal/memorybudget"
 	"github.com/invoicewire/invoicewire/caddymodules/internal/negotiate"
 	"github.com/invoicewire/invoicewire/internal/apierror"
+	"github.com/invoicewire/invoicewire/internal/httpheader"
 	"github.com/invoicewire/invoicewire/internal/metrics"
 )
 
@@ -349,11 +352,15 @@ func (h *Handler) writeEntry(w http.ResponseWriter, r *http.Request, e *entry, n
 	if id := r.Header["X-Request-Id"]; id != nil {
 		hdr["X-Request-Id"] = id
 	}
-	if e.notModified(r) {
+	switch e.precondition(r) {
+	case http.StatusNotModified:
 		e.header.setInto(hdr, bodyField)
 		hdr["Age"] = hv.age
 		hdr["Cache-Status"] = cacheStatus
 		w.WriteHeader(http.StatusNotModified)
+		return
+	case http.StatusPreconditionFailed:
+		preconditionFailed(w, r, cacheStatus)
 		return
 	}
 	e.header.setInto(hdr, nil)
@@ -364,6 +371,36 @@ func (h *Handler) writeEntry(w http.ResponseWriter, r *http.Request, e *entry, n
 		_, _ = w.Write(e.body)
 	}
 }
+
+// preconditionFailed answers 412 where the origin would (RFC 9110
+// §13.2.2, docs/edge-gateway.md, "Edge cache"): the JSON error the origin
+// sends, with the fields json_errors gives every error of the edge and
+// Cache-Status, and none of the stored response's fields. Like every edge
+// error it is no-store: it depends on the request's fields, and the cache
+// never keeps it either (it is written to the client, never recorded).
+func preconditionFailed(w http.ResponseWriter, r *http.Request, cacheStatus []string) {
+	hdr := w.Header()
+	hdr["Cache-Control"] = noStore
+	hdr["Access-Control-Allow-Origin"] = allowOrigin
+	hdr["Access-Control-Expose-Headers"] = exposeHeaders
+	if cacheStatus != nil {
+		hdr["Cache-Status"] = cacheStatus
+	}
+	e := apierror.PreconditionFailed()
+	if r.Method == http.MethodHead {
+		hdr.Set("Content-Type", "application/json")
+		hdr.Set("X-Content-Type-Options", httpheader.NoSniff)
+		w.WriteHeader(e.Status)
+		return
+	}
+	apierror.Write(w, e)
+}
+
+var (
+	noStore       = []string{"no-store"}
+	allowOrigin   = []string{httpheader.AllowOrigin}
+	exposeHeaders = []string{httpheader.ExposeHeaders}
+)
 
 // reservedBytes is the memory a cache of maxBytes holds: its rings, its
 // indexes, 16 bytes an entry grown by doubling, at most a 32nd of the

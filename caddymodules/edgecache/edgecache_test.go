@@ -589,3 +589,88 @@ func TestEntriesSurviveReload(t *testing.T) {
 		t.Errorf("after reload: X-Config %q body %q Cache-Status %q origin %d; want the stored entry", resp.Header.Get("X-Config"), body, resp.Header.Get("Cache-Status"), o.count(p))
 	}
 }
+
+// TestPreconditions checks If-Match and If-Unmodified-Since at the edge
+// (RFC 9110 §13.1.1, §13.1.4, §13.2.2), evaluated as the origin does: on a
+// miss and a hit alike a false one is the JSON 412 with no-store, which is
+// never stored; If-Match compares strongly with the ETag of the coding
+// that would be sent; answers that are not a 200 ignore them (RFC 9110
+// §13.2.1); and a response passed through without being stored is
+// evaluated too, since the edge does not forward the fields.
+func TestPreconditions(t *testing.T) {
+	edge, o := startEdge(t, "")
+	big := `{"items":"` + strings.Repeat("peppol e-invoicing ", 900) + `"}`
+	lastMod := "Mon, 23 Nov 2026 09:00:00 GMT"
+	withLastMod := func(h http.HandlerFunc) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Last-Modified", lastMod)
+			h(w, r)
+		}
+	}
+	testCases := []struct {
+		desc   string
+		h      http.HandlerFunc
+		header []string
+		status int
+		// stored: a plain read afterwards is a hit (the 412 was not kept)
+		stored bool
+	}{
+		{desc: "If-Match, another tag", h: static(big, `"v1"`, readCC, ""), header: []string{`If-Match: "nomatch"`}, status: 412, stored: true},
+		{desc: "If-Match, the tag", h: static(big, `"v1"`, readCC, ""), header: []string{`If-Match: "v1"`}, status: 200, stored: true},
+		{desc: "If-Match, star", h: static(big, `"v1"`, readCC, ""), header: []string{`If-Match: *`}, status: 200, stored: true},
+		{desc: "If-Match, the weak tag", h: static(big, `"v1"`, readCC, ""), header: []string{`If-Match: W/"v1"`}, status: 412, stored: true},
+		{desc: "If-Match, the gzip coding's tag", h: static(big, `"v1"`, readCC, ""), header: []string{"Accept-Encoding: gzip", `If-Match: "v1-gzip"`}, status: 200, stored: true},
+		{desc: "If-Match, the identity tag for the gzip coding", h: static(big, `"v1"`, readCC, ""), header: []string{"Accept-Encoding: gzip", `If-Match: "v1"`}, status: 412, stored: true},
+		{desc: "If-Match, the zstd coding's tag", h: static(big, `"v1"`, readCC, ""), header: []string{"Accept-Encoding: zstd", `If-Match: "v1-zstd"`}, status: 200, stored: true},
+		{desc: "a false If-Match wins over a matching If-None-Match", h: static(big, `"v1"`, readCC, ""), header: []string{`If-Match: "nomatch"`, `If-None-Match: "v1"`}, status: 412, stored: true},
+		{desc: "a true If-Match, then a matching If-None-Match", h: static(big, `"v1"`, readCC, ""), header: []string{`If-Match: "v1"`, `If-None-Match: "v1"`}, status: 304, stored: true},
+		{desc: "If-Unmodified-Since, earlier", h: withLastMod(static(big, `"v1"`, readCC, "")), header: []string{"If-Unmodified-Since: Thu, 01 Jan 2015 00:00:00 GMT"}, status: 412, stored: true},
+		{desc: "If-Unmodified-Since, Last-Modified", h: withLastMod(static(big, `"v1"`, readCC, "")), header: []string{"If-Unmodified-Since: " + lastMod}, status: 200, stored: true},
+		{desc: "If-Unmodified-Since, invalid", h: withLastMod(static(big, `"v1"`, readCC, "")), header: []string{"If-Unmodified-Since: yesterday"}, status: 200, stored: true},
+		{desc: "If-Unmodified-Since without Last-Modified", h: static(big, `"v1"`, readCC, ""), header: []string{"If-Unmodified-Since: Thu, 01 Jan 2015 00:00:00 GMT"}, status: 200, stored: true},
+		{desc: "a true If-Match: If-Unmodified-Since is not evaluated", h: withLastMod(static(big, `"v1"`, readCC, "")), header: []string{`If-Match: "v1"`, "If-Unmodified-Since: Thu, 01 Jan 2015 00:00:00 GMT"}, status: 200, stored: true},
+		{desc: "a 404 ignores them", h: nil, header: []string{`If-Match: "nomatch"`}, status: 404, stored: true},
+		{desc: "not stored, If-Match another tag", h: static(big, `"v1"`, "no-store", ""), header: []string{`If-Match: "nomatch"`}, status: 412},
+		{desc: "not stored, If-Match another tag, gzip", h: static(big, `"v1"`, "no-store", ""), header: []string{"Accept-Encoding: gzip", `If-Match: "v1"`}, status: 412},
+		{desc: "not stored, If-Match the gzip coding's tag", h: static(big, `"v1"`, "no-store", ""), header: []string{"Accept-Encoding: gzip", `If-Match: "v1-gzip"`}, status: 200},
+		{desc: "not stored, If-Unmodified-Since earlier", h: withLastMod(static(big, `"v1"`, "no-store", "")), header: []string{"If-Unmodified-Since: Thu, 01 Jan 2015 00:00:00 GMT"}, status: 412},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			p := unique("/api/v1/specs")
+			if tc.h != nil {
+				o.handle(p, tc.h)
+			}
+			for _, round := range []string{"miss", "hit"} {
+				resp, body := edge.Do(t, "GET", p, "", tc.header...)
+				if resp.StatusCode != tc.status {
+					t.Fatalf("%s: %d; want %d (Cache-Status %q)", round, resp.StatusCode, tc.status, resp.Header.Get("Cache-Status"))
+				}
+				if tc.status == 412 {
+					if cc := resp.Header.Get("Cache-Control"); cc != "no-store" || resp.Header.Get("Content-Type") != "application/json" ||
+						!strings.Contains(body, `"code":"precondition_failed"`) {
+						t.Errorf("%s: 412 with Cache-Control %q, Content-Type %q, body %q", round, cc, resp.Header.Get("Content-Type"), body)
+					}
+					if resp.Header.Get("ETag") != "" || resp.Header.Get("Content-Encoding") != "" {
+						t.Errorf("%s: 412 with the representation's ETag %q or Content-Encoding %q", round, resp.Header.Get("ETag"), resp.Header.Get("Content-Encoding"))
+					}
+				}
+				if tc.status == 200 && !strings.Contains(resp.Header.Get("Cache-Status"), "hit") && round == "hit" && tc.stored {
+					t.Errorf("the second read is not a hit: %q", resp.Header.Get("Cache-Status"))
+				}
+			}
+			if !tc.stored {
+				return
+			}
+			// What was stored is the 200 (or the 404), never the 412.
+			before := o.count(p)
+			resp, _ := edge.Do(t, "GET", p, "")
+			if !strings.Contains(resp.Header.Get("Cache-Status"), "hit") || o.count(p) != before {
+				t.Errorf("a plain read after: %d, Cache-Status %q, origin requests %d → %d; want a stored hit", resp.StatusCode, resp.Header.Get("Cache-Status"), before, o.count(p))
+			}
+			if tc.h != nil && resp.StatusCode != 200 {
+				t.Errorf("a plain read after: %d; want 200", resp.StatusCode)
+			}
+		})
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/invoicewire/invoicewire/internal/httpheader"
 )
 
 // entry is one stored response, as read from its record (record.go): each
@@ -89,24 +91,34 @@ func (e *entry) values(now time.Time, name string) *hitValues {
 	return hv
 }
 
-// notModified applies the request's conditional fields to the entry (RFC
-// 9110 §13.2.2): If-None-Match with the weak comparison, else
-// If-Modified-Since against Last-Modified.
-func (e *entry) notModified(r *http.Request) bool {
+// precondition applies the request's conditional fields to the entry in
+// the order of RFC 9110 §13.2.2, with the rules the origin applies
+// (httpheader.PreconditionFailed), and returns the status to answer: 412
+// when If-Match (the strong comparison with this entry's ETag, which for a
+// coding is the coding's own, suffixed by the encode handler) or, without
+// it, If-Unmodified-Since is false; 304 when If-None-Match (the weak
+// comparison) matches or, without it, If-Modified-Since is no earlier than
+// Last-Modified; else the entry's status. A stored answer other than a 200
+// ignores them all (RFC 9110 §13.2.1): a stored 404 stays a 404.
+func (e *entry) precondition(r *http.Request) int {
 	if e.status != http.StatusOK {
-		return false
+		return e.status
+	}
+	if httpheader.PreconditionFailed(r.Header, e.etag, e.lastMod) {
+		return http.StatusPreconditionFailed
 	}
 	if inm := r.Header["If-None-Match"]; len(inm) > 0 {
-		if e.etag == "" {
-			return false
+		if e.etag != "" && etagMatch(inm, e.etag) {
+			return http.StatusNotModified
 		}
-		return etagMatch(inm, e.etag)
+		return e.status
 	}
 	if ims := r.Header.Get("If-Modified-Since"); ims != "" && !e.lastMod.IsZero() {
-		t, err := http.ParseTime(ims)
-		return err == nil && !e.lastMod.After(t)
+		if t, err := http.ParseTime(ims); err == nil && !e.lastMod.After(t) {
+			return http.StatusNotModified
+		}
 	}
-	return false
+	return e.status
 }
 
 // etagMatch is the weak comparison of RFC 9110 §8.8.3.2 over a list.

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/invoicewire/invoicewire/internal/httpheader"
 )
 
 // fetch forwards r to the origin (coalescing with other fetches of the same
@@ -71,6 +73,9 @@ func (h *Handler) fetchOrigin(w http.ResponseWriter, r *http.Request, next caddy
 		// A client served identity; for the others the encode handler
 		// around w adds Vary itself when it compresses.
 		rec.compressible = h.compressible
+	}
+	if r.Header["If-Match"] != nil || r.Header["If-Unmodified-Since"] != nil {
+		rec.precondition = h.passThroughPrecondition(r, ae)
 	}
 	err := next.ServeHTTP(rec, fr)
 	now := h.now()
@@ -137,6 +142,33 @@ func (h *Handler) fetchOrigin(w http.ResponseWriter, r *http.Request, next caddy
 	missCounter.Inc()
 	rec.flushBuffered(h.cacheStatus(forwarded{fwd: fwd}))
 	return nil
+}
+
+// passThroughPrecondition evaluates r's If-Match and If-Unmodified-Since
+// (RFC 9110 §13.2.2, steps 1 and 2) for a response sent without being
+// stored, which reaches the client as the origin sent it but for the
+// coding: for a client served coding ae, the encode handler around the
+// client's writer compresses what it can and suffixes a strong ETag with
+// the coding (RFC 9110 §8.8.3.3), so If-Match is compared with that tag.
+// Answers other than a 200 ignore the preconditions (RFC 9110 §13.2.1).
+// When they are false, it answers 412 on w, the client's writer, and
+// reports true.
+func (h *Handler) passThroughPrecondition(r *http.Request, ae string) func(http.ResponseWriter, int, http.Header, int, []byte, []string) bool {
+	return func(w http.ResponseWriter, status int, hdr http.Header, n int, head []byte, cacheStatus []string) bool {
+		if status != http.StatusOK {
+			return false
+		}
+		etag := hdr.Get("ETag")
+		if ae != "" && strings.HasPrefix(etag, `"`) && h.compressible(status, hdr, n, head) {
+			etag = strings.TrimSuffix(etag, `"`) + "-" + ae + `"`
+		}
+		lastMod, _ := http.ParseTime(hdr.Get("Last-Modified"))
+		if !httpheader.PreconditionFailed(r.Header, etag, lastMod) {
+			return false
+		}
+		preconditionFailed(w, r, cacheStatus)
+		return true
+	}
 }
 
 // storeWithVary stores e, and a marker at the primary key when e varies on

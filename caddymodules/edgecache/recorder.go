@@ -28,6 +28,14 @@ type recorder struct {
 	// received that it would have compressed for another client gets
 	// Vary: Accept-Encoding, as a stored one does (RFC 9110 §12.5.5).
 	compressible func(status int, hdr http.Header, n int, head []byte) bool
+	// precondition, when set, is asked before a response that is not
+	// stored is sent as received (the client's writer, status, header, body length or -1, the
+	// body's start when known): the client's If-Match and
+	// If-Unmodified-Since were not forwarded (forwardRequest), so the edge
+	// evaluates them here, writes the 412 itself when they are false, and
+	// reports that it did. The body that follows is then dropped.
+	precondition func(client http.ResponseWriter, status int, hdr http.Header, n int, head []byte, cacheStatus []string) bool
+	refused      bool
 
 	status           int
 	wroteHeader      bool
@@ -112,6 +120,10 @@ func (rc *recorder) passThrough(n int, head []byte) {
 // and with Vary: Accept-Encoding when compressible says so of a body of n
 // bytes (-1: not known) starting with head.
 func (rc *recorder) sendHeader(status int, cacheStatus []string, n int, head []byte) {
+	if rc.precondition != nil && rc.precondition(rc.client, status, rc.header, n, head, cacheStatus) {
+		rc.refused = true
+		return
+	}
 	hdr := rc.client.Header()
 	copyHeader(hdr, rc.header)
 	if rc.compressible != nil && rc.compressible(status, rc.header, n, head) {
@@ -148,12 +160,14 @@ func (rc *recorder) Write(b []byte) (int, error) {
 			head = b
 		}
 		rc.passThrough(-1, head)
-		if _, err := rc.client.Write(rc.buf.Bytes()); err != nil {
-			return 0, err
+		if !rc.refused {
+			if _, err := rc.client.Write(rc.buf.Bytes()); err != nil {
+				return 0, err
+			}
 		}
 		rc.buf.Reset()
 	}
-	if rc.client == nil {
+	if rc.client == nil || rc.refused {
 		return len(b), nil
 	}
 	return rc.client.Write(b)
@@ -162,7 +176,7 @@ func (rc *recorder) Write(b []byte) (int, error) {
 // FlushError passes flushes through once the response streams, so event
 // streams reach the client event by event.
 func (rc *recorder) FlushError() error {
-	if rc.passedThrough && rc.client != nil {
+	if rc.passedThrough && rc.client != nil && !rc.refused {
 		return http.NewResponseController(rc.client).Flush()
 	}
 	return nil
@@ -181,7 +195,9 @@ func (rc *recorder) flushBuffered(cacheStatus string) {
 		status = http.StatusOK
 	}
 	rc.sendHeader(status, []string{cacheStatus}, rc.buf.Len(), rc.buf.Bytes())
-	_, _ = rc.client.Write(rc.buf.Bytes())
+	if !rc.refused {
+		_, _ = rc.client.Write(rc.buf.Bytes())
+	}
 }
 
 // copyHeader sets (not adds) every field of src on dst: fields that outer

@@ -102,6 +102,76 @@ func TestConditionalThroughTheEdge(t *testing.T) {
 	}
 }
 
+// TestPreconditionsThroughTheEdge sends If-Match and If-Unmodified-Since
+// through the real Caddyfile to a real origin (RFC 9110 §13.1.1, §13.1.4,
+// §13.2.2): a false one is the JSON 412 with no-store on a miss, on a hit
+// and at the origin (Cache-Control: no-cache) alike, and never takes the
+// place of the stored 200; a true one (the current tag, the gzip coding's
+// own tag for a gzip client, "*", a date no earlier than Last-Modified)
+// is the 200.
+func TestPreconditionsThroughTheEdge(t *testing.T) {
+	inst := origintest.Start(t)
+	edge := startEdge(t, inst, 100000)
+	a := inst.Corpus.Articles[0]
+	testCases := []struct {
+		desc   string
+		path   string
+		header []string
+		status int
+	}{
+		{desc: "a list, another tag", path: "/api/v1/articles", header: []string{`If-Match: "nomatch"`}, status: 412},
+		{desc: "a list, star", path: "/api/v1/articles", header: []string{"If-Match: *"}, status: 200},
+		{desc: "a list, the current tag", path: "/api/v1/articles", header: []string{"If-Match: {etag}"}, status: 200},
+		{desc: "a list, the identity tag for gzip", path: "/api/v1/articles", header: []string{"Accept-Encoding: gzip", "If-Match: {etag}"}, status: 412},
+		{desc: "a list, the gzip coding's tag", path: "/api/v1/articles", header: []string{"Accept-Encoding: gzip", "If-Match: {gzip-etag}"}, status: 200},
+		{desc: "a list, another tag, at the origin", path: "/api/v1/articles", header: []string{`If-Match: "nomatch"`, "Cache-Control: no-cache"}, status: 412},
+		{desc: "a list without Last-Modified ignores If-Unmodified-Since", path: "/api/v1/articles", header: []string{"If-Unmodified-Since: Thu, 01 Jan 2015 00:00:00 GMT"}, status: 200},
+		{desc: "a page, modified since", path: a.Path() + "/", header: []string{"If-Unmodified-Since: Thu, 01 Jan 2015 00:00:00 GMT"}, status: 412},
+		{desc: "a page, modified since, at the origin", path: a.Path() + "/", header: []string{"If-Unmodified-Since: Thu, 01 Jan 2015 00:00:00 GMT", "Cache-Control: no-cache"}, status: 412},
+		{desc: "a page, not modified since", path: a.Path() + "/", header: []string{"If-Unmodified-Since: Mon, 01 Jan 2035 00:00:00 GMT"}, status: 200},
+		{desc: "a page, another tag", path: a.Path() + "/", header: []string{`If-Match: "nomatch"`}, status: 412},
+		{desc: "a missing article ignores them", path: "/api/v1/articles/not-an-article", header: []string{`If-Match: "nomatch"`}, status: 404},
+	}
+	// Each path is first asked with a false precondition, a miss at the
+	// edge: the 412 must come back, and must not be what is stored.
+	for _, path := range []string{"/api/v1/articles", a.Path() + "/"} {
+		if resp, b := do(t, "GET", edge+path, `If-Match: "nomatch"`); resp.StatusCode != 412 || !isJSONError(b, "precondition_failed") || resp.Header.Get("Cache-Control") != "no-store" {
+			t.Errorf("%s, a miss: %d %q %.200s; want the JSON 412 with no-store", path, resp.StatusCode, resp.Header.Get("Cache-Control"), b)
+		}
+	}
+	etags := map[string][2]string{}
+	for _, path := range []string{"/api/v1/articles", a.Path() + "/"} {
+		resp, _ := do(t, "GET", edge+path)
+		gz, _ := do(t, "GET", edge+path, "Accept-Encoding: gzip")
+		if resp.StatusCode != 200 || gz.Header.Get("Content-Encoding") != "gzip" {
+			t.Fatalf("%s: %d, gzip %q", path, resp.StatusCode, gz.Header.Get("Content-Encoding"))
+		}
+		etags[path] = [2]string{resp.Header.Get("ETag"), gz.Header.Get("ETag")}
+	}
+	for _, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			var header []string
+			for _, h := range tc.header {
+				h = strings.ReplaceAll(h, "{etag}", etags[tc.path][0])
+				header = append(header, strings.ReplaceAll(h, "{gzip-etag}", etags[tc.path][1]))
+			}
+			resp, b := do(t, "GET", edge+tc.path, header...)
+			if resp.StatusCode != tc.status {
+				t.Fatalf("%d; want %d (Cache-Status %q)", resp.StatusCode, tc.status, resp.Header.Get("Cache-Status"))
+			}
+			if tc.status == 412 && (!isJSONError(b, "precondition_failed") || resp.Header.Get("Cache-Control") != "no-store" || resp.Header.Get("ETag") != "") {
+				t.Errorf("412: Cache-Control %q, ETag %q, body %.200s; want the JSON error with no-store and no ETag", resp.Header.Get("Cache-Control"), resp.Header.Get("ETag"), b)
+			}
+		})
+	}
+	// The 412s stored nothing: a plain read is the stored 200.
+	for _, path := range []string{"/api/v1/articles", a.Path() + "/"} {
+		if resp, _ := do(t, "GET", edge+path); resp.StatusCode != 200 || !strings.Contains(resp.Header.Get("Cache-Status"), "hit") {
+			t.Errorf("%s after the 412s: %d, Cache-Status %q; want a stored 200", path, resp.StatusCode, resp.Header.Get("Cache-Status"))
+		}
+	}
+}
+
 // TestBodyOver64KiBThroughTheEdge posts bodies over the origin's 64 KiB
 // bound through the edge: the JSON 413, whether the edge buffered the body
 // or streamed it, and nothing registered.

@@ -19,6 +19,7 @@ const (
 	CodeRequestTimeout       = "request_timeout"
 	CodeConflict             = "conflict"
 	CodeGone                 = "gone"
+	CodePreconditionFailed   = "precondition_failed"
 	CodePayloadTooLarge      = "payload_too_large"
 	CodeUnsupportedMediaType = "unsupported_media_type"
 	CodeUnprocessable        = "unprocessable"
@@ -36,6 +37,7 @@ var statusCodes = map[int]string{
 	http.StatusRequestTimeout:        CodeRequestTimeout,
 	http.StatusConflict:              CodeConflict,
 	http.StatusGone:                  CodeGone,
+	http.StatusPreconditionFailed:    CodePreconditionFailed,
 	http.StatusRequestEntityTooLarge: CodePayloadTooLarge,
 	http.StatusUnsupportedMediaType:  CodeUnsupportedMediaType,
 	http.StatusUnprocessableEntity:   CodeUnprocessable,
@@ -107,6 +109,15 @@ func NotFound(message, hint string) *Error { return New(http.StatusNotFound, mes
 // root and its description, where every address is listed.
 func NoSuchAddress(siteRoot string) *Error {
 	return NotFound("Nothing is published at this address.", "The API starts at "+siteRoot+"/api/v1/ and is described at "+siteRoot+"/openapi.json.")
+}
+
+// PreconditionFailed is the 412 of a read whose If-Match or
+// If-Unmodified-Since is false for the current representation (RFC 9110
+// §13.1.1, §13.1.4, §15.5.13). The origin and the edge cache send the same
+// one.
+func PreconditionFailed() *Error {
+	return New(http.StatusPreconditionFailed, "The resource does not match the request's If-Match or If-Unmodified-Since.",
+		"The resource changed since you read it, or the validator names another representation: read it again without the precondition to get its current ETag and Last-Modified.")
 }
 
 // As returns err as an *Error; anything else becomes a 500 internal whose

@@ -6,7 +6,7 @@ import "testing"
 // the contract maps to a status whose code is that code again.
 func TestStatusForInvertsCodeFor(t *testing.T) {
 	for _, code := range []string{CodeBadRequest, CodeUnauthorized, CodeForbidden, CodeNotFound, CodeMethodNotAllowed,
-		CodeConflict, CodeGone, CodePayloadTooLarge, CodeUnsupportedMediaType, CodeUnprocessable, CodeRateLimited,
+		CodeConflict, CodeGone, CodePreconditionFailed, CodePayloadTooLarge, CodeUnsupportedMediaType, CodeUnprocessable, CodeRateLimited,
 		CodeInternal, CodeUnavailable} {
 		t.Run(code, func(t *testing.T) {
 			st := StatusFor(code)

@@ -1,7 +1,8 @@
 // Package httpheader holds the header values every Invoicewire response
 // shares, written once for the origin's writer and the edge's error
-// responder: the CORS lists, the strong ETag of a body and the
-// If-None-Match and If-Modified-Since comparisons.
+// responder: the CORS lists, the strong ETag of a body and the comparisons
+// of the conditional fields (If-Match, If-Unmodified-Since, If-None-Match,
+// If-Modified-Since).
 package httpheader
 
 import (
@@ -59,6 +60,73 @@ func MatchesETag(values []string, etag string) bool {
 		}
 	}
 	return false
+}
+
+// MaxListMembers bounds the entity tags read from an If-Match list: a
+// client may send thousands, and each is compared. A longer list is judged
+// by its first MaxListMembers members.
+const MaxListMembers = 64
+
+// MatchesStrong applies If-Match (its header values) to etag, the strong
+// validator of the representation that would be sent, with the strong
+// comparison RFC 9110 §13.1.1 prescribes: "*" matches any current
+// representation, a weak tag matches nothing, and neither does any tag
+// when etag is "" or weak. Only the first MaxListMembers members count.
+// False means the precondition failed: 412 (RFC 9110 §13.2.2, step 1).
+func MatchesStrong(values []string, etag string) bool {
+	strong := etag != "" && !strings.HasPrefix(etag, "W/")
+	n := 0
+	for _, v := range values {
+		for v != "" {
+			var part string
+			part, v, _ = strings.Cut(v, ",")
+			part = strings.TrimSpace(part)
+			if part == "" {
+				// An empty list element (RFC 9110 §5.6.1) is not a member.
+				continue
+			}
+			if n++; n > MaxListMembers {
+				return false
+			}
+			if part == "*" || (strong && part == etag) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// ModifiedSince applies If-Unmodified-Since (its header values) to a
+// representation last modified at lastMod (RFC 9110 §13.1.4): true, the
+// precondition failed (412), when the field holds one valid HTTP-date
+// earlier than lastMod, compared in whole seconds as Last-Modified carries
+// them. A zero lastMod (no Last-Modified), no field, several values or an
+// invalid date are ignored: false. The caller applies it only when the
+// request carries no If-Match, which takes precedence (RFC 9110 §13.2.2).
+func ModifiedSince(values []string, lastMod time.Time) bool {
+	if lastMod.IsZero() || len(values) != 1 {
+		return false
+	}
+	since, err := http.ParseTime(values[0])
+	if err != nil {
+		return false
+	}
+	return lastMod.Truncate(time.Second).After(since)
+}
+
+// PreconditionFailed evaluates the first two steps of RFC 9110 §13.2.2 for
+// h, the request's header, against the 2xx representation that would be
+// sent (its strong etag, "" for none, and lastMod, zero for none): If-Match
+// when present, else If-Unmodified-Since. True means 412 Precondition
+// Failed. The origin and the edge cache both call it, so a stored answer
+// and the origin's agree. The caller applies it only to responses that
+// would be 2xx without the preconditions (RFC 9110 §13.2.1), before
+// If-None-Match and If-Modified-Since.
+func PreconditionFailed(h http.Header, etag string, lastMod time.Time) bool {
+	if im := h["If-Match"]; im != nil {
+		return !MatchesStrong(im, etag)
+	}
+	return ModifiedSince(h["If-Unmodified-Since"], lastMod)
 }
 
 // NotModifiedSince applies If-Modified-Since (its header values) to a

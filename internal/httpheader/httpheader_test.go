@@ -1,6 +1,11 @@
 package httpheader
 
-import "testing"
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
 
 func TestMatchesETag(t *testing.T) {
 	const etag = `"abc"`
@@ -31,5 +36,71 @@ func TestETag(t *testing.T) {
 	a, b := ETag([]byte("one")), ETag([]byte("two"))
 	if a == b || a != ETag([]byte("one")) || len(a) != 26 || a[0] != '"' || a[len(a)-1] != '"' {
 		t.Errorf("ETag: %s, %s", a, b)
+	}
+}
+
+func TestMatchesStrong(t *testing.T) {
+	testCases := []struct {
+		desc   string
+		values []string
+		etag   string
+		want   bool
+	}{
+		{desc: "the same tag", values: []string{`"abc"`}, etag: `"abc"`, want: true},
+		{desc: "in a list", values: []string{`"x", "abc"`}, etag: `"abc"`, want: true},
+		{desc: "in a second header line", values: []string{`"x"`, `"abc"`}, etag: `"abc"`, want: true},
+		{desc: "star", values: []string{`*`}, etag: `"abc"`, want: true},
+		{desc: "star without a tag", values: []string{`*`}, etag: "", want: true},
+		{desc: "another tag", values: []string{`"nomatch"`}, etag: `"abc"`, want: false},
+		{desc: "weak form of the same tag: the strong comparison fails", values: []string{`W/"abc"`}, etag: `"abc"`, want: false},
+		{desc: "a weak representation tag matches nothing", values: []string{`W/"abc"`, `"abc"`}, etag: `W/"abc"`, want: false},
+		{desc: "no tag to compare", values: []string{`"abc"`}, etag: "", want: false},
+		{desc: "a coding's tag is another representation", values: []string{`"abc"`}, etag: `"abc-gzip"`, want: false},
+		{desc: "the coding's own tag", values: []string{`"abc-gzip"`}, etag: `"abc-gzip"`, want: true},
+		{desc: "empty members are skipped", values: []string{`, ,"abc"`}, etag: `"abc"`, want: true},
+		{desc: "an empty field matches nothing", values: []string{""}, etag: `"abc"`, want: false},
+		{desc: "the 64th member counts", values: []string{strings.Repeat(`"x", `, 63) + `"abc"`}, etag: `"abc"`, want: true},
+		{desc: "the 65th member does not", values: []string{strings.Repeat(`"x", `, 64) + `"abc"`}, etag: `"abc"`, want: false},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			if got := MatchesStrong(tc.values, tc.etag); got != tc.want {
+				t.Errorf("MatchesStrong(%q, %s) = %v, want %v", tc.values, tc.etag, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestPreconditionFailed(t *testing.T) {
+	const etag = `"abc"`
+	lastMod := time.Date(2026, 3, 4, 10, 0, 0, 500e6, time.UTC)
+	at := func(d time.Duration) string { return lastMod.Truncate(time.Second).Add(d).Format(http.TimeFormat) }
+	testCases := []struct {
+		desc    string
+		header  http.Header
+		lastMod time.Time
+		want    bool
+	}{
+		{desc: "no preconditions", header: http.Header{}, lastMod: lastMod, want: false},
+		{desc: "If-Match, the current tag", header: http.Header{"If-Match": {etag}}, lastMod: lastMod, want: false},
+		{desc: "If-Match, another tag", header: http.Header{"If-Match": {`"nomatch"`}}, lastMod: lastMod, want: true},
+		{desc: "If-Match, star", header: http.Header{"If-Match": {"*"}}, lastMod: lastMod, want: false},
+		{desc: "If-Unmodified-Since, the same second", header: http.Header{"If-Unmodified-Since": {at(0)}}, lastMod: lastMod, want: false},
+		{desc: "If-Unmodified-Since, later", header: http.Header{"If-Unmodified-Since": {at(time.Hour)}}, lastMod: lastMod, want: false},
+		{desc: "If-Unmodified-Since, earlier", header: http.Header{"If-Unmodified-Since": {"Thu, 01 Jan 2015 00:00:00 GMT"}}, lastMod: lastMod, want: true},
+		{desc: "If-Unmodified-Since, a second earlier", header: http.Header{"If-Unmodified-Since": {at(-time.Second)}}, lastMod: lastMod, want: true},
+		{desc: "If-Unmodified-Since, an obsolete format", header: http.Header{"If-Unmodified-Since": {"Thursday, 01-Jan-15 00:00:00 GMT"}}, lastMod: lastMod, want: true},
+		{desc: "If-Unmodified-Since, an invalid date is ignored", header: http.Header{"If-Unmodified-Since": {"yesterday"}}, lastMod: lastMod, want: false},
+		{desc: "If-Unmodified-Since, several values are ignored", header: http.Header{"If-Unmodified-Since": {at(-time.Hour), at(-time.Hour)}}, lastMod: lastMod, want: false},
+		{desc: "If-Unmodified-Since without Last-Modified is ignored", header: http.Header{"If-Unmodified-Since": {at(-time.Hour)}}, want: false},
+		{desc: "a matching If-Match wins over an earlier If-Unmodified-Since", header: http.Header{"If-Match": {etag}, "If-Unmodified-Since": {at(-time.Hour)}}, lastMod: lastMod, want: false},
+		{desc: "a failing If-Match wins over a later If-Unmodified-Since", header: http.Header{"If-Match": {`"nomatch"`}, "If-Unmodified-Since": {at(time.Hour)}}, lastMod: lastMod, want: true},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			if got := PreconditionFailed(tc.header, etag, tc.lastMod); got != tc.want {
+				t.Errorf("PreconditionFailed(%v) = %v, want %v", tc.header, got, tc.want)
+			}
+		})
 	}
 }

@@ -226,6 +226,11 @@ func TestOperationRules(t *testing.T) {
 				if !hasParam(o.op, "If-None-Match") {
 					t.Error("a public read without the If-None-Match parameter")
 				}
+				// RFC 9110 §13.1.1, §13.1.4: reads evaluate If-Match and
+				// If-Unmodified-Since, and answer 412 when they are false.
+				if codes["412"] == nil || !hasParam(o.op, "If-Match") || !hasParam(o.op, "If-Unmodified-Since") {
+					t.Error("a public read without 412 and the If-Match and If-Unmodified-Since parameters")
+				}
 				if ok := codes["200"]; ok == nil || ok.Headers.GetOrZero("Cache-Control") == nil {
 					t.Error("a public read whose 200 does not document Cache-Control")
 				}
@@ -301,7 +306,7 @@ func TestEnumsMatchTheCode(t *testing.T) {
 		return sp.Schema()
 	}
 	var codes []string
-	for _, status := range []int{400, 401, 403, 404, 405, 408, 409, 410, 413, 415, 422, 429, 500, 503} {
+	for _, status := range []int{400, 401, 403, 404, 405, 408, 409, 410, 412, 413, 415, 422, 429, 500, 503} {
 		codes = append(codes, apierror.CodeFor(status))
 	}
 	testCases := []struct {
