@@ -89,12 +89,13 @@ func TestWaitLoadedWaitsThroughLoading(t *testing.T) {
 	if err := store.WaitLoaded(wctx, rdb, slog.New(slog.NewTextHandler(&logs, nil))); err != nil {
 		t.Fatalf("WaitLoaded: %v", err)
 	}
-	// Returned: loading is over and commands succeed. The keys WaitLoaded
-	// lets the caller see are the reloaded data set's, all of them: under
-	// heavy machine load redis-server 7.0 has been seen to finish DEBUG
-	// RELOAD with key-load-delay a few thousand keys short (loading:0, no
-	// error), so the count is compared with the server's own final count,
-	// not with the keys populated.
+	// Returned: loading is over by the server's own account (loading:0) and
+	// commands succeed. The key count is not compared: under heavy machine
+	// load redis-server 7.0 has been seen to finish DEBUG RELOAD with
+	// key-load-delay a few thousand keys short, and to report loading:0
+	// while its DBSIZE still moved by a few dozen before DEBUG RELOAD
+	// answered. Neither is WaitLoaded's to see; returning while INFO still
+	// says loading:1 is.
 	info, err := rdb.Info(ctx, "persistence").Result()
 	if err != nil || !strings.Contains(info, "loading:0") {
 		t.Fatalf("after WaitLoaded INFO persistence = %q, %v; want loading:0", info, err)
@@ -105,9 +106,6 @@ func TestWaitLoadedWaitsThroughLoading(t *testing.T) {
 	}
 	if err := <-reloaded; err != nil {
 		t.Errorf("DEBUG RELOAD: %v", err)
-	}
-	if final, err := rdb.DBSize(ctx).Result(); err != nil || final != n {
-		t.Errorf("DBSIZE when WaitLoaded returned = %d, once DEBUG RELOAD answered = %d (%v): WaitLoaded returned mid-load", n, final, err)
 	}
 	if !strings.Contains(logs.String(), "waiting for redis to load its data") ||
 		!strings.Contains(logs.String(), "redis finished loading its data") {
