@@ -349,7 +349,8 @@ func (h *Handler) writeEntry(w http.ResponseWriter, r *http.Request, e *entry, n
 	if cacheStatus == nil {
 		cacheStatus = hv.cacheStatus
 	}
-	if id := r.Header["X-Request-Id"]; id != nil {
+	// The client's id, as the origin would echo it (respond.EchoRequestID).
+	if id := r.Header["X-Request-Id"]; len(id) == 1 && httpheader.ValidRequestID(id[0]) {
 		hdr["X-Request-Id"] = id
 	}
 	switch e.precondition(r) {

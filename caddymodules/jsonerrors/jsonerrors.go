@@ -171,7 +171,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.
 // request's UUID, which Caddy keeps per request: the Caddyfile sends the
 // same {http.request.uuid} to the origin, and the access log names it too.
 func (h *Handler) requestID(r *http.Request) string {
-	if id := r.Header.Get(h.RequestIDHeader); id != "" && validRequestID(id) {
+	if id := r.Header.Get(h.RequestIDHeader); httpheader.ValidRequestID(id) {
 		return id
 	}
 	if repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok {
@@ -222,22 +222,6 @@ func messageFor(status int) (message, hint string) {
 		return "The server failed to answer this request.", "Try again later; if it persists, report it with request id {request_id}."
 	}
 	return "The request was not understood.", "See /openapi.json for what each endpoint accepts."
-}
-
-// validRequestID accepts the ids the Caddyfile generates or a client may
-// send (a UUID or similar token): printable ASCII without quotes, at most
-// 128 characters, so an echoed id cannot break the JSON or a header.
-func validRequestID(id string) bool {
-	if len(id) > 128 {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		if c <= ' ' || c >= 0x7f || c == '"' || c == '\\' {
-			return false
-		}
-	}
-	return true
 }
 
 // Interface guards

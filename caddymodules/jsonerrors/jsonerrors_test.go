@@ -67,7 +67,8 @@ func TestEdgeErrorsAreJSON(t *testing.T) {
 		{desc: "other 4xx is bad_request", method: "GET", path: "/teapot", status: 418, code: "bad_request"},
 		{desc: "HEAD gets no body", method: "HEAD", path: "/boom", status: 500, noBody: true},
 		{desc: "request id echoed", method: "GET", path: "/boom", header: []string{"X-Request-Id: abc-123"}, status: 500, code: "internal", wantID: "abc-123"},
-		{desc: "unsafe request id replaced", method: "GET", path: "/boom", header: []string{`X-Request-Id: a"b`}, status: 500, code: "internal", idNotSet: true},
+		{desc: "request id with a space replaced", method: "GET", path: "/boom", header: []string{`X-Request-Id: a b`}, status: 500, code: "internal", idNotSet: true},
+		{desc: "request id over 128 characters replaced", method: "GET", path: "/boom", header: []string{"X-Request-Id: " + strings.Repeat("x", 129)}, status: 500, code: "internal", idNotSet: true},
 	}
 	for _, test := range testCases {
 		t.Run(test.desc, func(t *testing.T) {

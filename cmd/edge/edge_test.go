@@ -21,6 +21,7 @@ import (
 
 	"github.com/invoicewire/invoicewire/caddymodules/ratelimitheaders"
 	"github.com/invoicewire/invoicewire/internal/freeport"
+	"github.com/invoicewire/invoicewire/internal/httpheader"
 	"github.com/invoicewire/invoicewire/internal/netguard"
 	"github.com/invoicewire/invoicewire/internal/sse"
 	"github.com/invoicewire/invoicewire/origin"
@@ -184,6 +185,18 @@ func TestEndToEnd(t *testing.T) {
 		resp3, _ := do(t, "GET", edge+"/api/v1/articles", "Accept-Encoding: gzip", "X-Request-Id: client-42")
 		if resp3.Header.Get("X-Request-Id") != "client-42" {
 			t.Errorf("hit X-Request-Id %q; want the client's", resp3.Header.Get("X-Request-Id"))
+		}
+		// An id that is no id (too long, not visible ASCII) is never echoed:
+		// a hit then names none, and a miss the new one the origin was given.
+		for _, id := range []string{strings.Repeat("x", 129), "caf\xc3\xa9", "a b"} {
+			for _, path := range []string{"/api/v1/articles", "/api/v1/articles?limit=3&x=" + strconv.Itoa(len(id))} {
+				r, _ := do(t, "GET", edge+path, "X-Request-Id: "+id)
+				hit := strings.HasPrefix(r.Header.Get("Cache-Status"), "Invoicewire; hit")
+				got := r.Header.Get("X-Request-Id")
+				if got == id || strings.Contains(got, "xxxx") || (hit && got != "") || (!hit && !httpheader.ValidRequestID(got)) || strings.Contains(got, "{") {
+					t.Errorf("GET %s (hit %v) with X-Request-Id %.20q: answered with X-Request-Id %q", path, hit, id, got)
+				}
+			}
 		}
 		if resp2.Header.Get("Surrogate-Key") != "" {
 			t.Errorf("Surrogate-Key leaked")

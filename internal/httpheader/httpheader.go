@@ -146,3 +146,24 @@ func NotModifiedSince(values []string, lastMod time.Time) bool {
 	}
 	return !lastMod.Truncate(time.Second).After(since)
 }
+
+// MaxRequestIDLength bounds a client's X-Request-Id.
+const MaxRequestIDLength = 128
+
+// ValidRequestID reports whether a client's X-Request-Id is taken as the
+// request's id: 1 to 128 visible ASCII characters, the ids the edge
+// generates (UUIDs) and the tokens clients send. Anything else (too long,
+// spaces, control or non-ASCII bytes) is replaced by a new id rather than
+// echoed into answers and logs as sent. Each shipped Caddyfile's map of
+// X-Request-Id applies the same rule as the regexp ^[[:graph:]]{1,128}$.
+func ValidRequestID(id string) bool {
+	if id == "" || len(id) > MaxRequestIDLength {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if id[i] <= ' ' || id[i] >= 0x7f {
+			return false
+		}
+	}
+	return true
+}

@@ -33,9 +33,11 @@ func SharedHeaders(h http.Header) {
 }
 
 // EchoRequestID sets the response's X-Request-Id to the one the client (or
-// the edge) sent, so a report names the request in every log.
+// the edge) sent, so a report names the request in every log: one value,
+// and only a valid id (httpheader.ValidRequestID), so nothing a client
+// sends is echoed as it came.
 func EchoRequestID(h http.Header, r *http.Request) {
-	if id := r.Header["X-Request-Id"]; id != nil {
+	if id := r.Header["X-Request-Id"]; len(id) == 1 && httpheader.ValidRequestID(id[0]) {
 		h["X-Request-Id"] = id
 	}
 }
