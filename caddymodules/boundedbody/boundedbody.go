@@ -9,7 +9,10 @@
 //   - a body whose framing is broken (a bad chunk size, a body shorter
 //     than its Content-Length) → 400 bad_request;
 //   - a request head with both Content-Length and Transfer-Encoding, as
-//     conn_guard saw it → 400 bad_request (RFC 9112 §6.1).
+//     conn_guard saw it → 400 bad_request (RFC 9112 §6.1);
+//   - a body in a content coding (Content-Encoding other than identity),
+//     which nothing decodes → 415 unsupported_media_type with
+//     Accept-Encoding: identity (RFC 7694 §3).
 //
 // Each of these answers closes the connection: what is left of the body
 // cannot be trusted to end where the client meant, and RFC 9112 §6.1 asks
@@ -34,6 +37,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -116,6 +120,19 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	}
 	if r.Body == nil || r.Body == http.NoBody {
 		return next.ServeHTTP(w, r)
+	}
+	// Bodies are taken as sent: none is decoded, so a compressed one would
+	// be read as its compressed bytes ("not valid JSON at byte 1"). RFC 9110
+	// §15.5.16 and RFC 7694 §3: 415 naming the codings accepted.
+	for _, ce := range r.Header.Values("Content-Encoding") {
+		for c := range strings.SplitSeq(ce, ",") {
+			if c = strings.TrimSpace(c); c != "" && !strings.EqualFold(c, "identity") {
+				e := apierror.New(http.StatusUnsupportedMediaType, "Request bodies in a content coding ("+strconv.Quote(c)+") are not accepted.",
+					"Send the body uncompressed, without Content-Encoding.")
+				e.Header = http.Header{"Accept-Encoding": {"identity"}}
+				return refuse(w, e)
+			}
+		}
 	}
 	if r.ContentLength > h.MaxSize {
 		return refuse(w, tooLarge(h.MaxSize))

@@ -689,3 +689,30 @@ func TestJSONTypesCompressed(t *testing.T) {
 		}
 	}
 }
+
+// TestCompressedRequestBodyIs415: a body in a content coding is refused
+// with 415 and Accept-Encoding: identity (RFC 7694 §3), not read as its
+// compressed bytes; identity is accepted.
+func TestCompressedRequestBodyIs415(t *testing.T) {
+	inst := origintest.Start(t)
+	edge := startEdge(t, inst, 100000)
+	for _, tc := range []struct {
+		desc, coding string
+		status       int
+	}{
+		{desc: "gzip", coding: "gzip", status: 415},
+		{desc: "br", coding: "br", status: 415},
+		{desc: "identity then gzip", coding: "identity, gzip", status: 415},
+		{desc: "identity", coding: "identity", status: 200},
+	} {
+		t.Run(tc.desc, func(t *testing.T) {
+			resp, body := postWith(t, client, edge+"/ask", `{"query":"peppol belgium"}`, "Content-Encoding: "+tc.coding)
+			if resp.StatusCode != tc.status {
+				t.Fatalf("%d %s, want %d", resp.StatusCode, body, tc.status)
+			}
+			if tc.status == 415 && (!isJSONError(body, "unsupported_media_type") || resp.Header.Get("Accept-Encoding") != "identity") {
+				t.Errorf("%s, Accept-Encoding %q: want unsupported_media_type and Accept-Encoding: identity", body, resp.Header.Get("Accept-Encoding"))
+			}
+		})
+	}
+}
