@@ -56,6 +56,9 @@ type Config struct {
 	// Jitter spreads each retry by ± this fraction of its delay (0.1).
 	// Negative turns it off.
 	Jitter float64
+	// ThrottleFloor is the least a retry waits after a 429 or a timeout
+	// (60 s; docs/decisions.md, "Retries"). Negative turns it off.
+	ThrottleFloor time.Duration
 	// Timeout bounds one attempt (10 s).
 	Timeout time.Duration
 	// Lease is how long a claimed delivery is invisible to other workers;
@@ -88,6 +91,9 @@ func (c *Config) defaults() {
 	}
 	if c.Jitter == 0 {
 		c.Jitter = 0.1
+	}
+	if c.ThrottleFloor == 0 {
+		c.ThrottleFloor = 60 * time.Second
 	}
 	if c.Timeout <= 0 {
 		c.Timeout = 10 * time.Second
@@ -497,11 +503,7 @@ func (w *Worker) deliver(ctx context.Context, j *webhook.Job, sub *webhook.Subsc
 	case n > len(w.cfg.Schedule):
 		o.Mode = webhook.FinishDead
 	default:
-		delay := retryDelay(w.cfg.Schedule[n-1], w.cfg.Jitter)
-		if r.retryAfter > 0 {
-			// The receiver said when to come back (429, 503).
-			delay = max(r.retryAfter, minRetryAfter)
-		}
+		delay := retryWait(retryDelay(w.cfg.Schedule[n-1], w.cfg.Jitter), w.cfg.ThrottleFloor, r)
 		o.Mode, o.Next = webhook.FinishRetry, now.Add(delay)
 		next := o.Next.UTC()
 		a.NextAttemptAt = &next
