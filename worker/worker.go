@@ -457,9 +457,22 @@ func (w *Worker) deliver(ctx context.Context, j *webhook.Job, sub *webhook.Subsc
 			w.log.Error("worker: recording a delivery; it comes due again after its lease", "delivery", j.ID, "err", err)
 		}
 	}
-	if sub == nil || sub.Status != webhook.StatusActive {
+	if sub == nil {
+		// The owner deleted the subscription and so asked for its
+		// deliveries to stop: nothing is kept.
+		w.log.Info("worker: dropping a delivery of a deleted subscription", "delivery", j.ID, "subscription", j.SubID, "event", j.EventID)
 		w.metrics.dropped.Inc()
 		finish(webhook.Outcome{Mode: webhook.FinishDrop})
+		return
+	}
+	if sub.Status != webhook.StatusActive {
+		// Disabled by a 410 or the failing rule on another delivery: this
+		// one was not refused by anyone, so it is kept as a dead letter for
+		// an operator to replay rather than lost (docs/operations.md, dead
+		// letters).
+		w.log.Warn("worker: dead-lettering a delivery of a disabled subscription", "delivery", j.ID, "subscription", sub.ID, "event", j.EventID, "reason", sub.DisabledReason, "attempts", j.Attempts)
+		w.metrics.deadLetters.Inc()
+		finish(webhook.Outcome{Mode: webhook.FinishShelve, Reason: sub.DisabledReason, LastError: "not attempted: the subscription had been disabled"})
 		return
 	}
 	if body == nil {
