@@ -347,6 +347,7 @@ func TestContractWrites(t *testing.T) {
 		{desc: "subscribe, 256-character key", method: "POST", path: "/api/v1/webhooks", header: with(auth, "Idempotency-Key", strings.Repeat("k", 256)), body: sub2, want: 400},
 		{desc: "subscribe, unknown kind", method: "POST", path: "/api/v1/webhooks", header: auth, body: `{"url":"https://127.0.0.1/x","events":["article.liked"]}`, want: 400},
 		{desc: "subscribe, private address", method: "POST", path: "/api/v1/webhooks", header: auth, body: `{"url":"https://10.0.0.1/x","events":["spec.updated"]}`, want: 400},
+		{desc: "subscribe, body not UTF-8", method: "POST", path: "/api/v1/webhooks", header: auth, body: "{\"url\":\"http://127.0.0.1:9301/\xff\",\"events\":[\"spec.updated\"]}", want: 400},
 		{desc: "subscribe, form body", method: "POST", path: "/api/v1/webhooks", header: with(formCT, "Authorization", "Bearer "+tok.AccessToken), body: "url=x", want: 415},
 		{desc: "subscribe, oversized", method: "POST", path: "/api/v1/webhooks", header: auth, body: `{"url":"` + strings.Repeat("a", 70<<10) + `"}`, want: 413},
 		{desc: "subscribe, revoked token", method: "POST", path: "/api/v1/webhooks", header: with(jsonCT, "Authorization", "Bearer "+revokable), body: sub2, want: 401},

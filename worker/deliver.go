@@ -74,7 +74,9 @@ type result struct {
 	status     int    // 0 when no answer came
 	err        string // why it failed
 	retryAfter time.Duration
-	duration   time.Duration
+	// timedOut is set when no answer came within the attempt's timeout.
+	timedOut bool
+	duration time.Duration
 	// aborted is set when the worker itself cancelled the attempt while
 	// shutting down; the delivery is handed back, not counted as failed.
 	aborted bool
@@ -146,6 +148,7 @@ func classifyError(ctx context.Context, err error, d, timeout time.Duration) res
 	case errors.As(err, &dnsErr):
 		r.err = "the receiver's host name did not resolve"
 	case errors.As(err, &ne) && ne.Timeout():
+		r.timedOut = true
 		r.err = fmt.Sprintf("no answer within %s", timeout)
 	default:
 		r.err = "the connection failed: " + shortError(err)
@@ -168,33 +171,53 @@ func shortError(err error) string {
 }
 
 // parseRetryAfter reads Retry-After (RFC 9110 §10.2.3): delay-seconds or an
-// HTTP-date. Zero means absent or unusable.
+// HTTP-date. Zero means absent, unusable or already past. Both forms are
+// capped at maxRetryAfter: a date years ahead would otherwise park the
+// delivery past its body's lifetime and past the auto-disable rule, and it
+// would be lost without a dead letter (docs/decisions.md, "Retries").
 func parseRetryAfter(v string, now time.Time) time.Duration {
 	v = strings.TrimSpace(v)
 	if v == "" {
 		return 0
 	}
+	var d time.Duration
 	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-		if n < 0 {
+		if n <= 0 {
 			return 0
 		}
 		if n > int64(maxRetryAfter/time.Second) {
 			return maxRetryAfter
 		}
-		return time.Duration(n) * time.Second
+		d = time.Duration(n) * time.Second
+	} else if t, err := http.ParseTime(v); err == nil {
+		d = t.Sub(now)
 	}
-	if t, err := http.ParseTime(v); err == nil {
-		return t.Sub(now)
-	}
-	return 0
+	return min(max(d, 0), maxRetryAfter)
 }
 
-// Bounds on a receiver's Retry-After: at least a second, so a receiver
-// cannot make us spin, and at most the schedule's longest step.
-const (
-	minRetryAfter = time.Second
-	maxRetryAfter = 12 * time.Hour
-)
+// maxRetryAfter is the longest wait a receiver's Retry-After can ask for:
+// the default schedule's longest step (docs/decisions.md, "Retries").
+const maxRetryAfter = 12 * time.Hour
+
+// retryWait is the wait before the retry that follows an attempt ending in
+// r, where step is the schedule's delay for that retry already jittered.
+// A receiver's Retry-After may lengthen the step up to twice its length
+// (never past maxRetryAfter) but never shorten it: a receiver answering
+// "Retry-After: 2" to every attempt would otherwise use up a day and a half
+// of schedule in seconds and dead-letter a delivery whose receiver was only
+// briefly overloaded. A 429 or a timeout waits at least floor, as the
+// receiver is telling us to slow down (Svix's rule; docs/decisions.md,
+// "Retries").
+func retryWait(step, floor time.Duration, r result) time.Duration {
+	d := step
+	if r.retryAfter > 0 {
+		d = max(step, min(r.retryAfter, 2*step, maxRetryAfter))
+	}
+	if r.status == http.StatusTooManyRequests || r.timedOut {
+		d = max(d, floor)
+	}
+	return d
+}
 
 // sign sets every header of a delivery: the event and delivery ids, the
 // HMAC of X-Invoicewire-Signature, the Standard Webhooks trio, and the RFC

@@ -49,16 +49,19 @@ var loopbackPolicy = netguard.Policy{Allow: []netip.Prefix{netip.MustParsePrefix
 // config is a worker configuration that runs the whole policy in seconds.
 func (h *harness) config() worker.Config {
 	return worker.Config{
-		SiteRoot:  siteRoot,
-		Key:       h.key,
-		Policy:    loopbackPolicy,
-		Schedule:  []time.Duration{150 * time.Millisecond, 150 * time.Millisecond, 150 * time.Millisecond},
-		Jitter:    -1,
-		Timeout:   time.Second,
-		Lease:     2 * time.Second,
-		ClaimIdle: time.Second,
-		Poll:      20 * time.Millisecond,
-		Log:       slog.New(slog.NewTextHandler(io.Discard, nil)),
+		SiteRoot: siteRoot,
+		Key:      h.key,
+		Policy:   loopbackPolicy,
+		Schedule: []time.Duration{150 * time.Millisecond, 150 * time.Millisecond, 150 * time.Millisecond},
+		Jitter:   -1,
+		// The 60 s floor after a 429 or a timeout, scaled down like the
+		// schedule.
+		ThrottleFloor: 300 * time.Millisecond,
+		Timeout:       time.Second,
+		Lease:         2 * time.Second,
+		ClaimIdle:     time.Second,
+		Poll:          20 * time.Millisecond,
+		Log:           slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}
 }
 

@@ -64,7 +64,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		}, []string{"reason"}),
 		dropped: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "iw_worker_deliveries_dropped_total",
-			Help: "Deliveries dropped because their subscription was deleted or disabled.",
+			Help: "Deliveries dropped because their subscription was deleted, or their event body had expired.",
 		}),
 		queueDue: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "iw_worker_queue_due",

@@ -56,6 +56,9 @@ type Config struct {
 	// Jitter spreads each retry by ± this fraction of its delay (0.1).
 	// Negative turns it off.
 	Jitter float64
+	// ThrottleFloor is the least a retry waits after a 429 or a timeout
+	// (60 s; docs/decisions.md, "Retries"). Negative turns it off.
+	ThrottleFloor time.Duration
 	// Timeout bounds one attempt (10 s).
 	Timeout time.Duration
 	// Lease is how long a claimed delivery is invisible to other workers;
@@ -88,6 +91,9 @@ func (c *Config) defaults() {
 	}
 	if c.Jitter == 0 {
 		c.Jitter = 0.1
+	}
+	if c.ThrottleFloor == 0 {
+		c.ThrottleFloor = 60 * time.Second
 	}
 	if c.Timeout <= 0 {
 		c.Timeout = 10 * time.Second
@@ -451,9 +457,22 @@ func (w *Worker) deliver(ctx context.Context, j *webhook.Job, sub *webhook.Subsc
 			w.log.Error("worker: recording a delivery; it comes due again after its lease", "delivery", j.ID, "err", err)
 		}
 	}
-	if sub == nil || sub.Status != webhook.StatusActive {
+	if sub == nil {
+		// The owner deleted the subscription and so asked for its
+		// deliveries to stop: nothing is kept.
+		w.log.Info("worker: dropping a delivery of a deleted subscription", "delivery", j.ID, "subscription", j.SubID, "event", j.EventID)
 		w.metrics.dropped.Inc()
 		finish(webhook.Outcome{Mode: webhook.FinishDrop})
+		return
+	}
+	if sub.Status != webhook.StatusActive {
+		// Disabled by a 410 or the failing rule on another delivery: this
+		// one was not refused by anyone, so it is kept as a dead letter for
+		// an operator to replay rather than lost (docs/operations.md, dead
+		// letters).
+		w.log.Warn("worker: dead-lettering a delivery of a disabled subscription", "delivery", j.ID, "subscription", sub.ID, "event", j.EventID, "reason", sub.DisabledReason, "attempts", j.Attempts)
+		w.metrics.deadLetters.Inc()
+		finish(webhook.Outcome{Mode: webhook.FinishShelve, Reason: sub.DisabledReason, LastError: "not attempted: the subscription had been disabled"})
 		return
 	}
 	if body == nil {
@@ -497,11 +516,7 @@ func (w *Worker) deliver(ctx context.Context, j *webhook.Job, sub *webhook.Subsc
 	case n > len(w.cfg.Schedule):
 		o.Mode = webhook.FinishDead
 	default:
-		delay := retryDelay(w.cfg.Schedule[n-1], w.cfg.Jitter)
-		if r.retryAfter > 0 {
-			// The receiver said when to come back (429, 503).
-			delay = max(r.retryAfter, minRetryAfter)
-		}
+		delay := retryWait(retryDelay(w.cfg.Schedule[n-1], w.cfg.Jitter), w.cfg.ThrottleFloor, r)
 		o.Mode, o.Next = webhook.FinishRetry, now.Add(delay)
 		next := o.Next.UTC()
 		a.NextAttemptAt = &next

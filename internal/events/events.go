@@ -58,6 +58,16 @@ func NewID(prefix string, now time.Time) string {
 	return prefix + strings.ToLower(idEncoding.EncodeToString(b[:]))
 }
 
+// DerivedID returns prefix followed by a 26-character identifier made of
+// the first 16 bytes of seed, in NewID's alphabet: the same seed always
+// gives the same identifier (an idempotent create, docs/decisions.md,
+// "Idempotency-Key"). It does not sort by time.
+func DerivedID(prefix string, seed []byte) string {
+	var b [16]byte
+	copy(b[:], seed)
+	return prefix + strings.ToLower(idEncoding.EncodeToString(b[:]))
+}
+
 // Fields is the event as the flat field list of a stream entry.
 func (e Event) Fields() map[string]any {
 	return map[string]any{

@@ -228,7 +228,14 @@ const (
 	// FinishDisable: the subscription is disabled (410, or failing too
 	// long); the job goes to the dead letters.
 	FinishDisable = "disable"
-	// FinishDrop: the subscription is gone or disabled; the job is dropped.
+	// FinishShelve: the subscription was disabled before this attempt (by
+	// a 410 or the failing rule, on another delivery); the job goes to the
+	// dead letters unattempted, so an operator can replay it once the
+	// owner re-subscribes (docs/operations.md, dead letters). The
+	// subscription is left as it is.
+	FinishShelve = "shelve"
+	// FinishDrop: the subscription was deleted by its owner, who asked for
+	// its deliveries to stop; the job is dropped.
 	FinishDrop = "drop"
 )
 
@@ -239,7 +246,7 @@ type Outcome struct {
 	Attempt *Attempt
 	// Next is when a retried delivery is due.
 	Next time.Time
-	// Reason is the disabled reason for FinishDisable.
+	// Reason is the disabled reason for FinishDisable and FinishShelve.
 	Reason string
 	// LastStatus and LastError describe a dead letter.
 	LastStatus int
@@ -278,9 +285,11 @@ if mode == 'done' then
   if subExists then redis.call('HDEL', KEYS[3], 'failing_since') end
   return 1
 end
-if mode == 'dead' or mode == 'disable' then
+if mode == 'dead' or mode == 'disable' or mode == 'shelve' then
   redis.call('XADD', KEYS[5], 'MAXLEN', '~', ARGV[8], '*', 'delivery', ARGV[10])
-  if subExists then redis.call('HSETNX', KEYS[3], 'failing_since', now) end
+end
+if (mode == 'dead' or mode == 'disable') and subExists then
+  redis.call('HSETNX', KEYS[3], 'failing_since', now)
 end
 if mode == 'disable' and subExists then
   redis.call('HSET', KEYS[3], 'status', 'disabled', 'disabled_reason', ARGV[9], 'disabled_at', now)
@@ -382,9 +391,9 @@ func finishArgs(j *Job, sub *Subscription, o Outcome, deadMax int64, now time.Ti
 		attempt = string(b)
 	}
 	dead := ""
-	if o.Mode == FinishDead || o.Mode == FinishDisable {
+	if o.Mode == FinishDead || o.Mode == FinishDisable || o.Mode == FinishShelve {
 		reason := "retries exhausted"
-		if o.Mode == FinishDisable {
+		if o.Mode == FinishDisable || o.Mode == FinishShelve {
 			reason = "subscription disabled: " + o.Reason
 		}
 		attempts := j.Attempts

@@ -134,13 +134,18 @@ func (s *Store) Client() redis.UniversalClient { return s.rdb }
 // Errors of the subscription operations.
 var (
 	ErrNotFound = errors.New("webhook: no such subscription")
-	ErrLimit    = errors.New("webhook: the client has the maximum number of subscriptions")
+	// ErrExists: a subscription with this id is already stored (an
+	// idempotent create made it on an earlier try).
+	ErrExists = errors.New("webhook: the subscription already exists")
+	ErrLimit  = errors.New("webhook: the client has the maximum number of subscriptions")
 )
 
-// createScript adds a subscription unless the client already has ARGV[1]
-// of them. KEYS: sub, client set, then one kind set per event kind.
-// ARGV: max, created ms, id, then the hash's field/value pairs.
+// createScript adds a subscription unless one with its id exists (0) or
+// the client already has ARGV[1] of them (-1). KEYS: sub, client set, then
+// one kind set per event kind. ARGV: max, created ms, id, then the hash's
+// field/value pairs.
 var createScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[1]) then return -1 end
 local fields = {}
 for i = 4, #ARGV do fields[#fields + 1] = ARGV[i] end
@@ -150,8 +155,9 @@ for i = 3, #KEYS do redis.call('SADD', KEYS[i], ARGV[3]) end
 return 1
 `)
 
-// Create stores a new active subscription, or returns ErrLimit when its
-// client already has MaxPerClient.
+// Create stores a new active subscription, or returns ErrExists when one
+// with its id is stored already (checked first, so a retry at the limit
+// still finds it), or ErrLimit when its client already has MaxPerClient.
 func (s *Store) Create(ctx context.Context, sub *Subscription) error {
 	keys := []string{keySub(sub.ID), keyClient(sub.ClientID)}
 	for _, k := range sub.Events {
@@ -164,6 +170,9 @@ func (s *Store) Create(ctx context.Context, sub *Subscription) error {
 	}
 	if n < 0 {
 		return ErrLimit
+	}
+	if n == 0 {
+		return ErrExists
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package ask_test
 import (
 	"net/http"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/invoicewire/invoicewire/origin/openapi/contract"
 	"github.com/invoicewire/invoicewire/origin/origintest"
@@ -27,13 +28,19 @@ func FuzzAskRequest(f *testing.F) {
 		{"text/event-stream", `{"query":`},
 		{"*/*", `{"query":"ÆØÅ ß İı ﬁ \u0000 \ud800"}`},
 		{"application/json", `{"query":{"text":null},"prev":["a","b"],"site":"x"}`},
+		{"application/json", "{\"query\":\"caf\xe9 \xff\"}"},
 	} {
 		f.Add(s.accept, s.body)
 	}
 	f.Fuzz(func(t *testing.T, accept, body string) {
-		inst.Untrusted(t, checker, "POST", "/ask", http.Header{
+		st := inst.Untrusted(t, checker, "POST", "/ask", http.Header{
 			"Content-Type": {"application/json"},
 			"Accept":       {accept},
 		}, []byte(body))
+		// JSON is UTF-8 (RFC 8259 §8.1): other bytes are refused, never
+		// searched for as U+FFFD.
+		if st < 300 && st != 0 && !utf8.ValidString(body) {
+			t.Errorf("a body that is not UTF-8 was answered %d: %q", st, body)
+		}
 	})
 }

@@ -141,8 +141,32 @@ func (s *Store) Wrap(opts Options, h respond.Handler) respond.Handler {
 			fp:     fingerprint(key, r, body),
 			secret: secretOf(client, opts.Route, key, body),
 		}
+		r = r.WithContext(context.WithValue(r.Context(), seedKey{}, seedOf(rq.secret)))
 		return s.run(r, rq, opts.TTL, h)
 	}
+}
+
+type seedKey struct{}
+
+// Seed returns 32 bytes that are the same for every retry of a request
+// under one Idempotency-Key (same client, route, key and body) and differ
+// otherwise, or nil when the request carries no key. A handler whose effect
+// can outlive a failure (a subscription stored before the answer failed)
+// derives that effect's id from it, so a retry finds what the first try
+// made instead of making it again: an error answer releases the key
+// (first), and so does a record that could not be stored
+// (docs/decisions.md, "Idempotency-Key").
+func Seed(ctx context.Context) []byte {
+	b, _ := ctx.Value(seedKey{}).([]byte)
+	return b
+}
+
+// seedOf is one-way, so the seed, which may appear in an id, tells nothing
+// of the key or the body it comes from.
+func seedOf(secret []byte) []byte {
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte("invoicewire idempotent effect v1"))
+	return m.Sum(nil)
 }
 
 // pending is what the wrapper derived from one request: its record's Redis

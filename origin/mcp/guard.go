@@ -14,6 +14,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/invoicewire/invoicewire/internal/apierror"
+	"github.com/invoicewire/invoicewire/origin/respond"
 )
 
 // MaxResult bounds the JSON of one tool result (content and structured
@@ -78,6 +79,11 @@ func refuseBatch(r *http.Request) *apierror.Error {
 	r.ContentLength = int64(len(body))
 	if t := bytes.TrimLeft(body, " \t\r\n"); len(t) > 0 && t[0] == '[' {
 		return apierror.BadRequest("JSON-RPC batches are not accepted.", "Send one JSON-RPC message per POST (MCP Streamable HTTP, 2025-06-18 and later).")
+	}
+	// The SDK decodes the body itself, with encoding/json, which turns
+	// invalid UTF-8 into U+FFFD instead of refusing it (RFC 8259 §8.1).
+	if err := respond.CheckUTF8(body); err != nil {
+		return apierror.As(err)
 	}
 	return nil
 }

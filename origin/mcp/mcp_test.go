@@ -221,6 +221,7 @@ func TestHTTPErrors(t *testing.T) {
 		{desc: "a JSON string, not an object", method: "POST", contentType: "application/json", accept: "application/json, text/event-stream", body: `"x"`, want: 400, says: "send one JSON-RPC message as JSON"},
 		{desc: "an object as id", method: "POST", contentType: "application/json", accept: "application/json, text/event-stream", body: `{"jsonrpc":"2.0","id":{"a":1},"method":"x"}`, want: 400, says: "send one JSON-RPC message as JSON"},
 		{desc: "unsupported protocol version", method: "POST", contentType: "application/json", accept: "application/json, text/event-stream", version: "1999-01-01", body: `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, want: 400, says: "Unsupported protocol version"},
+		{desc: "invalid UTF-8 in a string", method: "POST", contentType: "application/json", accept: "application/json, text/event-stream", body: "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"search_articles\",\"arguments\":{\"query\":\"caf\xe9\"}}}", want: 400, says: "not valid UTF-8"},
 		{desc: "body over 64 KiB", method: "POST", contentType: "application/json", accept: "application/json, text/event-stream", body: `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"x":"` + strings.Repeat("a", 70<<10) + `"}}`, want: 413},
 	}
 	for _, tc := range testCases {

@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/invoicewire/invoicewire/internal/apierror"
 )
@@ -72,6 +73,9 @@ func DecodeJSON(r *http.Request, max int64, v any) ([]byte, error) {
 // those of Go: decoding errors name Go types (ask.wireRequest), which mean
 // nothing to a client and tell more than it needs about the server.
 func StrictUnmarshal(body []byte, v any) error {
+	if err := CheckUTF8(body); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(v); err != nil {
 		var te *json.UnmarshalTypeError
@@ -107,6 +111,26 @@ func StrictUnmarshal(body []byte, v any) error {
 		}
 	}
 	return nil
+}
+
+// CheckUTF8 answers 400 bad_request when body is not valid UTF-8. JSON
+// exchanged between systems must be UTF-8 (RFC 8259 §8.1), and
+// encoding/json would otherwise replace each invalid byte with U+FFFD: a
+// URL, a name or a query would be stored changed, silently, instead of
+// refused.
+func CheckUTF8(body []byte) error {
+	if utf8.Valid(body) {
+		return nil
+	}
+	at := 0
+	for at < len(body) {
+		r, n := utf8.DecodeRune(body[at:])
+		if r == utf8.RuneError && n <= 1 {
+			break
+		}
+		at += n
+	}
+	return apierror.BadRequest("The request body is not valid UTF-8 (at byte "+strconv.Itoa(at)+").", "Encode the JSON text in UTF-8 (RFC 8259 §8.1); write other bytes as \\u escapes.")
 }
 
 // jsonValueWord is the JSON word for the kind of value encoding/json

@@ -3,6 +3,7 @@ package respond
 import (
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/invoicewire/invoicewire/internal/apierror"
@@ -65,6 +66,49 @@ func TestStrictUnmarshalSpeaksJSON(t *testing.T) {
 			e := apierror.As(StrictUnmarshal([]byte(tt.body), &v))
 			if e.Status != 400 || e.Message != tt.want {
 				t.Fatalf("%d %q, want 400 %q", e.Status, e.Message, tt.want)
+			}
+		})
+	}
+}
+
+// TestDecodeJSONRefusesInvalidUTF8: JSON must be UTF-8 (RFC 8259 §8.1); a
+// body with invalid bytes is a 400 naming the first one, never decoded with
+// U+FFFD in their place.
+func TestDecodeJSONRefusesInvalidUTF8(t *testing.T) {
+	tests := []struct {
+		desc, body string
+		at         string // the byte offset the message names; "" when valid
+	}{
+		{desc: "a stray 0xff in a string", body: "{\"url\":\"http://127.0.0.1:9301/\xff\"}", at: "30"},
+		{desc: "a stray byte in a member name", body: "{\"u\xferl\":\"x\"}", at: "3"},
+		{desc: "a truncated two-byte sequence", body: "{\"url\":\"caf\xc3\"}", at: "11"},
+		{desc: "an overlong encoding of /", body: "{\"url\":\"a\xc0\xafb\"}", at: "9"},
+		{desc: "a UTF-16 surrogate encoded as UTF-8", body: "{\"url\":\"\xed\xa0\x80\"}", at: "8"},
+		{desc: "Latin-1 é", body: "{\"url\":\"caf\xe9\"}", at: "11"},
+		{desc: "valid multi-byte text", body: `{"url":"café ÆØÅ 🧾"}`},
+		{desc: "an escaped replacement character", body: `{"url":"\ufffd"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.desc, func(t *testing.T) {
+			req, _ := http.NewRequest(http.MethodPost, "/", strings.NewReader(tt.body))
+			req.Header.Set("Content-Type", "application/json")
+			var v struct {
+				URL string `json:"url"`
+			}
+			_, err := DecodeJSON(req, MaxBody, &v)
+			if tt.at == "" {
+				if err != nil {
+					t.Fatalf("want no error, got %v", err)
+				}
+				return
+			}
+			e := apierror.As(err)
+			want := "The request body is not valid UTF-8 (at byte " + tt.at + ")."
+			if err == nil || e.Status != http.StatusBadRequest || e.Message != want {
+				t.Fatalf("got %v (decoded %q), want 400 %q", err, v.URL, want)
+			}
+			if v.URL != "" {
+				t.Errorf("the body was decoded anyway: %q", v.URL)
 			}
 		})
 	}

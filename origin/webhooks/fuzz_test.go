@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/invoicewire/invoicewire/origin/openapi/contract"
 	"github.com/invoicewire/invoicewire/origin/origintest"
@@ -59,15 +60,21 @@ func FuzzCreateSubscription(f *testing.F) {
 		{"application/json", `null`},
 		{"application/merge-patch+json", `{}`},
 		{"text/plain", `url=https://hooks.example`},
+		{"application/json", "{\"url\":\"https://8.8.8.8/in\xff\",\"events\":[\"spec.updated\"]}"},
 		{"application/json; charset=utf-8", `{"url":"https://user:pass@hooks.example:99999/in","events":["article.published"]}`},
 	} {
 		f.Add(s.ct, s.body)
 	}
 	f.Fuzz(func(t *testing.T, contentType, body string) {
-		inst.Untrusted(t, checker, "POST", "/api/v1/webhooks", http.Header{
+		st := inst.Untrusted(t, checker, "POST", "/api/v1/webhooks", http.Header{
 			"Content-Type":  {contentType},
 			"Authorization": {"Bearer " + tok},
 		}, []byte(body))
+		// JSON is UTF-8 (RFC 8259 §8.1): other bytes are refused, never
+		// stored as U+FFFD.
+		if st < 300 && st != 0 && !utf8.ValidString(body) {
+			t.Errorf("a body that is not UTF-8 was accepted (%d): %q", st, body)
+		}
 	})
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/invoicewire/invoicewire/internal/netguard"
 	"github.com/invoicewire/invoicewire/internal/token"
 	"github.com/invoicewire/invoicewire/internal/webhook"
+	"github.com/invoicewire/invoicewire/origin/idempotency"
 	"github.com/invoicewire/invoicewire/origin/respond"
 )
 
@@ -181,7 +182,24 @@ func (s *Service) Create(r *http.Request) (*respond.Response, error) {
 	now := s.cfg.Now().UTC()
 	sub.CreatedAt = now.Truncate(time.Millisecond)
 	sub.ID = events.NewID("sub_", now)
-	if err := s.subs.Create(ctx, sub); err != nil {
+	if seed := idempotency.Seed(ctx); seed != nil {
+		// Under an Idempotency-Key the id follows from the key, the client
+		// and the body: a retry after a failure past this point (the test
+		// events not queued, the answer not recorded) finds the
+		// subscription the first try stored and answers with it, instead
+		// of storing a second one (docs/decisions.md, "Idempotency-Key").
+		sub.ID = events.DerivedID("sub_", seed)
+	}
+	err = s.subs.Create(ctx, sub)
+	if errors.Is(err, webhook.ErrExists) {
+		sub, err = s.subs.Get(ctx, sub.ClientID, sub.ID)
+		if err == nil && generated != "" {
+			// The first try generated the secret but its answer was lost:
+			// this answer is the owner's only sight of it.
+			generated = sub.Secret
+		}
+	}
+	if err != nil {
 		if errors.Is(err, webhook.ErrLimit) {
 			return nil, apierror.New(http.StatusConflict, fmt.Sprintf("This client already has %d subscriptions, the limit.", webhook.MaxPerClient), "Delete one at "+s.cfg.SiteRoot+"/api/v1/webhooks/subscriptions first.")
 		}

@@ -1,0 +1,132 @@
+package worker_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/invoicewire/invoicewire/internal/events"
+	"github.com/invoicewire/invoicewire/internal/webhook"
+)
+
+// syncBuffer is a log destination the worker's goroutines may share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestPendingOfStoppedSubscription: two deliveries wait for their retry at
+// a real receiver when their subscription stops. Disabled (the receiver
+// answers 410 to a third event), they become dead letters saying why, with
+// a log line naming them and no secret; deleted by the owner, they are
+// dropped. Nothing pending is lost without a trace (docs/operations.md,
+// dead letters).
+func TestPendingOfStoppedSubscription(t *testing.T) {
+	const secret = "secret-of-sixteen+never-logged"
+	testCases := []struct {
+		desc string
+		// stop ends the subscription once both deliveries have failed once.
+		stop       func(t *testing.T, h *harness, rc *receiver, sub *webhook.Subscription)
+		wantDead   bool
+		wantReason string
+	}{
+		{
+			desc: "disabled by a 410 to another event",
+			stop: func(t *testing.T, h *harness, rc *receiver, sub *webhook.Subscription) {
+				h.publishTo(t, sub)
+				eventually(t, 10*time.Second, "the subscription disabled", func() bool {
+					s, _ := h.store.Get(context.Background(), "", sub.ID)
+					return s != nil && s.Status == webhook.StatusDisabled
+				})
+			},
+			wantDead:   true,
+			wantReason: "subscription disabled: gone",
+		},
+		{
+			desc: "deleted by its owner",
+			stop: func(t *testing.T, h *harness, rc *receiver, sub *webhook.Subscription) {
+				if err := h.store.Delete(context.Background(), sub.ClientID, sub.ID); err != nil {
+					t.Fatal(err)
+				}
+			},
+		},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			h := newHarness(t)
+			logs := &syncBuffer{}
+			cfg := h.config()
+			// Long enough for the third event to disable the subscription
+			// before the first two come due again.
+			cfg.Schedule = []time.Duration{3 * time.Second, 3 * time.Second}
+			cfg.Log = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+			// 500 to the first two requests, 410 to every later one.
+			rc := newReceiver(t, func(n int, w http.ResponseWriter, r *http.Request) {
+				if n < 2 {
+					w.WriteHeader(http.StatusInternalServerError)
+					return
+				}
+				w.WriteHeader(http.StatusGone)
+			})
+			sub := h.subscribe(t, rc.URL+"/hook", secret, events.SpecUpdated)
+			h.start(t, cfg)
+			pending := map[string]bool{}
+			for range 2 {
+				pending[webhook.DeliveryID(h.publishTo(t, sub).ID, sub.ID)] = true
+			}
+			eventually(t, 10*time.Second, "both deliveries tried once", func() bool { return rc.count() == 2 })
+			tc.stop(t, h, rc, sub)
+			eventually(t, 20*time.Second, "an empty queue", func() bool { return h.idle(t) })
+			if n := rc.count(); n > 3 {
+				t.Errorf("the receiver got %d requests after the subscription stopped", n)
+			}
+
+			msgs, err := h.rdb.XRange(context.Background(), webhook.KeyDead, "-", "+").Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]webhook.DeadLetter{}
+			for _, m := range msgs {
+				var dl webhook.DeadLetter
+				if err := json.Unmarshal([]byte(m.Values["delivery"].(string)), &dl); err != nil {
+					t.Fatal(err)
+				}
+				got[dl.Delivery] = dl
+			}
+			for id := range pending {
+				dl, ok := got[id]
+				switch {
+				case tc.wantDead && !ok:
+					t.Errorf("delivery %s is not a dead letter; dead letters: %v", id, msgs)
+				case tc.wantDead && (dl.Reason != tc.wantReason || dl.Subscription != sub.ID || dl.Attempts != 1):
+					t.Errorf("dead letter %+v, want reason %q after 1 attempt", dl, tc.wantReason)
+				case tc.wantDead && !strings.Contains(logs.String(), id):
+					t.Errorf("no log line names delivery %s", id)
+				case !tc.wantDead && ok:
+					t.Errorf("a delivery of a deleted subscription became a dead letter: %+v", dl)
+				}
+			}
+			if strings.Contains(logs.String(), secret) {
+				t.Error("the log holds the subscription's secret")
+			}
+		})
+	}
+}
