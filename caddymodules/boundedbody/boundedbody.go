@@ -170,7 +170,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 func tooLarge(max int64) *apierror.Error {
 	return apierror.New(http.StatusRequestEntityTooLarge,
 		fmt.Sprintf("The request body is larger than %d bytes.", max),
-		"Send a smaller body; every endpoint takes at most 64 KiB.")
+		"Send a smaller body; no endpoint takes more than 64 KiB, and some less (openapi.json gives each limit).")
 }
 
 // refuse answers e and closes the connection after the answer. The read

@@ -94,6 +94,16 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if len(args) == 0 {
 		return usageError{"no command given"}
 	}
+	// Help and unknown commands are answered before Redis is reached, so
+	// they need no running store (nor wait for one).
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		_, err := fmt.Fprint(out, usage)
+		return err
+	case "sync", "retract", "restore", "newsletter":
+	default:
+		return usageError{fmt.Sprintf("unknown command %q", args[0])}
+	}
 	cfg, err := config.FromEnv()
 	if err != nil {
 		return err

@@ -166,3 +166,29 @@ func TestSyncMilestoneChange(t *testing.T) {
 		t.Error("a refused sync changed a stored country")
 	}
 }
+
+// TestHelpNeedsNoRedis: help prints the usage and an unknown command is a
+// usage error with no Redis at IW_REDIS_URL (a port nothing listens on):
+// neither reaches the store.
+func TestHelpNeedsNoRedis(t *testing.T) {
+	t.Setenv("IW_REDIS_URL", "redis://127.0.0.1:1/0")
+	testCases := []struct {
+		desc      string
+		args      []string
+		wantUsage bool // a usageError, not output
+	}{
+		{desc: "--help", args: []string{"--help"}},
+		{desc: "help", args: []string{"help"}},
+		{desc: "unknown command", args: []string{"publish"}, wantUsage: true},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			var out strings.Builder
+			err := run(context.Background(), tc.args, &out)
+			var ue usageError
+			if tc.wantUsage != errors.As(err, &ue) || (!tc.wantUsage && (err != nil || !strings.Contains(out.String(), "iwctl sync"))) {
+				t.Fatalf("err %v, output %q", err, out.String())
+			}
+		})
+	}
+}
