@@ -1,37 +1,18 @@
 package worker_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/invoicewire/invoicewire/internal/events"
+	"github.com/invoicewire/invoicewire/internal/logging"
 	"github.com/invoicewire/invoicewire/internal/webhook"
 )
-
-// syncBuffer is a log destination the worker's goroutines may share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestPendingOfStoppedSubscription: two deliveries wait for their retry at
 // a real receiver when their subscription stops. Disabled (the receiver
@@ -72,7 +53,7 @@ func TestPendingOfStoppedSubscription(t *testing.T) {
 	for _, tc := range testCases {
 		t.Run(tc.desc, func(t *testing.T) {
 			h := newHarness(t)
-			logs := &syncBuffer{}
+			logs := &logging.Buffer{}
 			cfg := h.config()
 			// Long enough for the third event to disable the subscription
 			// before the first two come due again.

@@ -1,38 +1,19 @@
 package store_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/invoicewire/invoicewire/internal/logging"
 	"github.com/invoicewire/invoicewire/internal/redistest"
 	"github.com/invoicewire/invoicewire/internal/store"
 )
-
-// syncBuffer is a log sink safe for the logger and the test to share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // loadingServer starts a redis-server with keys keys and sets it reloading
 // them slowly, for real: DEBUG RELOAD saves and reloads the dataset,
@@ -83,7 +64,7 @@ func TestWaitLoadedWaitsThroughLoading(t *testing.T) {
 	ctx := context.Background()
 	rdb, reloaded := loadingServer(t, keys, 100) // about 2 s of loading
 
-	var logs syncBuffer
+	var logs logging.Buffer
 	wctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	if err := store.WaitLoaded(wctx, rdb, slog.New(slog.NewTextHandler(&logs, nil))); err != nil {
@@ -118,7 +99,7 @@ func TestWaitLoadedStopsWithItsContext(t *testing.T) {
 	rdb, _ := loadingServer(t, 20_000, 1000) // about 20 s of loading
 	wctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
-	if err := store.WaitLoaded(wctx, rdb, slog.New(slog.NewTextHandler(&syncBuffer{}, nil))); err == nil {
+	if err := store.WaitLoaded(wctx, rdb, slog.New(slog.NewTextHandler(&logging.Buffer{}, nil))); err == nil {
 		t.Fatal("WaitLoaded returned nil while Redis was still loading")
 	}
 }

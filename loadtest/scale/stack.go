@@ -13,11 +13,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
 	"github.com/invoicewire/invoicewire/internal/freeport"
+	"github.com/invoicewire/invoicewire/internal/logging"
 	"github.com/invoicewire/invoicewire/loadtest/procwatch"
 )
 
@@ -27,30 +27,13 @@ type proc struct {
 	cmd  *exec.Cmd
 	// log keeps the process's output, for errors and for lines the run
 	// reads (the origin's "index built").
-	log *lockedBuffer
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
+	log *logging.Buffer
 }
 
 // start runs name with args and env added to the run's environment. The
 // process dies with the run (parent-death signal).
 func start(name string, env []string, args ...string) (*proc, error) {
-	p := &proc{name: filepath.Base(name), log: &lockedBuffer{}}
+	p := &proc{name: filepath.Base(name), log: &logging.Buffer{}}
 	p.cmd = exec.Command(name, args...)
 	p.cmd.Env = append(os.Environ(), env...)
 	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
