@@ -7,6 +7,12 @@
 //	iwctl restore SLUG                     undo a retraction (article.published)
 //	iwctl newsletter send [--week W] [--content DIR]
 //	                                       send the weekly issue (newsletter.sent)
+//	iwctl deadletters list [--limit N]     show webhook dead letters, newest first (default 20; 0: all)
+//	iwctl deadletters replay [ID...] [--subscription SUB]
+//	                                       queue dead letters again, by entry id and/or all of a
+//	                                       subscription's; each is replayed only while its
+//	                                       subscription is active and its event body is stored
+//	                                       (docs/operations.md, invoicewirewebhookdeadletters)
 //
 // It reads IW_REDIS_URL and IW_PUBLIC_URL like the servers do. With
 // IWCTL_CPU_PROFILE set to a file name it writes a CPU profile of the
@@ -31,6 +37,7 @@ import (
 	"github.com/invoicewire/invoicewire/internal/config"
 	"github.com/invoicewire/invoicewire/internal/content"
 	"github.com/invoicewire/invoicewire/internal/store"
+	"github.com/invoicewire/invoicewire/internal/webhook"
 )
 
 const usage = `usage:
@@ -38,6 +45,8 @@ const usage = `usage:
   iwctl retract SLUG --reason TEXT
   iwctl restore SLUG
   iwctl newsletter send [--week 2026-w47] [--content DIR]
+  iwctl deadletters list [--limit N]
+  iwctl deadletters replay [ID...] [--subscription SUB]
 `
 
 func main() { os.Exit(mainCode()) }
@@ -100,7 +109,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	case "-h", "-help", "--help", "help":
 		_, err := fmt.Fprint(out, usage)
 		return err
-	case "sync", "retract", "restore", "newsletter":
+	case "sync", "retract", "restore", "newsletter", "deadletters":
 	default:
 		return usageError{fmt.Sprintf("unknown command %q", args[0])}
 	}
@@ -117,6 +126,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	p := &store.Publisher{Store: st, SiteRoot: cfg.PublicURL, Now: time.Now}
+	ws := webhook.NewStore(st.Client())
 
 	switch cmd, rest := args[0], args[1:]; cmd {
 	case "sync":
@@ -167,6 +177,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		}
 		o, err := p.SendNewsletter(ctx, *week, intro)
 		return report(out, "newsletter "+*week, o, err)
+	case "deadletters":
+		return deadLetters(ctx, ws, rest, out, time.Now)
 	default:
 		return usageError{"unknown command " + cmd}
 	}

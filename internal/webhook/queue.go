@@ -38,22 +38,32 @@ func Envelope(e events.Event) ([]byte, error) {
 	return b, nil
 }
 
+// luaNewJob is the Lua function that schedules one delivery: the job hash,
+// with no attempt made yet, and its id in the queue, due at now. A job that
+// already exists is left alone (it returns 0), so creating a delivery twice
+// is harmless. Every script that makes deliveries (fan-out, test events,
+// dead-letter replay) embeds it, so a job always has the same fields.
+const luaNewJob = `
+local function newJob(due, job, now, sub, delivery, evt, typ, created)
+  if redis.call('EXISTS', job) == 1 then return 0 end
+  redis.call('HSET', job, 'sub', sub, 'evt', evt, 'type', typ, 'attempt', 0, 'created', created, 'enq', now)
+  redis.call('ZADD', due, 'NX', now, delivery)
+  return 1
+end
+`
+
 // enqueueScript creates delivery jobs for one event. KEYS: fanned marker,
 // body, due, then one job key per delivery. ARGV: now ms,
 // body TTL s, body, event id, type, created ms, then (subscription,
 // delivery) id pairs. A job that already exists is left alone, and an event
 // whose marker is set is skipped whole: fan-out is idempotent.
-var enqueueScript = redis.NewScript(`
+var enqueueScript = redis.NewScript(luaNewJob + `
 if redis.call('EXISTS', KEYS[1]) == 1 then return -1 end
 redis.call('SET', KEYS[2], ARGV[3], 'EX', ARGV[2])
 local n = 0
 for i = 7, #ARGV, 2 do
   local job = KEYS[4 + (i - 7) / 2]
-  if redis.call('EXISTS', job) == 0 then
-    redis.call('HSET', job, 'sub', ARGV[i], 'evt', ARGV[4], 'type', ARGV[5], 'attempt', 0, 'created', ARGV[6], 'enq', ARGV[1])
-    redis.call('ZADD', KEYS[3], 'NX', ARGV[1], ARGV[i + 1])
-    n = n + 1
-  end
+  n = n + newJob(KEYS[3], job, ARGV[1], ARGV[i], ARGV[i + 1], ARGV[4], ARGV[5], ARGV[6])
 end
 redis.call('SET', KEYS[1], '1', 'EX', ARGV[2])
 return n

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/invoicewire/invoicewire/internal/webhook"
+)
+
+// deadLetters runs `iwctl deadletters list|replay` (docs/operations.md,
+// invoicewirewebhookdeadletters). The Redis side, and its atomicity, is
+// webhook.Store's.
+func deadLetters(ctx context.Context, ws *webhook.Store, args []string, out io.Writer, now func() time.Time) error {
+	if len(args) == 0 {
+		return usageError{"deadletters takes the subcommand list or replay"}
+	}
+	switch args[0] {
+	case "list":
+		fs := flag.NewFlagSet("deadletters list", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		limit := fs.Int64("limit", 20, "how many dead letters to show, newest first (0: all)")
+		if err := fs.Parse(args[1:]); err != nil || fs.NArg() != 0 || *limit < 0 {
+			return usageError{"deadletters list takes only --limit N"}
+		}
+		list, err := ws.DeadLetterList(ctx, *limit)
+		if err != nil {
+			return err
+		}
+		for _, e := range list {
+			printDeadLetter(out, e)
+		}
+		if len(list) == 0 {
+			fmt.Fprintln(out, "no dead letters")
+		}
+		return nil
+	case "replay":
+		fs := flag.NewFlagSet("deadletters replay", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		sub := fs.String("subscription", "", "replay every dead letter of this subscription")
+		var ids []string
+		for rest := args[1:]; len(rest) > 0; {
+			if err := fs.Parse(rest); err != nil {
+				return usageError{err.Error()}
+			}
+			rest = fs.Args()
+			if len(rest) > 0 {
+				ids, rest = append(ids, rest[0]), rest[1:]
+			}
+		}
+		if len(ids) == 0 && *sub == "" {
+			return usageError{"deadletters replay takes entry ids (from deadletters list) and/or --subscription SUB"}
+		}
+		return replay(ctx, ws, ids, *sub, out, now)
+	default:
+		return usageError{fmt.Sprintf("unknown deadletters subcommand %q", args[0])}
+	}
+}
+
+// printDeadLetter writes one dead letter on one line. The last error is
+// left out: it may quote the receiver's URL, credentials and all.
+func printDeadLetter(out io.Writer, e webhook.DeadLetterEntry) {
+	status := "-"
+	if e.LastStatus != 0 {
+		status = fmt.Sprint(e.LastStatus)
+	}
+	fmt.Fprintf(out, "%s delivery=%s subscription=%s event=%s type=%s attempts=%d status=%s reason=%q\n",
+		e.EntryID, orDash(e.Delivery), orDash(e.Subscription), orDash(e.EventID), orDash(e.EventType), e.Attempts, status, e.Reason)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// replay replays the named entries, then every dead letter of sub, each
+// once, and reports each outcome on its own line.
+func replay(ctx context.Context, ws *webhook.Store, ids []string, sub string, out io.Writer, now func() time.Time) error {
+	var todo []webhook.DeadLetterEntry
+	seen := map[string]bool{}
+	if len(ids) > 0 {
+		got, err := ws.DeadLetterGet(ctx, ids)
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			if seen[id] {
+				continue
+			}
+			seen[id] = true
+			e, ok := got[id]
+			if !ok {
+				fmt.Fprintf(out, "%s: %s\n", id, webhook.ReplayGone)
+				continue
+			}
+			todo = append(todo, e)
+		}
+	}
+	if sub != "" {
+		list, err := ws.DeadLettersOf(ctx, sub)
+		if err != nil {
+			return err
+		}
+		if len(list) == 0 {
+			fmt.Fprintf(out, "no dead letters of subscription %s\n", sub)
+		}
+		for _, e := range list {
+			if !seen[e.EntryID] {
+				seen[e.EntryID] = true
+				todo = append(todo, e)
+			}
+		}
+	}
+	for _, e := range todo {
+		res, err := ws.Replay(ctx, e, now())
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "%s: %s (delivery %s of event %s to subscription %s)\n",
+			e.EntryID, res, orDash(e.Delivery), orDash(e.EventID), orDash(e.Subscription))
+	}
+	return nil
+}
