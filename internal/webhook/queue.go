@@ -240,9 +240,10 @@ const (
 	FinishDisable = "disable"
 	// FinishShelve: the subscription was disabled before this attempt (by
 	// a 410 or the failing rule, on another delivery); the job goes to the
-	// dead letters unattempted, so an operator can replay it once the
-	// owner re-subscribes (docs/operations.md, dead letters). The
-	// subscription is left as it is.
+	// dead letters unattempted, so what the subscription missed stays on
+	// record (iwctl deadletters list; docs/operations.md, dead letters)
+	// rather than vanishing. A disabled subscription is never active again,
+	// so these are not replayed to it. The subscription is left as it is.
 	FinishShelve = "shelve"
 	// FinishDrop: the subscription was deleted by its owner, who asked for
 	// its deliveries to stop; the job is dropped.
