@@ -201,6 +201,9 @@ func TestStaleCodingRefreshedFromIdentity(t *testing.T) {
 	for _, c := range []string{"zstd", "gzip"} {
 		edge.Do(t, "GET", p, "", "Accept-Encoding: "+c)
 	}
+	// Counted from here: on a loaded machine the gzip request may come
+	// after the one-second version went stale, and refresh it already.
+	filled := o.count(p)
 	version.Store(2)
 	time.Sleep(1100 * time.Millisecond)
 	resp, body := edge.Do(t, "GET", p, "", "Accept-Encoding: zstd")
@@ -221,8 +224,11 @@ func TestStaleCodingRefreshedFromIdentity(t *testing.T) {
 			t.Errorf("%q after the refresh: ETag %q", c, resp.Header.Get("ETag"))
 		}
 	}
-	if n := o.count(p); n != 2 {
-		t.Errorf("origin requests %d; want 2 (one fill, one refresh)", n)
+	if filled < 1 || filled > 2 {
+		t.Errorf("origin requests for the two codings %d; want 1 (one fill for both), or 2 when the fill was already stale", filled)
+	}
+	if n := o.count(p) - filled; n != 1 {
+		t.Errorf("origin requests after the version changed %d; want 1 (one refresh for every coding)", n)
 	}
 }
 
