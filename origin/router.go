@@ -105,11 +105,14 @@ func (rt *router) slashed(r *http.Request) (string, bool) {
 	u.RawQuery = r.URL.RawQuery
 	o := r.Clone(r.Context())
 	o.URL, o.Method = u, http.MethodGet
-	rte := rt.match(o)
-	if rte == nil || rte.handler(http.MethodGet) == nil {
+	var get respond.Handler
+	if rte := rt.match(o); rte != nil {
+		get = rte.handler(http.MethodGet)
+	}
+	if get == nil {
 		return "", false
 	}
-	if _, err := rte.handler(http.MethodGet)(o); err != nil {
+	if _, err := get(o); err != nil {
 		return "", false
 	}
 	return other, true
