@@ -62,6 +62,7 @@ func ClusterMode() bool { return clusterMode }
 // Tests that depend on one server's specifics call Start directly.
 func New(t testing.TB) Backend {
 	t.Helper()
+	record(t)
 	if clusterMode {
 		return StartCluster(t)
 	}

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The Redis Cluster pass of make test: the tests the first pass recorded as
+# starting the suite's Redis (redistest.New; internal/redistest/record.go),
+# run again with IW_REDIS_URL=redis+cluster://, where New starts a local
+# three-master cluster instead of one server. Only the URL's scheme counts;
+# the tests start their own nodes.
+#
+#   deploy/local/cluster-pass.sh RECORD [go test flags...]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+record=$1
+shift
+if [ ! -s "$record" ]; then
+  echo "cluster-pass: $record lists no test; the first pass of make test records them" >&2
+  exit 1
+fi
+pkgs=$(awk '{print $1}' "$record" | sort -u)
+names=$(awk '{print $2}' "$record" | sort -u | paste -sd '|')
+echo "cluster-pass: $(awk '{print $2}' "$record" | sort -u | wc -l) tests in $(echo "$pkgs" | wc -l) packages"
+# shellcheck disable=SC2086 # one word per package directory
+IW_REDIS_URL=redis+cluster:// exec "${GO:-go}" test "$@" -run "^($names)\$" $pkgs
