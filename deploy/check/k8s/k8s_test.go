@@ -503,6 +503,10 @@ func listens(t *testing.T, o *objects, p pod, c corev1.Container) (ports map[int
 			ports[int32(n)] = "Caddyfile site :" + m[1]
 		}
 	case "redis":
+		if isRedisExporter(c) {
+			ports[9121] = "redis_exporter METRICS (--web.listen-address :9121)"
+			break
+		}
 		ports[6379] = "redis.conf port"
 		ports[16379] = "cluster bus (port + 10000)"
 	}
@@ -527,8 +531,14 @@ func checkProbesAndPorts(t *testing.T, root string, o *objects) {
 			if p.meta.Annotations["prometheus.io/path"] != "/metrics" {
 				t.Errorf("%s: prometheus.io/path must be /metrics", p.owner)
 			}
-		} else if comp != "redis" {
+		} else {
 			t.Errorf("%s: no prometheus.io/scrape annotation: its metrics would never be collected", p.owner)
+		}
+		if scrapePort != "" {
+			n, err := strconv.Atoi(scrapePort)
+			if err != nil || !hasPort(p.spec, intstr.FromInt(n)) {
+				t.Errorf("%s: prometheus.io/port %q is not a container port", p.owner, scrapePort)
+			}
 		}
 		for _, c := range p.spec.Containers {
 			what := p.owner + "/" + c.Name
@@ -570,7 +580,7 @@ func checkProbesAndPorts(t *testing.T, root string, o *objects) {
 			if scrapePort != "" {
 				n, err := strconv.Atoi(scrapePort)
 				if err != nil || containerPort(c, intstr.FromInt(n)) == 0 {
-					t.Errorf("%s: prometheus.io/port %q is not a container port", what, scrapePort)
+					continue // another container's port (checked above)
 				} else if src := real[int32(n)]; comp != "edge" && !strings.Contains(src, "METRICS") || comp == "edge" && n == 8080 {
 					t.Errorf("%s: prometheus.io/port %d is not the metrics listener (%s)", what, n, src)
 				}

@@ -3,6 +3,7 @@ package k8s
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -34,6 +35,18 @@ const (
 	edgeBase           = 142 * mib
 	edgeCacheOverhead  = 1.6 * mib
 	edgeBytesPerClient = 128
+)
+
+// Redis memory beyond maxmemory (deploy/k8s/base/redis.conf explains each).
+const (
+	// redisCOWShare is the share of the data set a fork (AOF rewrite,
+	// replica full sync) may copy on write while it runs.
+	redisCOWShare = 0.5
+	// redisFragmentation is the allocator's overhead over used_memory.
+	redisFragmentation = 0.1
+	// redisReplicaBufferDefault is Redis's own hard limit on a replica's
+	// output buffer when redis.conf sets none (256mb).
+	redisReplicaBufferDefault = 256 * mib
 )
 
 // TestGoMemoryLimits: every Invoicewire container has a memory limit; its
@@ -151,3 +164,138 @@ func goBytes(s string) (int64, error) {
 	}
 	return n * mult, nil
 }
+
+// redisBytes parses a redis.conf memory size (k = 1000, kb = 1024, m, mb,
+// g, gb likewise; case-insensitive).
+func redisBytes(s string) (int64, error) {
+	m := sizeRe.FindStringSubmatch(strings.TrimSpace(s))
+	if m == nil {
+		return 0, fmt.Errorf("not a size")
+	}
+	n, err := strconv.ParseInt(m[1], 10, 64)
+	if err != nil {
+		return 0, err
+	}
+	mult, ok := map[string]int64{"": 1, "k": 1e3, "kb": 1 << 10, "m": 1e6, "mb": 1 << 20, "g": 1e9, "gb": 1 << 30}[strings.ToLower(m[2])]
+	if !ok {
+		return 0, fmt.Errorf("unknown unit %q", m[2])
+	}
+	return n * mult, nil
+}
+
+// redisConfig is the configuration a Redis container runs with: the file
+// its command names, from the ConfigMap mounted there, then the --options
+// of its command line, which override the file.
+func redisConfig(t *testing.T, o *objects, p pod, c corev1.Container) map[string][]string {
+	cmd := strings.Join(append(slices.Clone(c.Command), c.Args...), " ")
+	m := regexp.MustCompile(`redis-server\s+(\S+\.conf)`).FindStringSubmatch(cmd)
+	if m == nil {
+		t.Fatalf("%s/%s: redis-server is not started with a config file: %q", p.owner, c.Name, cmd)
+	}
+	file := ""
+	for _, vm := range c.VolumeMounts {
+		rel, ok := strings.CutPrefix(m[1], strings.TrimSuffix(vm.MountPath, "/")+"/")
+		if !ok {
+			continue
+		}
+		for _, v := range p.spec.Volumes {
+			if v.Name == vm.Name && v.ConfigMap != nil {
+				file = o.configMaps[v.ConfigMap.Name].Data[rel]
+			}
+		}
+	}
+	if file == "" {
+		t.Fatalf("%s/%s: %s is not on a ConfigMap volume", p.owner, c.Name, m[1])
+	}
+	conf := map[string][]string{}
+	for _, line := range strings.Split(file, "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 || strings.HasPrefix(f[0], "#") {
+			continue
+		}
+		key := strings.ToLower(f[0])
+		if key == "client-output-buffer-limit" && len(f) > 1 {
+			key += " " + f[1]
+			f = f[1:]
+		}
+		conf[key] = f[1:]
+	}
+	for _, om := range regexp.MustCompile(`--([a-z-]+)((?:\s+[^-\s"$][^\s]*)*)`).FindAllStringSubmatch(cmd, -1) {
+		key, vals := om[1], strings.Fields(om[2])
+		if key == "client-output-buffer-limit" && len(vals) > 0 {
+			key += " " + vals[0]
+			vals = vals[1:]
+		}
+		if len(vals) > 0 {
+			conf[key] = vals
+		}
+	}
+	return conf
+}
+
+// TestRedisMemory: every Redis node has a maxmemory with noeviction, so a
+// full node refuses writes instead of being OOM-killed, and maxmemory plus
+// what Redis keeps beyond it (a fork's copy-on-write, a replica's output
+// buffer, fragmentation; deploy/k8s/base/redis.conf) fits the container's
+// memory limit.
+func TestRedisMemory(t *testing.T) {
+	root := repo.Root(t)
+	for _, dir := range builds {
+		t.Run(dir, func(t *testing.T) {
+			o := build(t, root, dir)
+			found := false
+			for _, p := range o.pods {
+				if component(p) != "redis" {
+					continue
+				}
+				for _, c := range p.spec.Containers {
+					if isRedisExporter(c) {
+						continue
+					}
+					found = true
+					checkRedisMemory(t, o, p, c)
+				}
+			}
+			if !found {
+				t.Fatal("no Redis container")
+			}
+		})
+	}
+}
+
+func checkRedisMemory(t *testing.T, o *objects, p pod, c corev1.Container) {
+	what := p.owner + "/" + c.Name
+	conf := redisConfig(t, o, p, c)
+	if pol := conf["maxmemory-policy"]; len(pol) != 1 || pol[0] != "noeviction" {
+		t.Errorf("%s: maxmemory-policy %v, want noeviction (evicting would drop tokens and pending deliveries)", what, pol)
+	}
+	mm := conf["maxmemory"]
+	if len(mm) != 1 {
+		t.Errorf("%s: no maxmemory: noeviction never refuses a write, and the node grows until the OOM killer stops it", what)
+		return
+	}
+	maxmemory, err := redisBytes(mm[0])
+	if err != nil || maxmemory == 0 {
+		t.Errorf("%s: maxmemory %q: want a size above 0 (%v)", what, mm[0], err)
+		return
+	}
+	replicaBuf := int64(redisReplicaBufferDefault)
+	if v := conf["client-output-buffer-limit replica"]; len(v) == 3 {
+		if replicaBuf, err = redisBytes(v[0]); err != nil {
+			t.Errorf("%s: client-output-buffer-limit replica %v: %v", what, v, err)
+		}
+	}
+	lim, ok := c.Resources.Limits[corev1.ResourceMemory]
+	if !ok || lim.IsZero() {
+		t.Errorf("%s: no memory limit", what)
+		return
+	}
+	need := float64(maxmemory)*(1+redisCOWShare+redisFragmentation) + float64(replicaBuf)
+	if need > float64(lim.Value()) {
+		t.Errorf("%s: maxmemory %d MiB needs %.0f MiB with a fork's copy-on-write (%.0f %%), fragmentation (%.0f %%) and a replica's output buffer (%d MiB); the limit is %s",
+			what, maxmemory/mib, need/mib, redisCOWShare*100, redisFragmentation*100, replicaBuf/mib, lim.String())
+	}
+}
+
+// isRedisExporter reports whether c is the redis_exporter sidecar.
+func isRedisExporter(c corev1.Container) bool { return strings.Contains(c.Image, "redis_exporter") }
