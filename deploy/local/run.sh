@@ -7,7 +7,8 @@
 # rate-limit counts, publishes content/ with iwctl (plus the demo retraction and newsletter),
 # starts the origin on 127.0.0.1:8081, one webhook worker and the edge gateway
 # on :8080 in front of the origin, prints the URLs, and stops everything it
-# started on Ctrl-C or SIGTERM, or when any of its processes dies.
+# started on Ctrl-C or SIGTERM (then exits 130 or 143), or when any of its
+# processes dies.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -50,7 +51,11 @@ stop() {
   for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
   echo "run: stopped"
 }
-trap stop INT TERM EXIT
+# A signal stops everything and ends the script (carrying on would start
+# the rest anyway); the EXIT trap covers an error or a process that died.
+trap 'stop; exit 130' INT
+trap 'stop; exit 143' TERM
+trap stop EXIT
 
 for port in "$redis_port" "$counters_port"; do
   if redis-cli -p "$port" ping >/dev/null 2>&1; then
