@@ -1,5 +1,9 @@
 // Package local checks deploy/local/run.sh, the script behind `make run`:
-// it stops everything it started on Ctrl-C and SIGTERM, then exits.
+// it refuses ports that are taken before starting anything, fails at once
+// (naming the process and showing its last lines) when a process dies
+// during start-up or after, waits through a Redis loading its data for as
+// long as it makes progress, and stops everything it started on Ctrl-C and
+// SIGTERM, then exits.
 //
 // The script runs in a temporary copy of the repository's layout whose
 // bin/ holds stand-ins for edge, origin, worker and iwctl, with stand-ins
@@ -256,6 +260,71 @@ func (tr *tree) noneLeft(t *testing.T) {
 	}
 }
 
+// TestPortTaken: each of the seven ports, taken by another program, stops
+// run.sh before it starts anything, with a message naming the port and
+// the variable that sets it.
+func TestPortTaken(t *testing.T) {
+	for _, v := range vars {
+		t.Run(v, func(t *testing.T) {
+			tr := newTree(t)
+			port := tr.ports[v]
+			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			r := tr.start(t)
+			if code := r.wait(t, 20*time.Second); code == 0 {
+				t.Errorf("exit status 0 with port %d taken; output:\n%s", port, r.out)
+			}
+			want := fmt.Sprintf("port %d (%s=", port, v)
+			if !strings.Contains(r.out.String(), want) || !strings.Contains(r.out.String(), "set "+v) {
+				t.Errorf("output does not name the port and %s (want %q); output:\n%s", v, want, r.out)
+			}
+			if started, _ := filepath.Glob(filepath.Join(tr.state, "*.started")); len(started) > 0 {
+				t.Errorf("started %v with a port taken", started)
+			}
+		})
+	}
+}
+
+// TestPortTwice: two of its own variables on one port are refused too.
+func TestPortTwice(t *testing.T) {
+	tr := newTree(t)
+	r := tr.start(t, fmt.Sprintf("IW_ORIGIN_METRICS_ADDR=127.0.0.1:%d", tr.ports["IW_ORIGIN_ADDR"]))
+	if code := r.wait(t, 20*time.Second); code == 0 {
+		t.Errorf("exit status 0; output:\n%s", r.out)
+	}
+	if !strings.Contains(r.out.String(), "IW_ORIGIN_ADDR and IW_ORIGIN_METRICS_ADDR both use port") {
+		t.Errorf("output does not name the two variables; output:\n%s", r.out)
+	}
+}
+
+// TestDiesDuringStartUp: the origin exits at once; run.sh says so within
+// seconds, with the origin's last lines, never starts the edge, stops the
+// rest and fails.
+func TestDiesDuringStartUp(t *testing.T) {
+	tr := newTree(t)
+	tr.set(t, "origin.mode", "fail")
+	r := tr.start(t)
+	if code := r.wait(t, 10*time.Second); code != 1 {
+		t.Errorf("exit status %d, want 1; output:\n%s", code, r.out)
+	}
+	out := r.out.String()
+	for _, want := range []string{"origin exited during start-up", "  origin: listen tcp", "address already in use"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q; output:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "Invoicewire is running") {
+		t.Errorf("claims to be running; output:\n%s", out)
+	}
+	if tr.has("edge.started") {
+		t.Error("started the edge after the origin died")
+	}
+	tr.noneLeft(t)
+}
+
 // TestSignalDuringStartUp: Ctrl-C or SIGTERM while run.sh waits for the
 // origin stops what it started and ends the script: the edge is never
 // started.
@@ -284,6 +353,48 @@ func TestSignalDuringStartUp(t *testing.T) {
 			tr.noneLeft(t)
 		})
 	}
+}
+
+// TestRedisLoading: a Redis answering LOADING is waited for as long as it
+// makes progress, beyond the stall limit; the service then starts, and a
+// process that dies afterwards stops the others and fails the run.
+func TestRedisLoading(t *testing.T) {
+	tr := newTree(t)
+	// Five seconds of LOADING, progress on every ping, a two-second limit.
+	tr.set(t, fmt.Sprintf("redis-%d.loading", tr.ports["IW_REDIS_URL"]), "5")
+	r := tr.start(t, "RUN_REDIS_STALL_SECONDS=2")
+	until(t, r, "Invoicewire is running", func() bool { return strings.Contains(r.out.String(), "Invoicewire is running") })
+	b, _ := os.ReadFile(filepath.Join(tr.state, "worker.pid"))
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	if pid == 0 {
+		t.Fatal("no worker pid")
+	}
+	// It exits by itself (the stand-in's SIGTERM handler exits 0).
+	syscall.Kill(pid, syscall.SIGTERM)
+	if code := r.wait(t, 10*time.Second); code != 1 {
+		t.Errorf("exit status %d after the worker died, want 1; output:\n%s", code, r.out)
+	}
+	if !strings.Contains(r.out.String(), "run: worker exited") {
+		t.Errorf("does not name the worker; output:\n%s", r.out)
+	}
+	tr.noneLeft(t)
+}
+
+// TestRedisStalled: a Redis whose loading makes no progress is given up
+// after the stall limit, not after minutes.
+func TestRedisStalled(t *testing.T) {
+	tr := newTree(t)
+	port := tr.ports["IW_REDIS_URL"]
+	tr.set(t, fmt.Sprintf("redis-%d.loading", port), "100000")
+	tr.set(t, fmt.Sprintf("redis-%d.stuck", port), "")
+	r := tr.start(t, "RUN_REDIS_STALL_SECONDS=2")
+	if code := r.wait(t, 15*time.Second); code != 1 {
+		t.Errorf("exit status %d, want 1; output:\n%s", code, r.out)
+	}
+	if !strings.Contains(r.out.String(), "has loaded no more of its data for 2 s") {
+		t.Errorf("does not say why; output:\n%s", r.out)
+	}
+	tr.noneLeft(t)
 }
 
 // syncBuffer is a bytes.Buffer safe for the writer goroutines of exec and
