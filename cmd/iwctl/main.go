@@ -26,7 +26,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
 	"runtime/pprof"
@@ -36,6 +35,7 @@ import (
 
 	"github.com/invoicewire/invoicewire/internal/config"
 	"github.com/invoicewire/invoicewire/internal/content"
+	"github.com/invoicewire/invoicewire/internal/logging"
 	"github.com/invoicewire/invoicewire/internal/store"
 	"github.com/invoicewire/invoicewire/internal/webhook"
 )
@@ -117,12 +117,17 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// What iwctl logs, as against what it reports, is JSON on stderr like
+	// the servers' log, go-redis's own lines included (README, "logs are
+	// JSON on stderr").
+	log := logging.New("iwctl", cfg.LogLevel)
+	logging.RouteRedis(log)
 	st, err := store.Open(cfg.RedisURL)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	if err := store.WaitLoaded(ctx, st.Client(), slog.Default()); err != nil {
+	if err := store.WaitLoaded(ctx, st.Client(), log); err != nil {
 		return err
 	}
 	p := &store.Publisher{Store: st, SiteRoot: cfg.PublicURL, Now: time.Now}
