@@ -122,7 +122,7 @@ type ArticleSummary struct {
 
 // SearchInput are the arguments of search_articles.
 type SearchInput struct {
-	Query    string `json:"query,omitempty" jsonschema:"words that must all appear in the article (title, dek, tags or text), case-insensitive"`
+	Query    string `json:"query,omitempty" jsonschema:"words that must all appear in the article (title, dek, tags or text) as whole words; case and diacritics do not count, and a hyphenated word also matches its parts written together (e-invoicing, einvoicing)"`
 	Section  string `json:"section,omitempty" jsonschema:"only articles of this section"`
 	Audience string `json:"audience,omitempty" jsonschema:"only articles for this audience"`
 	Country  string `json:"country,omitempty" jsonschema:"only articles about this country (ISO 3166-1 alpha-2 code)"`
@@ -262,9 +262,12 @@ func (s *Server) searchArticles(ctx context.Context, _ *sdk.CallToolRequest, in 
 	if limit == 0 {
 		limit = DefaultLimit
 	}
-	words := strings.Fields(strings.ToLower(in.Query))
 	out := SearchOutput{Items: []ArticleSummary{}}
+	words := queryWords(in.Query)
 	if len(words) == 0 {
+		if strings.TrimSpace(in.Query) != "" {
+			return nil, out, toolError("the query %q has no words: search for words of letters or digits", in.Query)
+		}
 		p, err := s.Store.Articles(ctx, f, in.Offset, limit, nil)
 		if err != nil {
 			return nil, out, s.unavailable(ctx, "search_articles", err)
@@ -279,9 +282,9 @@ func (s *Server) searchArticles(ctx context.Context, _ *sdk.CallToolRequest, in 
 	if err != nil {
 		return nil, out, s.unavailable(ctx, "search_articles", err)
 	}
+	m := newWordMatcher(words)
 	for _, rec := range p.Articles {
-		text := strings.ToLower(rec.Title + "\n" + rec.Dek + "\n" + strings.Join(rec.Tags, " ") + "\n" + rec.Body)
-		if !containsAll(text, words) {
+		if !m.matchAll(rec.Title + "\n" + rec.Dek + "\n" + strings.Join(rec.Tags, "\n") + "\n" + rec.Body) {
 			continue
 		}
 		if out.Count >= in.Offset && len(out.Items) < limit {
@@ -290,15 +293,6 @@ func (s *Server) searchArticles(ctx context.Context, _ *sdk.CallToolRequest, in 
 		out.Count++
 	}
 	return nil, out, nil
-}
-
-func containsAll(text string, words []string) bool {
-	for _, w := range words {
-		if !strings.Contains(text, w) {
-			return false
-		}
-	}
-	return true
 }
 
 func (s *Server) getArticle(ctx context.Context, _ *sdk.CallToolRequest, in SlugInput) (*sdk.CallToolResult, any, error) {
