@@ -72,16 +72,27 @@ const (
 )
 
 // ProtocolVersions are the MCP revisions the /mcp endpoint speaks over
-// Streamable HTTP, newest first (the tests check the SDK supports each; its
-// own client negotiates the first). The server card and the agent card
-// announce them.
-var ProtocolVersions = []string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"}
+// Streamable HTTP, newest first: the one list the server negotiates from
+// (ServerOptions.SupportedProtocolVersions) and the server card and the
+// agent card announce (the tests check the SDK supports each; its own client
+// negotiates the first). 2025-03-26 and 2024-11-05 are left out: 2025-03-26
+// requires servers to accept JSON-RPC batches, which this endpoint refuses
+// (docs/decisions.md, MCP: no batches), and 2024-11-05 has them too. An
+// initialize asking for a version not listed is answered with the newest
+// listed version that initialize can negotiate (MCP 2025-11-25, basic/
+// lifecycle, "Version Negotiation"); a request whose MCP-Protocol-Version
+// names one is refused with 400.
+var ProtocolVersions = []string{"2026-07-28", "2025-11-25", "2025-06-18"}
 
-// Capabilities are the server's capabilities as initialize states them
-// (the SDK's for a server with tools: a tool list that may announce changes,
-// and logging), for the server card, which must say the same
-// (TestTools compares them).
-var Capabilities = map[string]any{"tools": map[string]bool{"listChanged": true}, "logging": map[string]any{}}
+// Capabilities are the server's capabilities, given to the SDK (which
+// would otherwise add logging and tools.listChanged) and stated by
+// initialize, server/discover and the server card alike (TestTools
+// compares them). The tool list is static and the server stateless, so it
+// never sends notifications/tools/list_changed: listChanged is false, and a
+// subscriptions/listen request is acknowledged with no notification type and
+// answered at once instead of held open. No logging either: the tools log
+// nothing to the client, and 2026-07-28 has no logging/setLevel.
+var Capabilities = &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}}
 
 // Tool names and describes one tool of the server.
 type Tool struct{ Name, Description string }
@@ -196,7 +207,9 @@ func enum(values []string) []any {
 func (s *Server) New() *sdk.Server {
 	srv := sdk.NewServer(&sdk.Implementation{Name: "invoicewire", Title: "Invoicewire", Version: "1.0.0", WebsiteURL: s.SiteRoot + "/developers#mcp"},
 		&sdk.ServerOptions{
-			Logger: s.Log,
+			Logger:                    s.Log,
+			Capabilities:              Capabilities,
+			SupportedProtocolVersions: ProtocolVersions,
 			Instructions: "Invoicewire publishes news about e-invoicing (Peppol, national mandates, specifications, vendors). " +
 				"Use search_articles to find articles, get_article to read one as markdown, and the country and spec tools for the registries. " +
 				"Cite the article url and its sources.",
