@@ -214,7 +214,7 @@ func (s *Server) New() *sdk.Server {
 				"Use search_articles to find articles, get_article to read one as markdown, and the country and spec tools for the registries. " +
 				"Cite the article url and its sources.",
 		})
-	srv.AddReceivingMiddleware(boundResults)
+	srv.AddReceivingMiddleware(checkArguments, boundResults)
 	readOnly := &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false), IdempotentHint: true}
 
 	sdk.AddTool(srv, &sdk.Tool{Name: toolSearchArticles.Name, Description: toolSearchArticles.Description, Annotations: readOnly,

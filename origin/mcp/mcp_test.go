@@ -459,3 +459,74 @@ func TestProtocolVersions(t *testing.T) {
 		}
 	})
 }
+
+// TestRPCErrors checks that protocol errors are JSON-RPC errors with the
+// request's id and JSON-RPC 2.0's codes, whose messages speak JSON, never
+// Go (docs/decisions.md, JSON errors).
+func TestRPCErrors(t *testing.T) {
+	inst := origintest.Start(t)
+	endpoint, client := inst.SiteRoot+"/mcp", inst.Server.Client()
+	v2026 := []string{"MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/call", "Mcp-Name: search_articles"}
+	testCases := []struct {
+		desc   string
+		body   string
+		header []string
+		status int
+		id     string
+		code   int64
+		says   []string // in the message
+	}{
+		{desc: "unknown method", body: `{"jsonrpc":"2.0","id":9,"method":"bogus/method"}`, status: 200, id: "9", code: -32601, says: []string{`"bogus/method"`}},
+		{desc: "unknown method, 2025-06-18", body: `{"jsonrpc":"2.0","id":"a","method":"bogus/method"}`, header: []string{"MCP-Protocol-Version: 2025-06-18"}, status: 200, id: `"a"`, code: -32601, says: []string{`"bogus/method"`}},
+		{desc: "arguments as an array", body: `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search_articles","arguments":[]}}`, status: 200, id: "2", code: -32602, says: []string{`"arguments"`, "object", "array"}},
+		{desc: "arguments as a string", body: `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search_articles","arguments":"x"}}`, status: 200, id: "2", code: -32602, says: []string{`"arguments"`, "object", "string"}},
+		{desc: "arguments as an array, 2026-07-28", body: `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search_articles","arguments":[],` + meta2026 + `}}`, header: v2026, status: 400, id: "2", code: -32602, says: []string{`"arguments"`, "object"}},
+		{desc: "protocolVersion as a number", body: `{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":5}}`, status: 200, id: "3", code: -32602, says: []string{`"protocolVersion"`, "a string", "a number"}},
+		{desc: "a nested member of the wrong type", body: `{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":7,"version":"1"}}}`, status: 200, id: "3", code: -32602, says: []string{`"clientInfo.name"`, "a string"}},
+		{desc: "params as an array", body: `{"jsonrpc":"2.0","id":4,"method":"tools/list","params":[]}`, status: 200, id: "4", code: -32602, says: []string{"params must be an object", "array"}},
+		{desc: "a tool name of the wrong type", body: `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":5}}`, status: 200, id: "5", code: -32602, says: []string{`"name"`, "a string"}},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			status, body := rpc(t, client, endpoint, tc.body, tc.header...)
+			var res struct {
+				ID    json.RawMessage `json:"id"`
+				Error *struct {
+					Code    int64  `json:"code"`
+					Message string `json:"message"`
+				} `json:"error"`
+			}
+			if status != tc.status || json.Unmarshal(body, &res) != nil || res.Error == nil {
+				t.Fatalf("%d %s, want %d and a JSON-RPC error", status, body, tc.status)
+			}
+			if string(res.ID) != tc.id || res.Error.Code != tc.code {
+				t.Errorf("id %s, code %d; want id %s, code %d: %s", res.ID, res.Error.Code, tc.id, tc.code, body)
+			}
+			for _, s := range tc.says {
+				if !strings.Contains(res.Error.Message, s) {
+					t.Errorf("message %q does not say %q", res.Error.Message, s)
+				}
+			}
+			if speaksGo(res.Error.Message) {
+				t.Errorf("message %q speaks of Go", res.Error.Message)
+			}
+		})
+	}
+	t.Run("a tool error speaks JSON", func(t *testing.T) {
+		cs := connect(t, endpoint, client)
+		res := call(t, cs, "get_article", map[string]any{"slug": nil})
+		if got := text(res); !res.IsError || speaksGo(got) || !strings.Contains(got, "null") {
+			t.Errorf("%v %q", res.IsError, got)
+		}
+	})
+}
+
+// speaksGo reports whether an error message names Go's types or values.
+func speaksGo(msg string) bool {
+	for _, s := range []string{"Go value", "Go struct", "interface {", "map[", "mcp.", "jsonrpc2.", "reflect.", "unmarshal"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
