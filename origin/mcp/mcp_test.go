@@ -512,6 +512,14 @@ func TestRPCErrors(t *testing.T) {
 			}
 		})
 	}
+	t.Run("null arguments are no arguments", func(t *testing.T) {
+		for _, tool := range []string{"search_articles", "list_sources", "get_article"} {
+			status, body := rpc(t, client, endpoint, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"`+tool+`","arguments":null}}`)
+			if status != 200 || !strings.Contains(string(body), `"result"`) {
+				t.Errorf("%s: %d %.300s", tool, status, body)
+			}
+		}
+	})
 	t.Run("a tool error speaks JSON", func(t *testing.T) {
 		cs := connect(t, endpoint, client)
 		res := call(t, cs, "get_article", map[string]any{"slug": nil})

@@ -229,7 +229,16 @@ func checkArguments(next sdk.MethodHandler) sdk.MethodHandler {
 			return next(ctx, method, req)
 		}
 		if ctr, ok := req.(*sdk.CallToolRequest); ok && ctr.Params != nil {
-			if a := bytes.TrimSpace(ctr.Params.Arguments); len(a) > 0 && a[0] != '{' && !bytes.Equal(a, []byte("null")) {
+			a := bytes.TrimSpace(ctr.Params.Arguments)
+			if bytes.Equal(a, []byte("null")) {
+				// No arguments, as if "arguments" were absent. The SDK
+				// decodes null into a nil map and then fills the schema's
+				// defaults into it: a panic on a handler goroutine, which
+				// took the whole origin down (search_articles has one).
+				ctr.Params.Arguments = json.RawMessage("{}")
+				a = ctr.Params.Arguments
+			}
+			if len(a) > 0 && a[0] != '{' {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
 					Message: fmt.Sprintf(`Invalid params for "tools/call": "arguments" must be an object, not %s.`, jsonKindOf(strconv.Quote(string(a))))}
 			}
