@@ -83,7 +83,7 @@ func (s *Site) MandatesPage(r *http.Request) (*respond.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	resp, err := render("mandates", v, store.TagCountries, store.TagSite)
+	resp, err := render("mandates", v, store.TagCountries, store.TagMilestones, store.TagSite)
 	if err != nil {
 		return nil, err
 	}
@@ -115,7 +115,7 @@ func (s *Site) MandatesMarkdown(r *http.Request) (*respond.Response, error) {
 	}
 	section("Coming up", v.Upcoming)
 	section("Already due", v.Past)
-	resp := respond.Bytes(MarkdownType, b.Bytes(), store.TagCountries, store.TagSite)
+	resp := respond.Bytes(MarkdownType, b.Bytes(), store.TagCountries, store.TagMilestones, store.TagSite)
 	resp.Expires = nextMidnight(s.now())
 	return resp, nil
 }
@@ -241,7 +241,7 @@ func (s *Site) Calendar(r *http.Request) (*respond.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	keys := []string{store.TagCountries, store.TagFeeds}
+	keys := []string{store.TagCountries, store.TagMilestones, store.TagFeeds}
 	cal := mandates.Calendar{
 		Name:        "Invoicewire: e-invoicing mandate deadlines",
 		Description: "Dated e-invoicing obligations of the countries Invoicewire tracks, each with its source.",

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"html"
 	"io"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	ics "github.com/arran4/golang-ical"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/invoicewire/invoicewire/internal/content"
 	"github.com/invoicewire/invoicewire/internal/content/contenttest"
@@ -404,4 +406,101 @@ func TestOpenSearchDescription(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.HasPrefix(target, inst.SiteRoot+"/search?q=") {
 		t.Errorf("the template %q leads to %d", tmpl, resp.StatusCode)
 	}
+}
+
+// TestRetractionLeavesTheMilestones retracts an article that milestones
+// cite, after every surface showing milestones was read (and so cached by
+// the origin): each drops the article, with the purge key of an article's
+// change on it, and shows it again once it is restored. The MCP tools read
+// the same country data.
+func TestRetractionLeavesTheMilestones(t *testing.T) {
+	inst := startAt(t, readerToday)
+	cited := contenttest.Article(1) // reported by every German milestone
+	path := cited.Path() + "/"
+	surfaces := []string{
+		"/api/v1/countries", "/api/v1/countries/de", "/mandates", "/mandates?region=eu", "/mandates.md",
+		"/calendar/mandates.ics", "/calendar/mandates.ics?country=de",
+	}
+	cs := mcpConnect(t, inst)
+	tools := []struct {
+		name string
+		args map[string]any
+	}{{"list_countries", map[string]any{}}, {"get_country", map[string]any{"code": "de"}}}
+	// cites reports which surfaces name the article, and checks each
+	// carries the key an article's change purges.
+	cites := func() (naming, silent []string) {
+		for _, p := range surfaces {
+			resp, body := get(t, inst, p)
+			if resp.StatusCode != 200 {
+				t.Fatalf("%s: %d %s", p, resp.StatusCode, body)
+			}
+			if keys := strings.Fields(resp.Header.Get("Surrogate-Key")); !slices.Contains(keys, store.TagMilestones) {
+				t.Errorf("%s: Surrogate-Key %v lacks %s", p, keys, store.TagMilestones)
+			}
+			// Calendar lines are folded at 75 octets.
+			if bytes.Contains(bytes.ReplaceAll(body, []byte("\r\n "), nil), []byte(path)) {
+				naming = append(naming, p)
+			} else {
+				silent = append(silent, p)
+			}
+		}
+		for _, tool := range tools {
+			res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: tool.name, Arguments: tool.args})
+			if err != nil || res.IsError {
+				t.Fatalf("%s: %v %+v", tool.name, err, res)
+			}
+			raw, _ := json.Marshal(res.StructuredContent)
+			if bytes.Contains(raw, []byte(path)) {
+				naming = append(naming, "mcp "+tool.name)
+			} else {
+				silent = append(silent, "mcp "+tool.name)
+			}
+		}
+		return naming, silent
+	}
+	if _, silent := cites(); len(silent) > 0 {
+		t.Fatalf("before the retraction %v do not cite %s", silent, path)
+	}
+	etag := func() string { resp, _ := get(t, inst, "/api/v1/countries"); return resp.Header.Get("ETag") }
+	before := etag()
+
+	if _, err := inst.Publisher.Retract(context.Background(), cited.Slug, "The source was misread."); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "every surface drops the retracted article", func() error {
+		if naming, _ := cites(); len(naming) > 0 {
+			return fmt.Errorf("%v still cite %s", naming, path)
+		}
+		return nil
+	})
+	if etag() == before {
+		t.Error("/api/v1/countries kept its ETag")
+	}
+	// The milestones stay: only the retracted report goes.
+	_, body := get(t, inst, "/mandates")
+	if !strings.Contains(string(body), `<li id="de-2027-01-01-issue"`) {
+		t.Error("the milestone went with its report")
+	}
+
+	if _, err := inst.Publisher.Restore(context.Background(), cited.Slug); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "every surface cites the restored article again", func() error {
+		if _, silent := cites(); len(silent) > 0 {
+			return fmt.Errorf("%v do not cite %s", silent, path)
+		}
+		return nil
+	})
+}
+
+// mcpConnect opens an MCP session with the SDK's client, as an agent would.
+func mcpConnect(t *testing.T, inst *origintest.Instance) *sdk.ClientSession {
+	t.Helper()
+	c := sdk.NewClient(&sdk.Implementation{Name: "invoicewire-site-test", Version: "1.0.0"}, nil)
+	cs, err := c.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: inst.SiteRoot + "/mcp", HTTPClient: inst.Server.Client()}, nil)
+	if err != nil {
+		t.Fatalf("connecting to /mcp: %v", err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
 }
