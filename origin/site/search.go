@@ -50,15 +50,16 @@ func (s *Site) Search(r *http.Request) (*respond.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	vals := query["q"]
-	if len(vals) > 1 {
-		return nil, apierror.BadRequest("Give the q parameter once.", "Search with one question, as "+s.SiteRoot+"/search?q=peppol.")
+	q, _, err := respond.Single(query, "q")
+	if err != nil {
+		return nil, err
 	}
-	q := ""
-	if len(vals) == 1 {
-		q = strings.TrimSpace(vals[0])
+	q = strings.TrimSpace(q)
+	if !utf8.ValidString(q) {
+		return nil, apierror.BadRequest("q is not valid UTF-8.",
+			"Percent-encode the question's UTF-8 bytes: é is %C3%A9 (a form on a UTF-8 page sends it so), not the Latin-1 %E9.")
 	}
-	if n := utf8.RuneCountInString(q); n > ask.MaxQueryChars || !utf8.ValidString(q) {
+	if n := utf8.RuneCountInString(q); n > ask.MaxQueryChars {
 		return nil, apierror.BadRequest(fmt.Sprintf("q has %d characters; at most %d are allowed.", n, ask.MaxQueryChars),
 			"Shorten the question to "+strconv.Itoa(ask.MaxQueryChars)+" characters or fewer.")
 	}
