@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,7 +24,9 @@ import (
 	"github.com/invoicewire/invoicewire/internal/content/contenttest"
 	"github.com/invoicewire/invoicewire/internal/store"
 	"github.com/invoicewire/invoicewire/origin"
+	"github.com/invoicewire/invoicewire/origin/ask"
 	"github.com/invoicewire/invoicewire/origin/origintest"
+	"github.com/invoicewire/invoicewire/origin/site"
 )
 
 // readerToday is the clock of these tests: between the fixture's past and
@@ -503,4 +506,94 @@ func mcpConnect(t *testing.T, inst *origintest.Instance) *sdk.ClientSession {
 	}
 	t.Cleanup(func() { cs.Close() })
 	return cs
+}
+
+// TestSearchPages walks a search's pages by their rel=next links: together
+// they list the engine's ranking (POST /ask with the engine's bound) in
+// order, SearchPageSize a page, each linking back with rel=prev; the page
+// after the last is a 404. A question matching more articles than the
+// engine ranks says so on its last page.
+func TestSearchPages(t *testing.T) {
+	for _, tc := range []struct {
+		articles int
+		capped   bool
+	}{{origintest.Articles, false}, {ask.MaxResults + 12, true}} {
+		t.Run(strconv.Itoa(tc.articles)+" articles", func(t *testing.T) {
+			inst := origintest.New(t, tc.articles)
+			var ranking []string
+			eventually(t, "the ask index has the articles", func() error {
+				req, _ := http.NewRequest(http.MethodPost, inst.SiteRoot+"/ask", strings.NewReader(`{"query":"peppol","prefer":{"max_results":`+strconv.Itoa(ask.MaxResults)+`}}`))
+				req.Header.Set("Content-Type", "application/json")
+				resp, err := inst.Server.Client().Do(req)
+				if err != nil {
+					return err
+				}
+				defer resp.Body.Close()
+				var a struct {
+					Results []struct {
+						Type string `json:"@type"`
+						URL  string `json:"url"`
+					} `json:"results"`
+				}
+				if err := json.NewDecoder(resp.Body).Decode(&a); err != nil {
+					return err
+				}
+				ranking = ranking[:0]
+				for _, r := range a.Results {
+					if r.Type == "NewsArticle" {
+						ranking = append(ranking, strings.TrimPrefix(r.URL, inst.SiteRoot))
+					}
+				}
+				if want := min(tc.articles, ask.MaxResults); len(ranking) != want {
+					return fmt.Errorf("%d results, want %d", len(ranking), want)
+				}
+				return nil
+			})
+			link := regexp.MustCompile(`<link rel="(prev|next)" href="([^"]+)">`)
+			result := regexp.MustCompile(`<li><h3><a href="([^"]+)">`)
+			var listed []string
+			next, prev, n := "/search?q=peppol", "", 0
+			var last string
+			for next != "" {
+				n++
+				resp, body := get(t, inst, html.UnescapeString(next))
+				if resp.StatusCode != 200 {
+					t.Fatalf("%s: %d %s", next, resp.StatusCode, body)
+				}
+				page := string(body)
+				links := map[string]string{}
+				for _, m := range link.FindAllStringSubmatch(page, -1) {
+					links[m[1]] = m[2]
+				}
+				if links["prev"] != prev {
+					t.Errorf("page %d: rel=prev %q, want %q", n, links["prev"], prev)
+				}
+				got := result.FindAllStringSubmatch(page[strings.Index(page, `class="search-results"`):], -1)
+				if len(got) == 0 || len(got) > site.SearchPageSize || (links["next"] != "" && len(got) != site.SearchPageSize) {
+					t.Fatalf("page %d lists %d articles", n, len(got))
+				}
+				for _, m := range got {
+					listed = append(listed, m[1])
+				}
+				if n > 1 && strings.Contains(page, `class="search-summary"`) {
+					t.Errorf("page %d repeats the summary", n)
+				}
+				prev, last, next = next, page, links["next"]
+			}
+			if want := (len(ranking) + site.SearchPageSize - 1) / site.SearchPageSize; n != want {
+				t.Errorf("%d pages, want %d", n, want)
+			}
+			if !slices.Equal(listed, ranking) {
+				t.Errorf("the pages list\n%v\nthe engine ranks\n%v", listed, ranking)
+			}
+			if capped := strings.Contains(last, `class="search-cap"`); capped != tc.capped {
+				t.Errorf("the last page states the engine's bound: %v, want %v", capped, tc.capped)
+			}
+			for _, p := range []string{"/search?q=peppol&page=" + strconv.Itoa(n+1), "/search?page=2"} {
+				if resp, body := get(t, inst, p); resp.StatusCode != 404 || !bytes.Contains(body, []byte(`"code":"not_found"`)) {
+					t.Errorf("%s: %d %s", p, resp.StatusCode, body)
+				}
+			}
+		})
+	}
 }
