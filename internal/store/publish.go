@@ -46,9 +46,15 @@ const (
 	TagNewsSitemap = "news-sitemap"
 	TagSite        = "site"
 	TagCountries   = "countries"
-	TagSpecs       = "specs"
-	TagSources     = "sources"
-	TagNewsletter  = "newsletter"
+	// TagMilestones marks every answer that shows the articles reporting
+	// the countries' milestones (the country resources, the timeline, its
+	// twin and the calendar): which of them are shown depends on whether
+	// each article is published (Store.Countries), so any article's
+	// change purges it, as it purges the listings.
+	TagMilestones = "milestones"
+	TagSpecs      = "specs"
+	TagSources    = "sources"
+	TagNewsletter = "newsletter"
 	// TagSynonyms is purged when the editors' synonym groups change; /ask
 	// rebuilds its index on it.
 	TagSynonyms = "synonyms"
@@ -68,7 +74,7 @@ func TagNewsletterWeek(w string) string { return "newsletter:" + w }
 
 // articleTags are the surrogate keys an article's change touches.
 func articleTags(a *content.Article) []string {
-	tags := []string{TagArticle(a.Slug), TagList, TagSection(a.Section), TagFeeds, TagNewsSitemap, TagSite}
+	tags := []string{TagArticle(a.Slug), TagList, TagSection(a.Section), TagFeeds, TagNewsSitemap, TagSite, TagMilestones}
 	for _, au := range a.Audience {
 		tags = append(tags, TagAudience(au))
 	}

@@ -38,20 +38,19 @@ const HTMLType = "text/html; charset=utf-8"
 const ContentSecurityPolicy = "default-src 'none'; style-src 'self'; img-src 'self' https: data:; " +
 	"base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
-// ContentSignal is the site's AI-use preference (contentsignals.org): search
-// and answers that cite the articles yes, model training no. It is the
-// Content-Signal header of pages and twins and robots.txt's line.
-const ContentSignal = "search=yes, ai-input=yes, ai-train=no"
+// ContentSignal is the site's AI-use preference, respond.ContentSignal:
+// robots.txt's line, and the Content-Signal field the origin's writer adds
+// to every page, twin, feed, llms.txt and calendar.
+const ContentSignal = respond.ContentSignal
 
 // pageHeaders are the security headers of every HTML page. X-Content-Type-
-// Options: nosniff is added by the origin to every response.
+// Options: nosniff and Content-Signal are added by the origin's writer.
 var pageHeaders = http.Header{
 	"Content-Security-Policy":    {ContentSecurityPolicy},
 	"Referrer-Policy":            {"strict-origin-when-cross-origin"},
 	"X-Frame-Options":            {"DENY"},
 	"Cross-Origin-Opener-Policy": {"same-origin"},
 	"Permissions-Policy":         {"camera=(), microphone=(), geolocation=(), interest-cohort=()"},
-	"Content-Signal":             {ContentSignal},
 }
 
 // markdown renders article bodies: GitHub-flavoured markdown (tables,
