@@ -32,7 +32,7 @@ func Handler(s *Server) respond.Mount {
 		// against DNS rebinding instead.
 		DisableLocalhostProtection: true,
 		MaxRequestBodyBytes:        MaxBody,
-		Logger:                     s.Log,
+		Logger:                     s.sdkLog(),
 	})
 	return respond.Mount{Methods: []string{http.MethodPost},
 		Hint: "The MCP endpoint takes one JSON-RPC message per POST (Streamable HTTP); its card is at /mcp/server-card.",

@@ -28,6 +28,7 @@ import (
 
 	"github.com/invoicewire/invoicewire/internal/apierror"
 	"github.com/invoicewire/invoicewire/internal/content"
+	"github.com/invoicewire/invoicewire/internal/logging"
 	"github.com/invoicewire/invoicewire/internal/store"
 	"github.com/invoicewire/invoicewire/origin/api"
 )
@@ -203,11 +204,15 @@ func enum(values []string) []any {
 	return out
 }
 
+// sdkLog is the logger handed to the SDK: its warnings and errors, not the
+// three info lines it writes for every stateless request.
+func (s *Server) sdkLog() *slog.Logger { return logging.AtLeast(s.Log, slog.LevelWarn) }
+
 // New builds the MCP server with its tools.
 func (s *Server) New() *sdk.Server {
 	srv := sdk.NewServer(&sdk.Implementation{Name: "invoicewire", Title: "Invoicewire", Version: "1.0.0", WebsiteURL: s.SiteRoot + "/developers#mcp"},
 		&sdk.ServerOptions{
-			Logger:                    s.Log,
+			Logger:                    s.sdkLog(),
 			Capabilities:              Capabilities,
 			SupportedProtocolVersions: ProtocolVersions,
 			Instructions: "Invoicewire publishes news about e-invoicing (Peppol, national mandates, specifications, vendors). " +

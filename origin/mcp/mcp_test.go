@@ -17,6 +17,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/invoicewire/invoicewire/internal/content/contenttest"
+	"github.com/invoicewire/invoicewire/internal/logging"
 	"github.com/invoicewire/invoicewire/origin/mcp"
 	"github.com/invoicewire/invoicewire/origin/origintest"
 )
@@ -537,4 +538,29 @@ func speaksGo(msg string) bool {
 		}
 	}
 	return false
+}
+
+// TestRoutineRequestsNotLogged: an agent's session (connect, list, call)
+// writes nothing to the origin's log at info, where the SDK would write
+// three lines a request.
+func TestRoutineRequestsNotLogged(t *testing.T) {
+	inst := origintest.Start(t)
+	var buf logging.Buffer
+	ts := httptest.NewServer(mcp.Handler(&mcp.Server{Store: inst.Store, SiteRoot: inst.SiteRoot, Log: logging.NewTo(&buf, "origin", "info")}))
+	defer ts.Close()
+	c := sdk.NewClient(&sdk.Implementation{Name: "invoicewire-test", Version: "1.0.0"}, nil)
+	cs, err := c.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: ts.URL, HTTPClient: ts.Client()}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if _, err := cs.ListTools(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "list_countries"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := buf.String(); got != "" {
+		t.Errorf("routine requests were logged:\n%s", got)
+	}
 }
