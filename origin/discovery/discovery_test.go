@@ -72,6 +72,35 @@ func TestDiscoveryDocuments(t *testing.T) {
 					t.Errorf("skill %v lacks %s", sk["id"], k)
 				}
 			}
+			// A2A: examples, inputModes and outputModes are lists of strings.
+			for _, k := range []string{"tags", "examples", "inputModes", "outputModes"} {
+				if list, ok := sk[k].([]any); !ok || len(list) == 0 {
+					t.Errorf("skill %v: %s is %v, not a list of strings", sk["id"], k, sk[k])
+				}
+			}
+		}
+		// Every input mode the card names is one the agent endpoints take:
+		// /ask refuses what it cannot read with 415.
+		modes := map[string]bool{}
+		for _, m := range agent["defaultInputModes"].([]any) {
+			modes[m.(string)] = true
+		}
+		for _, s := range agent["skills"].([]any) {
+			for _, m := range s.(map[string]any)["inputModes"].([]any) {
+				modes[m.(string)] = true
+			}
+		}
+		for mode := range modes {
+			req, _ := http.NewRequest("POST", inst.SiteRoot+"/ask", strings.NewReader(`{"query":"peppol"}`))
+			req.Header.Set("Content-Type", mode)
+			resp, err := inst.Server.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusUnsupportedMediaType {
+				t.Errorf("the agent card lists input mode %s, which /ask refuses", mode)
+			}
 		}
 		catalog := docs["/.well-known/ai-catalog.json"]
 		if catalog["specVersion"] == nil || len(catalog["entries"].([]any)) != 2 {

@@ -100,15 +100,15 @@ func rewriteRPCError(b []byte, method string) []byte {
 	if e.Code != 0 && !namesGoTypes(e.Message) {
 		return nil
 	}
-	code, msg := e.Code, invalidParams(method, e.Message)
-	if decodeFailure(e.Message) || code == 0 {
-		code = jsonrpc.CodeInvalidParams
+	code, msg := e.Code, e.Message
+	switch {
+	case decodeFailure(e.Message):
+		code, msg = jsonrpc.CodeInvalidParams, invalidParams(method, e.Message)
+	case namesGoTypes(e.Message):
+		msg = "The MCP request failed."
 	}
-	if code != jsonrpc.CodeInvalidParams {
-		msg = "The MCP request failed: " + strings.TrimSuffix(firstClause(e.Message), ".") + "."
-		if namesGoTypes(msg) {
-			msg = "The MCP request failed."
-		}
+	if code == 0 {
+		code = jsonrpc.CodeInternalError
 	}
 	out := rpcErrorResponse{JSONRPC: "2.0", ID: resp.ID, Error: rpcErrorObject{Code: code, Message: msg}}
 	if len(e.Data) > 0 && !namesGoTypes(string(e.Data)) {
@@ -125,13 +125,6 @@ func rewriteRPCError(b []byte, method string) []byte {
 // fit JSON into a Go value.
 func decodeFailure(msg string) bool {
 	return strings.Contains(msg, "cannot unmarshal") || strings.Contains(msg, "unmarshaling") || strings.Contains(msg, "invalid params")
-}
-
-func firstClause(msg string) string {
-	if i := strings.Index(msg, ": "); i > 0 {
-		return msg[:i]
-	}
-	return msg
 }
 
 var (
