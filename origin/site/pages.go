@@ -178,7 +178,7 @@ func (s *Site) AudiencePage(r *http.Request) (*respond.Response, error) {
 	if !slices.Contains(content.Audiences, au) {
 		return nil, apierror.NotFound("No audience "+strconv.Quote(truncate(au))+".", "Audiences are "+strings.Join(content.Audiences, ", ")+".")
 	}
-	return s.filtered(r, store.ArticleFilter{Audience: au}, "/audience/"+au+"/", "For "+strings.ToLower(label(au)), "Articles written for "+strings.ToLower(label(au))+".",
+	return s.filtered(r, store.ArticleFilter{Audience: au}, "/audience/"+au+"/", content.AudienceHeading(au), "Articles written for "+strings.ToLower(content.AudienceNames[au])+".",
 		"audience/"+au, store.TagAudience(au))
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/yuin/goldmark/extension"
 	"github.com/yuin/goldmark/parser"
 
+	"github.com/invoicewire/invoicewire/internal/content"
 	"github.com/invoicewire/invoicewire/origin/respond"
 )
 
@@ -148,13 +149,21 @@ var funcs = template.FuncMap{
 	"add":   func(a, b int) int { return a + b },
 }
 
-// labels are the human names of section, audience and status values.
-var labels = map[string]string{
-	"mandates": "Mandates", "network": "Network", "vendors": "Vendors", "policy": "Policy", "specs": "Specifications", "guides": "Guides",
-	"biz": "Businesses", "ap": "Accounts payable", "vendor": "Vendors and providers",
-	"live": "Live", "phased-rollout": "Phased roll-out", "scheduled": "Scheduled", "planned": "Planned",
-	"b2g-only": "B2G only", "reporting-only": "Reporting only", "voluntary": "Voluntary",
-}
+// labels are the human names of section, audience and status values; the
+// sections' and audiences' are content's, which their feeds are titled by.
+var labels = func() map[string]string {
+	m := map[string]string{
+		"live": "Live", "phased-rollout": "Phased roll-out", "scheduled": "Scheduled", "planned": "Planned",
+		"b2g-only": "B2G only", "reporting-only": "Reporting only", "voluntary": "Voluntary",
+	}
+	for k, v := range content.AudienceNames {
+		m[k] = v
+	}
+	for k, v := range content.SectionNames {
+		m[k] = v
+	}
+	return m
+}()
 
 // label names a section, audience or mandate status for readers. "policy"
 // is both a section and an audience; both read "Policy".

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -659,4 +661,46 @@ func TestParameterMessages(t *testing.T) {
 			t.Errorf("%s: message %q (hint %q), want %q", tc.path, e.Error.Message, e.Error.Hint, tc.message)
 		}
 	}
+}
+
+// TestFeedTitlesAreThePagesHeadings: a section's or audience's feed is
+// titled as its page is headed ("Specifications", "For accounts
+// payable"), in the catalog and in the feed itself, never by the filter
+// value.
+func TestFeedTitlesAreThePagesHeadings(t *testing.T) {
+	inst := origintest.Start(t)
+	_, body := get(t, inst, "/api/v1/feeds")
+	var cat catalog
+	if err := json.Unmarshal(body, &cat); err != nil {
+		t.Fatal(err)
+	}
+	titles := map[string]string{}
+	for _, f := range cat.Items {
+		titles[strings.TrimPrefix(f.URL, inst.SiteRoot)] = f.Title
+	}
+	h1 := regexp.MustCompile(`<h1>([^<]+)</h1>`)
+	for _, name := range append(prefixed("section/", content.Sections), prefixed("audience/", content.Audiences)...) {
+		_, page := get(t, inst, "/"+name+"/")
+		m := h1.FindSubmatch(page)
+		if m == nil {
+			t.Fatalf("/%s/ has no heading", name)
+		}
+		want := "Invoicewire: " + html.UnescapeString(string(m[1]))
+		if got := titles["/feeds/"+name+".xml"]; got != want+" (RSS)" {
+			t.Errorf("the catalog titles /feeds/%s.xml %q, want %q", name, got, want+" (RSS)")
+		}
+		_, feed := get(t, inst, "/feeds/"+name+".json")
+		var f struct{ Title string }
+		if err := json.Unmarshal(feed, &f); err != nil || f.Title != want {
+			t.Errorf("/feeds/%s.json is titled %q, want %q (%v)", name, f.Title, want, err)
+		}
+	}
+}
+
+func prefixed(prefix string, values []string) []string {
+	out := make([]string, len(values))
+	for i, v := range values {
+		out[i] = prefix + v
+	}
+	return out
 }
