@@ -6,9 +6,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"strconv"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -211,23 +208,7 @@ func TestHealthzFrozenRedis(t *testing.T) {
 		t.Fatalf("with Redis up: /healthz = %d, want 200", code)
 	}
 
-	info, err := s.Client().Info(t.Context(), "server").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid := 0
-	for line := range strings.SplitSeq(info, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "process_id:"); ok {
-			pid, _ = strconv.Atoi(v)
-		}
-	}
-	if pid <= 0 {
-		t.Fatal("INFO server gave no process_id")
-	}
-	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGCONT) })
+	s.Freeze()
 
 	start := time.Now()
 	code, body := healthz(t, base)

@@ -3,9 +3,6 @@ package store_test
 import (
 	"context"
 	"errors"
-	"strconv"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -14,30 +11,6 @@ import (
 	"github.com/invoicewire/invoicewire/internal/redistest"
 	"github.com/invoicewire/invoicewire/internal/store"
 )
-
-// freeze stops the redis-server s with SIGSTOP, as a hung Redis that still
-// accepts connections, and continues it when the test ends (before s's own
-// shutdown, which t.Cleanup runs later).
-func freeze(t *testing.T, s *redistest.Server) {
-	t.Helper()
-	info, err := s.Client().Info(t.Context(), "server").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid := 0
-	for line := range strings.SplitSeq(info, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "process_id:"); ok {
-			pid, _ = strconv.Atoi(v)
-		}
-	}
-	if pid <= 0 {
-		t.Fatal("INFO server gave no process_id")
-	}
-	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGCONT) })
-}
 
 // TestClientHonoursDeadlines checks that the clients the processes build
 // give up at their caller's deadline on a Redis that does not answer, and
@@ -67,7 +40,7 @@ func TestClientHonoursDeadlines(t *testing.T) {
 		t.Fatalf("XREADGROUP BLOCK 500 under a 5 s deadline: %v, want redis.Nil", err)
 	}
 
-	freeze(t, s)
+	s.Freeze()
 	dctx, cancel = context.WithTimeout(ctx, 500*time.Millisecond)
 	defer cancel()
 	start = time.Now()
