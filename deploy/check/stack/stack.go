@@ -180,8 +180,7 @@ func (s *Stack) StartWorker() {
 // Caddyfile is the shipped Caddyfile this stack runs, with its fixed
 // addresses replaced by the stack's loopback ones: the same file, run for
 // real. The Kubernetes file's site and metrics listener are rewritten; the
-// production file's admin listener (which serves /metrics there, as in make
-// run's file) is moved; everything else comes from the environment.
+// production file and make run's take every address from the environment.
 func (s *Stack) Caddyfile() string {
 	b, err := os.ReadFile(filepath.Join(s.Root, filepath.FromSlash(s.caddyfile)))
 	if err != nil {
@@ -198,11 +197,7 @@ func (s *Stack) Caddyfile() string {
 			{`(?m)^(\t+)name origin$`, "${1}name 127.0.0.1"},
 			{`(?m)^(\t+)port 8081$`, "${1}port " + portOf(s.OriginAddr)},
 		}
-	case CaddyfileProduction:
-		rewrites = []struct{ re, repl string }{
-			{`(?m)^\tadmin 127\.0\.0\.1:2019$`, "\tadmin " + s.EdgeMetrics},
-		}
-	case CaddyfileRun:
+	case CaddyfileProduction, CaddyfileRun:
 	default:
 		s.t.Fatalf("stack: unknown Caddyfile %q", s.caddyfile)
 	}
