@@ -64,7 +64,7 @@ func (p *report) String() string {
 	row("p50 ms", msStr(quantile(p.ref.latencies, 0.5)), msStr(quantile(p.res.latencies, 0.5)), "", "")
 	row("p99 ms", msStr(quantile(p.ref.latencies, 0.99)), msStr(p99), "≤ 10", met(p99 <= 10*time.Millisecond))
 	row("p99.9 ms", msStr(quantile(p.ref.latencies, 0.999)), msStr(quantile(p.res.latencies, 0.999)), "", "")
-	for i, o := range p.open {
+	for _, o := range p.open {
 		p99 := quantile(o.res.latencies, 0.99)
 		row(fmt.Sprintf("open loop at %.0f requests/s (%.0f%% of the traffic's): requests/s answered", o.rate, 100*o.load),
 			fmt.Sprintf("%.0f", rate(o.ref)), fmt.Sprintf("%.0f", rate(o.res)), "", "")
@@ -73,9 +73,8 @@ func (p *report) String() string {
 		row(fmt.Sprintf("… at %.0f%%: the generator's own lag behind schedule (connection free)", 100*o.load), quantiles(o.ref.wakeLags), quantiles(o.res.wakeLags), "", "")
 		row(fmt.Sprintf("… at %.0f%%: ms a second the edge's busiest thread waited for a CPU / its core went to interrupts and the hypervisor / the generator's busiest thread waited", 100*o.load),
 			takenAway(o.ref), takenAway(o.res), "", "")
-		if i < len(p.open)-1 {
-			continue
-		}
+		// Per kind at every load: which requests make the p99 (the origin
+		// answers the forwarded ones and /ask, on the generator's core).
 		for _, k := range []struct {
 			what string
 			kind int
