@@ -205,4 +205,33 @@ func TestPagesInChromium(t *testing.T) {
 			}
 		})
 	}
+
+	// On a narrow screen nothing makes a page scroll sideways: long words,
+	// URLs and inline code wrap (preformatted blocks scroll inside
+	// themselves).
+	t.Run("500px wide", func(t *testing.T) {
+		if err := chromedp.Do(bctx, chromedp.EmulateViewport(500, 900)); err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range testCases {
+			if err := chromedp.Do(bctx, chromedp.Navigate(inst.SiteRoot+tc.path), chromedp.WaitVisible(chromedp.CSS("main h1"))); err != nil {
+				t.Fatalf("loading %s: %v", tc.path, err)
+			}
+			type widths struct {
+				Scroll, View float64
+				Widest       string
+			}
+			w := run(t, bctx, chromedp.Evaluate[widths](`(() => {
+				const view = document.documentElement.clientWidth;
+				let widest = "";
+				for (const el of document.querySelectorAll("main *")) {
+					if (el.getBoundingClientRect().right > view + 1 && !el.closest("pre")) { widest = el.tagName + ": " + el.textContent.slice(0, 60); break; }
+				}
+				return {Scroll: document.documentElement.scrollWidth, View: view, Widest: widest};
+			})()`))
+			if w.Scroll > w.View {
+				t.Errorf("%s scrolls sideways at 500px: %v wide in a %v viewport (%s)", tc.path, w.Scroll, w.View, w.Widest)
+			}
+		}
+	})
 }
