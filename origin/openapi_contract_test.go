@@ -443,6 +443,7 @@ func TestContractSite(t *testing.T) {
 		{desc: "OpenSearch description", method: "GET", path: "/opensearch.xml", want: 200},
 		{desc: "stylesheet", method: "GET", path: "/assets/site.css?v=1", want: 200},
 		{desc: "icon", method: "GET", path: "/assets/icon.svg", want: 200},
+		{desc: "favicon", method: "GET", path: "/favicon.ico", want: 200},
 		{desc: "unknown asset", method: "GET", path: "/assets/site.js", want: 404},
 		{desc: "master feed RSS", method: "GET", path: "/feeds/all.xml", want: 200},
 		{desc: "master feed JSON", method: "GET", path: "/feeds/all.json", want: 200},
@@ -499,6 +500,7 @@ func TestContractSite(t *testing.T) {
 			"/developers", "/auth.md", "/llms.txt", "/robots.txt", "/.well-known/oauth-protected-resource",
 			"/.well-known/http-message-signatures-directory", "/.well-known/agent-card.json", "/mcp/server-card",
 			"/mandates", "/mandates.md", "/calendar/mandates.ics?country=be", "/search?q=peppol", "/opensearch.xml",
+			"/favicon.ico",
 		} {
 			resp, _ := exchange(t, c, inst, "GET", path, nil, "", 200)
 			exchange(t, c, inst, "GET", path, http.Header{"If-None-Match": {resp.Header.Get("ETag")}}, "", 304)

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -123,6 +124,7 @@ func TestPagesInChromium(t *testing.T) {
 	bctx := browser(t)
 	site, _ := url.Parse(inst.SiteRoot)
 	problems := &pageProblems{}
+	var icons atomic.Int32 // answers of /favicon.ico
 	// One ordered listener for every kind of trouble. The browser context
 	// enables the runtime, log and network domains when it attaches.
 	err := chromedp.Listen(bctx, func(ev any) {
@@ -146,6 +148,9 @@ func TestPagesInChromium(t *testing.T) {
 		case *network.EventLoadingFailed:
 			problems.add("request failed: " + ev.ErrorText)
 		case *network.EventResponseReceived:
+			if strings.HasSuffix(ev.Response.URL, "/favicon.ico") && ev.Response.Status == 200 {
+				icons.Add(1)
+			}
 			u, err := url.Parse(ev.Response.URL)
 			if err == nil && u.Host == site.Host && ev.Response.Status >= 400 {
 				problems.add(fmt.Sprintf("request to the site answered %d: %s", ev.Response.Status, ev.Response.URL))
@@ -205,6 +210,26 @@ func TestPagesInChromium(t *testing.T) {
 			}
 		})
 	}
+
+	// What has no icon link of its own (a markdown twin, a JSON error) is
+	// shown with /favicon.ico, which Chromium asks for: it is there.
+	t.Run("favicon", func(t *testing.T) {
+		for _, path := range []string{rich.Path() + ".md", "/no/such/page"} {
+			problems.take()
+			if err := chromedp.Do(bctx, chromedp.Navigate(inst.SiteRoot+path), chromedp.WaitReady("body")); err != nil {
+				t.Fatalf("loading %s: %v", path, err)
+			}
+			time.Sleep(500 * time.Millisecond)
+			for _, p := range problems.take() {
+				if strings.Contains(p, "favicon") {
+					t.Error(p)
+				}
+			}
+		}
+		if icons.Load() == 0 {
+			t.Error("Chromium never asked for /favicon.ico")
+		}
+	})
 
 	// On a narrow screen nothing makes a page scroll sideways: long words,
 	// URLs and inline code wrap (preformatted blocks scroll inside

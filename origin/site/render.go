@@ -113,6 +113,26 @@ var (
 	}()
 )
 
+// The favicon: icon.svg drawn at 16, 32 and 48 pixels, as PNG images in
+// one ICO file (the form browsers ask /favicon.ico for). Pages name the
+// SVG in <link rel="icon">; a browser asks /favicon.ico for what has no
+// such link (a markdown twin, a JSON error, a feed shown as text).
+var faviconICO, _ = files.ReadFile("assets/favicon.ico")
+
+// FaviconType is the registered media type of ICO files.
+const FaviconType = "image/vnd.microsoft.icon"
+
+// FaviconCacheControl keeps the favicon for a day: its address has no
+// content version, so a new icon must be able to replace it.
+const FaviconCacheControl = "public, max-age=86400, stale-while-revalidate=604800"
+
+// Favicon answers GET /favicon.ico.
+func (s *Site) Favicon(*http.Request) (*respond.Response, error) {
+	resp := respond.Bytes(FaviconType, faviconICO, tagAssets)
+	resp.CacheControl = FaviconCacheControl
+	return resp, nil
+}
+
 // AssetCacheControl lets browsers and caches keep assets for a year: their
 // URLs carry a content version (?v=…), so a new file has a new URL.
 const AssetCacheControl = "public, max-age=31536000, immutable"

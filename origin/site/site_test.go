@@ -1,11 +1,14 @@
 package site_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
 	"html"
+	"image/png"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -703,4 +706,43 @@ func prefixed(prefix string, values []string) []string {
 		out[i] = prefix + v
 	}
 	return out
+}
+
+// TestFavicon reads /favicon.ico as an ICO file: PNG images of 16, 32 and
+// 48 pixels, each the site's icon (the brand blue, transparent corners).
+func TestFavicon(t *testing.T) {
+	inst := origintest.Start(t)
+	resp, body := get(t, inst, "/favicon.ico")
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != site.FaviconType || resp.Header.Get("Cache-Control") != site.FaviconCacheControl {
+		t.Fatalf("%d %s %s", resp.StatusCode, resp.Header.Get("Content-Type"), resp.Header.Get("Cache-Control"))
+	}
+	if len(body) < 6 || binary.LittleEndian.Uint16(body[0:]) != 0 || binary.LittleEndian.Uint16(body[2:]) != 1 {
+		t.Fatalf("not an ICO file: % x", body[:min(len(body), 6)])
+	}
+	n := int(binary.LittleEndian.Uint16(body[4:]))
+	var sizes []int
+	for i := range n {
+		e := body[6+16*i:]
+		size, length, offset := int(e[0]), binary.LittleEndian.Uint32(e[8:]), binary.LittleEndian.Uint32(e[12:])
+		if int(offset)+int(length) > len(body) {
+			t.Fatalf("image %d lies past the file's end", i)
+		}
+		img, err := png.Decode(bytes.NewReader(body[offset : offset+length]))
+		if err != nil {
+			t.Fatalf("image %d: %v", i, err)
+		}
+		if b := img.Bounds(); b.Dx() != size || b.Dy() != size {
+			t.Errorf("image %d is %v, its entry says %d", i, b, size)
+		}
+		if _, _, _, a := img.At(0, 0).RGBA(); a>>8 > 8 {
+			t.Errorf("the %dpx icon's corner is not transparent (alpha %d)", size, a>>8)
+		}
+		if r, g, b, _ := img.At(1+size/8, size/2).RGBA(); r>>8 != 0x0b || g>>8 != 0x5c || b>>8 != 0xad {
+			t.Errorf("the %dpx icon's edge is #%02x%02x%02x, not the brand's #0b5cad", size, r>>8, g>>8, b>>8)
+		}
+		sizes = append(sizes, size)
+	}
+	if !slices.Equal(sizes, []int{16, 32, 48}) {
+		t.Errorf("sizes %v", sizes)
+	}
 }
