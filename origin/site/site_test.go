@@ -746,3 +746,54 @@ func TestFavicon(t *testing.T) {
 		t.Errorf("sizes %v", sizes)
 	}
 }
+
+// TestOpenGraphOnEveryPage: every kind of HTML page describes itself to
+// link previews (ogp.me) with the same required properties, its og:url
+// its canonical address, and no og:image unless it has a picture of its
+// own.
+func TestOpenGraphOnEveryPage(t *testing.T) {
+	inst := origintest.Start(t)
+	week := content.ISOWeek(contenttest.Base)
+	if _, err := inst.Publisher.SendNewsletter(context.Background(), week, nil); err != nil {
+		t.Fatal(err)
+	}
+	a := contenttest.Article(0)
+	prop := regexp.MustCompile(`<meta property="(og:[a-z_]+)" content="([^"]*)">`)
+	canonical := regexp.MustCompile(`<link rel="canonical" href="([^"]+)">`)
+	for _, tc := range []struct{ path, typ, title string }{
+		{"/", "website", "Invoicewire: e-invoicing news"},
+		{"/?page=2", "website", "Invoicewire: e-invoicing news (page 2)"},
+		{"/section/specs/", "website", "Specifications"},
+		{"/audience/ap/", "website", "For accounts payable"},
+		{"/countries/de/", "website", "Germany"},
+		{a.Path() + "/", "article", a.Title},
+		{"/newsletter/" + week + "/", "website", ""},
+		{"/mandates", "website", "E-invoicing mandate timeline"},
+		{"/search", "website", "Search"},
+		{"/search?q=peppol", "website", "peppol · Search"},
+		{"/developers", "website", "Developers"},
+	} {
+		resp, body := get(t, inst, tc.path)
+		if resp.StatusCode != 200 {
+			t.Fatalf("%s: %d", tc.path, resp.StatusCode)
+		}
+		og := map[string]string{}
+		for _, m := range prop.FindAllStringSubmatch(string(body), -1) {
+			if _, dup := og[m[1]]; dup {
+				t.Errorf("%s: %s twice", tc.path, m[1])
+			}
+			og[m[1]] = html.UnescapeString(m[2])
+		}
+		c := canonical.FindStringSubmatch(string(body))
+		if c == nil || og["og:url"] != html.UnescapeString(c[1]) {
+			t.Errorf("%s: og:url %q, canonical %v", tc.path, og["og:url"], c)
+		}
+		if og["og:type"] != tc.typ || og["og:site_name"] != "Invoicewire" || og["og:description"] == "" ||
+			og["og:title"] == "" || (tc.title != "" && og["og:title"] != tc.title) {
+			t.Errorf("%s: %v", tc.path, og)
+		}
+		if _, ok := og["og:image"]; ok {
+			t.Errorf("%s: og:image %q, but the page has no picture", tc.path, og["og:image"])
+		}
+	}
+}
