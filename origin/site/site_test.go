@@ -233,9 +233,20 @@ func TestSitemaps(t *testing.T) {
 			t.Errorf("%s in the sitemaps: %v", a.Slug, in)
 		}
 	}
-	for _, path := range []string{"/", "/section/guides/", "/audience/biz/", "/countries/jp/", "/developers"} {
+	for _, path := range []string{"/", "/section/guides/", "/audience/biz/", "/countries/jp/", "/developers", "/mandates"} {
 		if !seen[inst.SiteRoot+path] {
 			t.Errorf("the pages sitemap lacks %s", path)
+		}
+	}
+	// Every page the navigation of every page links is in a sitemap.
+	_, home := get(t, inst, "/")
+	nav := regexp.MustCompile(`(?s)<nav aria-label="Sections">(.*?)</nav>`).FindSubmatch(home)
+	if nav == nil {
+		t.Fatal("the home page has no section navigation")
+	}
+	for _, m := range regexp.MustCompile(`href="([^"]+)"`).FindAllSubmatch(nav[1], -1) {
+		if !seen[inst.SiteRoot+string(m[1])] {
+			t.Errorf("the navigation links %s, which no sitemap lists", m[1])
 		}
 	}
 }

@@ -189,7 +189,8 @@ func safeXMLText(s string) bool {
 }
 
 // pagesSitemap lists the site's pages other than articles: home, sections,
-// audiences, countries, newsletter issues and the developer portal.
+// audiences, countries, newsletter issues, the mandate timeline and the
+// developer portal (every page the navigation links).
 func (s *Site) pagesSitemap(r *http.Request) (*respond.Response, error) {
 	set := urlSet{NS: nsSitemap}
 	add := func(path string) { set.URLs = append(set.URLs, sitemapURL{Loc: s.SiteRoot + path}) }
@@ -214,6 +215,7 @@ func (s *Site) pagesSitemap(r *http.Request) (*respond.Response, error) {
 	for _, n := range issues {
 		add("/newsletter/" + n.Week + "/")
 	}
+	add("/mandates")
 	add("/developers")
 	return xmlResponse(set, store.TagSitemaps, store.TagCountries, store.TagNewsletter)
 }
