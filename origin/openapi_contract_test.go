@@ -480,6 +480,8 @@ func TestContractSite(t *testing.T) {
 		{desc: "MCP initialize", method: "POST", path: "/mcp", header: mcpHeader, body: initialize, want: 200},
 		{desc: "MCP tools/list", method: "POST", path: "/mcp", header: mcpHeader, body: `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}`, want: 200},
 		{desc: "MCP notification", method: "POST", path: "/mcp", header: mcpHeader, body: `{"jsonrpc":"2.0","method":"notifications/initialized"}`, want: 202},
+		{desc: "MCP, a protocol version not served", method: "POST", path: "/mcp", header: http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"}, "Mcp-Protocol-Version": {"2025-03-26"}}, body: `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}`, want: 400},
+		{desc: "MCP, unknown method", method: "POST", path: "/mcp", header: mcpHeader, body: `{"jsonrpc":"2.0","id":9,"method":"bogus/method"}`, want: 200},
 		{desc: "MCP, GET", method: "GET", path: "/mcp", want: 405},
 		{desc: "MCP, not JSON", method: "POST", path: "/mcp", header: http.Header{"Content-Type": {"text/plain"}, "Accept": {"application/json, text/event-stream"}}, body: "hello", want: 415},
 		{desc: "MCP, malformed JSON", method: "POST", path: "/mcp", header: mcpHeader, body: `{"jsonrpc":`, want: 400},

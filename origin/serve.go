@@ -344,6 +344,9 @@ func (s *Server) refuseMethod(r *http.Request, rte *route) *apierror.Error {
 		if !present {
 			return token.Unauthorized(s.cfg.SiteRoot, r.Method, false)
 		}
+		if token.Malformed(r.Header) {
+			return token.MalformedRequest(s.cfg.SiteRoot)
+		}
 		if _, err := token.Lookup(r.Context(), s.store.Client(), raw, time.Now()); err != nil {
 			if !errors.Is(err, token.ErrInvalid) {
 				return apierror.As(err)

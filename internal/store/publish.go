@@ -206,7 +206,11 @@ func (p *Publisher) articleChange(a *content.Article, cur *ArticleRecord, raw, p
 
 // Retract pulls a published article from every list (article.retracted). The
 // article then answers 410 gone with reason. Retracting a retracted article
-// changes nothing.
+// with the same reason changes nothing; with another reason it corrects the
+// reason its 410 gives, keeping retracted_at, and emits no event: no event
+// kind of the contract means "a retraction notice changed" (article.retracted
+// is an article pulled, and it was pulled already; docs/decisions.md,
+// "Publishing and events").
 func (p *Publisher) Retract(ctx context.Context, slug, reason string) (Outcome, error) {
 	if reason == "" {
 		return Outcome{}, errors.New("store: a retraction needs a reason")
@@ -230,11 +234,16 @@ func (p *Publisher) setState(ctx context.Context, slug, state string, at *time.T
 		if err != nil {
 			return Outcome{}, err
 		}
+		next, emit := *cur, kind
 		if cur.State == state {
-			return Outcome{}, nil
+			if state != StateRetracted || cur.RetractionReason == reason {
+				return Outcome{}, nil
+			}
+			// A new reason for a retraction: only the notice changes.
+			next.RetractionReason, emit = reason, ""
+		} else {
+			next.State, next.RetractedAt, next.RetractionReason = state, at, reason
 		}
-		next := *cur
-		next.State, next.RetractedAt, next.RetractionReason = state, at, reason
 		doc, err := json.Marshal(&next)
 		if err != nil {
 			return Outcome{}, fmt.Errorf("store: encoding article %q: %w", slug, err)
@@ -242,19 +251,24 @@ func (p *Publisher) setState(ctx context.Context, slug, state string, at *time.T
 		c := p.newChange()
 		c.expectValue(keyArticle(slug), raw)
 		c.set(keyArticle(slug), doc)
-		if next.Retracted() {
+		switch {
+		case emit == "":
+			// Still retracted: it stays out of every index.
+		case next.Retracted():
 			unindex(c, &cur.Article)
-		} else {
+		default:
 			index(c, &next.Article)
 		}
 		c.Invalidate(articleTags(&cur.Article)...)
-		ev, err := p.articleEvent(kind, &next)
-		if err != nil {
-			return Outcome{}, err
+		if emit != "" {
+			ev, err := p.articleEvent(emit, &next)
+			if err != nil {
+				return Outcome{}, err
+			}
+			c.Emit(ev)
 		}
-		c.Emit(ev)
 		v, err := p.Store.Apply(ctx, c)
-		return Outcome{Changed: true, Event: kind, Version: v}, err
+		return Outcome{Changed: true, Event: emit, Version: v}, err
 	})
 }
 
