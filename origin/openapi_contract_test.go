@@ -11,6 +11,7 @@ import (
 
 	"github.com/invoicewire/invoicewire/internal/content"
 	"github.com/invoicewire/invoicewire/internal/content/contenttest"
+	"github.com/invoicewire/invoicewire/internal/store"
 	"github.com/invoicewire/invoicewire/origin/openapi/contract"
 	"github.com/invoicewire/invoicewire/origin/origintest"
 )
@@ -220,6 +221,45 @@ func TestContractIfModifiedSince(t *testing.T) {
 				t.Run(tc.desc, func(t *testing.T) {
 					resp, got := exchange(t, c, inst, "GET", path, tc.header, "", tc.status)
 					if tc.status == 304 && resp.Header.Get("Last-Modified") != lastMod.Format(http.TimeFormat) {
+						t.Errorf("304 Last-Modified %q", resp.Header.Get("Last-Modified"))
+					}
+					if tc.status == 200 && string(got) != string(body) {
+						t.Errorf("the 200 differs from the first answer")
+					}
+				})
+			}
+		})
+	}
+	// A feed's date is the last change under its keys (docs/decisions.md,
+	// "A feed's Last-Modified"), sent once the clock has passed it: the
+	// burst of changes of a sync dates them ahead of the clock.
+	feedKeys := []string{store.TagFeeds, store.TagCountries, store.TagNewsletter}
+	changed, err := inst.Store.ChangedAt(context.Background(), feedKeys...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Until(changed.Add(time.Second)))
+	for _, path := range []string{"/feeds/all.xml", "/feeds/section/network.json", "/feeds/country/de.xml", "/feeds/newsletter.xml"} {
+		t.Run(path, func(t *testing.T) {
+			resp, body := exchange(t, c, inst, "GET", path, nil, "", 200)
+			lm, err := http.ParseTime(resp.Header.Get("Last-Modified"))
+			if err != nil || lm.After(changed) {
+				t.Fatalf("Last-Modified %q (%v); the last change under %v is %v", resp.Header.Get("Last-Modified"), err, feedKeys, changed)
+			}
+			testCases := []struct {
+				desc   string
+				header http.Header
+				status int
+			}{
+				{desc: "the same date", header: http.Header{"If-Modified-Since": {lm.Format(http.TimeFormat)}}, status: 304},
+				{desc: "a later date", header: http.Header{"If-Modified-Since": {lm.Add(time.Minute).Format(http.TimeFormat)}}, status: 304},
+				{desc: "an earlier date", header: http.Header{"If-Modified-Since": {lm.Add(-time.Second).Format(http.TimeFormat)}}, status: 200},
+				{desc: "an unmodified-since earlier date fails", header: http.Header{"If-Unmodified-Since": {lm.Add(-time.Second).Format(http.TimeFormat)}}, status: 412},
+			}
+			for _, tc := range testCases {
+				t.Run(tc.desc, func(t *testing.T) {
+					resp, got := exchange(t, c, inst, "GET", path, tc.header, "", tc.status)
+					if tc.status == 304 && resp.Header.Get("Last-Modified") != lm.Format(http.TimeFormat) {
 						t.Errorf("304 Last-Modified %q", resp.Header.Get("Last-Modified"))
 					}
 					if tc.status == 200 && string(got) != string(body) {
@@ -443,6 +483,7 @@ func TestContractSite(t *testing.T) {
 		{desc: "OpenSearch description", method: "GET", path: "/opensearch.xml", want: 200},
 		{desc: "stylesheet", method: "GET", path: "/assets/site.css?v=1", want: 200},
 		{desc: "icon", method: "GET", path: "/assets/icon.svg", want: 200},
+		{desc: "favicon", method: "GET", path: "/favicon.ico", want: 200},
 		{desc: "unknown asset", method: "GET", path: "/assets/site.js", want: 404},
 		{desc: "master feed RSS", method: "GET", path: "/feeds/all.xml", want: 200},
 		{desc: "master feed JSON", method: "GET", path: "/feeds/all.json", want: 200},
@@ -501,6 +542,7 @@ func TestContractSite(t *testing.T) {
 			"/developers", "/auth.md", "/llms.txt", "/robots.txt", "/.well-known/oauth-protected-resource",
 			"/.well-known/http-message-signatures-directory", "/.well-known/agent-card.json", "/mcp/server-card",
 			"/mandates", "/mandates.md", "/calendar/mandates.ics?country=be", "/search?q=peppol", "/opensearch.xml",
+			"/favicon.ico",
 		} {
 			resp, _ := exchange(t, c, inst, "GET", path, nil, "", 200)
 			exchange(t, c, inst, "GET", path, http.Header{"If-None-Match": {resp.Header.Get("ETag")}}, "", 304)

@@ -22,17 +22,18 @@ import (
 // shared read-only by every request that hits it, so a hit copies no bytes
 // and allocates nothing of its own.
 type entry struct {
-	status    int
-	header    http.Header // for the full response
-	header304 http.Header // for If-None-Match and If-Modified-Since hits (RFC 9110 §15.4.5)
-	body      []byte
-	expires   time.Time // zero: valid until a purge
-	etag      string
-	lastMod   time.Time // zero: no Last-Modified, If-Modified-Since never matches
-	tags      []string
-	uncached  bool
-	requests  prometheus.Counter
-	latency   prometheus.Observer
+	status       int
+	header       http.Header // for the full response
+	header304    http.Header // for If-None-Match and If-Modified-Since hits (RFC 9110 §15.4.5)
+	body         []byte
+	expires      time.Time // zero: valid until a purge
+	etag         string
+	lastMod      time.Time // zero: no Last-Modified, If-Modified-Since never matches
+	lastModField []string  // lastMod as the Last-Modified field, sent when due (modifiedAt)
+	tags         []string
+	uncached     bool
+	requests     prometheus.Counter
+	latency      prometheus.Observer
 }
 
 var (
@@ -75,8 +76,9 @@ func (s *Server) newEntry(rte string, resp *respond.Response) *entry {
 		e.etag = httpheader.ETag(resp.Body)
 		h["ETag"] = []string{e.etag}
 		if !resp.LastModified.IsZero() {
+			// Sent by write, once it is no later than the answer's Date.
 			e.lastMod = resp.LastModified.UTC().Truncate(time.Second)
-			h["Last-Modified"] = []string{e.lastMod.Format(http.TimeFormat)}
+			e.lastModField = []string{e.lastMod.Format(http.TimeFormat)}
 		}
 		e.header304 = http.Header{}
 		for k, v := range h {
@@ -266,19 +268,35 @@ func isUnavailable(err error) bool {
 	return errors.As(err, &timeout) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, os.ErrDeadlineExceeded)
 }
 
-// precondition evaluates the request's conditional fields against e in the
-// order of RFC 9110 §13.2.2 and returns the status to answer: 412 when
-// If-Match, or without it If-Unmodified-Since, is false; 304 when
-// If-None-Match matches, or without it If-Modified-Since on a GET or HEAD;
-// else e's own status. Only a 200 has a representation to compare (an
+// modifiedAt is e's Last-Modified in an answer made at now: none (zero)
+// while the date is later than now, since a Last-Modified is never later
+// than the answer's Date (RFC 9110 §8.8.2.1). The date is never moved back
+// to now instead: it would be the date of this version and of a later one,
+// and a cache holding this one would answer If-Modified-Since with 304
+// after the next change (docs/decisions.md, "A feed's Last-Modified").
+// Such a date is a change time ahead of the clock after a burst of changes,
+// or an article's date in the future.
+func (e *entry) modifiedAt(now time.Time) time.Time {
+	if e.lastMod.After(now) {
+		return time.Time{}
+	}
+	return e.lastMod
+}
+
+// precondition evaluates the request's conditional fields against e as
+// answered at now (modifiedAt), in the order of RFC 9110 §13.2.2, and
+// returns the status to answer: 412 when If-Match, or without it
+// If-Unmodified-Since, is false; 304 when If-None-Match matches, or
+// without it If-Modified-Since on a GET or HEAD; else e's own status. Only a 200 has a representation to compare (an
 // entry with an ETag): any other answer ignores the preconditions (RFC
 // 9110 §13.2.1), so a 404 stays a 404. Writes are answered after their
 // handler has run, too late to refuse them, so only reads are evaluated.
-func (e *entry) precondition(r *http.Request) int {
+func (e *entry) precondition(r *http.Request, now time.Time) int {
 	if e.etag == "" || (r.Method != http.MethodGet && r.Method != http.MethodHead) {
 		return e.status
 	}
-	if httpheader.PreconditionFailed(r.Header, e.etag, e.lastMod) {
+	lastMod := e.modifiedAt(now)
+	if httpheader.PreconditionFailed(r.Header, e.etag, lastMod) {
 		return http.StatusPreconditionFailed
 	}
 	if inm := r.Header["If-None-Match"]; inm != nil {
@@ -287,7 +305,7 @@ func (e *entry) precondition(r *http.Request) int {
 		}
 		return e.status
 	}
-	if httpheader.NotModifiedSince(r.Header["If-Modified-Since"], e.lastMod) {
+	if httpheader.NotModifiedSince(r.Header["If-Modified-Since"], lastMod) {
 		return http.StatusNotModified
 	}
 	return e.status
@@ -300,10 +318,13 @@ var preconditionFailed = apierror.PreconditionFailed().Body()
 func (s *Server) write(w http.ResponseWriter, r *http.Request, e *entry, start time.Time) {
 	h := w.Header()
 	respond.EchoRequestID(h, r)
-	switch e.precondition(r) {
+	switch e.precondition(r, start) {
 	case http.StatusNotModified:
 		for k, v := range e.header304 {
 			h[k] = v
+		}
+		if !e.modifiedAt(start).IsZero() {
+			h["Last-Modified"] = e.lastModField
 		}
 		w.WriteHeader(http.StatusNotModified)
 	case http.StatusPreconditionFailed:
@@ -321,6 +342,9 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, e *entry, start t
 	default:
 		for k, v := range e.header {
 			h[k] = v
+		}
+		if !e.modifiedAt(start).IsZero() {
+			h["Last-Modified"] = e.lastModField
 		}
 		w.WriteHeader(e.status)
 		if r.Method != http.MethodHead {

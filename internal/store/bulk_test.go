@@ -124,6 +124,15 @@ func TestFirstPublishMatchesOneByOne(t *testing.T) {
 			t.Fatal(err)
 		}
 		dumps[i] = contentDump(t, rdb)
+		// The change times differ by when each store was written: the
+		// same keys must have one.
+		const changed = "iw:{content}:changed"
+		var fields []string
+		for _, line := range strings.Split(dumps[i][changed], "\n") {
+			name, _, _ := strings.Cut(line, "=")
+			fields = append(fields, name)
+		}
+		dumps[i][changed] = strings.Join(fields, " ")
 	}
 	if len(dumps[0]) < len(c.Articles)+10 {
 		t.Fatalf("the store holds only %d keys", len(dumps[0]))

@@ -55,11 +55,39 @@ type changeExpect struct {
 // NewChange starts an empty change.
 func NewChange() *Change {
 	c := &Change{index: map[string]int{}}
-	// Fixed positions used by the script: KEYS[1] version, KEYS[2] stream.
+	// Fixed positions used by the scripts: KEYS[1] version, KEYS[2]
+	// stream, KEYS[3] the change times (keyChanged).
 	c.key(keyVersion)
 	c.key(events.Stream)
+	c.key(keyChanged)
 	return c
 }
+
+// changedLua records the change in the hash KEYS[3] (keyChanged): its time
+// under each surrogate key of tags (a JSON array) but the per-article ones
+// (an article's answers carry its own dates, and a field per article would
+// grow with the archive), and under the field "*", the latest change of
+// all (no surrogate key is "*"). The time is Redis's clock in Unix
+// seconds, but later than every time recorded before: two changes never
+// share a time, so an answer's Last-Modified moves with every change to it
+// even when both fall within one second (ChangedAt). A burst of changes
+// within one second dates each a second after the last, ahead of the
+// clock until the clock catches up.
+const changedLua = `
+local function recordChanged(tags)
+  local now = tonumber(redis.call('TIME')[1])
+  local last = tonumber(redis.call('HGET', KEYS[3], '*') or '0')
+  if now <= last then now = last + 1 end
+  local stamps = {'*', now}
+  for _, t in ipairs(cjson.decode(tags)) do
+    if string.sub(t, 1, 8) ~= 'article:' then
+      stamps[#stamps+1] = t
+      stamps[#stamps+1] = now
+    end
+  end
+  redis.call('HSET', KEYS[3], unpack(stamps))
+end
+`
 
 // key returns the 1-based position of k in KEYS, adding it when new. Every key
 // a script touches must be declared in KEYS for Redis Cluster to route it.
@@ -122,9 +150,10 @@ var ErrConflict = errors.New("store: content changed concurrently")
 // "0", then the operations, four arguments each: name, key index and two
 // operands. The arguments are flat rather than one JSON document: neither
 // side then encodes or decodes the article twice (docs/decisions.md,
-// archive scale). The script adds the keys of the sitemap files it changed.
-// It returns the new content version, or -1 when an expectation failed.
-var applyScript = redis.NewScript(`
+// archive scale). The script adds the keys of the sitemap files it changed,
+// and records the change's time under its keys (changedLua). It returns
+// the new content version, or -1 when an expectation failed.
+var applyScript = redis.NewScript(changedLua + `
 local smcap = tonumber(ARGV[3])
 local smtags = {}
 ` + sitemapLua + `
@@ -164,6 +193,7 @@ if #smtags > 0 then
   if tags == '[]' then sep = '' end
   tags = string.sub(tags, 1, -2) .. sep .. '"' .. table.concat(smtags, '","') .. '"]'
 end
+recordChanged(tags)
 redis.call('PUBLISH', ARGV[1], '{"version":' .. v .. ',"keys":' .. tags .. '}')
 return v
 `)

@@ -31,8 +31,9 @@ const firstPublishBatch = 256
 // arguments are laid out so that each command takes a range of them as
 // they are (unpack), without Lua building tables.
 //
-// KEYS[1] is the version, KEYS[2] the events stream, KEYS[3] to
-// KEYS[n+2] the n articles' keys, then the index keys. ARGV[1] is the
+// KEYS[1] is the version, KEYS[2] the events stream, KEYS[3] the change
+// times (changedLua), KEYS[4] to KEYS[n+3] the n articles' keys, then the
+// index keys. ARGV[1] is the
 // invalidation channel, ARGV[2] the surrogate keys as a JSON array, ARGV[3]
 // the capacity of a sitemap file, ARGV[4] n, ARGV[5] the number of
 // indexes; then n pairs (slug, sitemap entry), n events of four arguments
@@ -44,12 +45,12 @@ const firstPublishBatch = 256
 // the new content version, or -1, writing nothing, when one of the
 // articles exists already: the MSETNX after it then writes nothing either,
 // since it checks the same keys and nothing runs between the two.
-var firstPublishScript = redis.NewScript(`
+var firstPublishScript = redis.NewScript(changedLua + `
 local smcap = tonumber(ARGV[3])
 local smtags = {}
 ` + sitemapLua + `
 local n, g = tonumber(ARGV[4]), tonumber(ARGV[5])
-if redis.call('EXISTS', unpack(KEYS, 3, n + 2)) > 0 then return -1 end
+if redis.call('EXISTS', unpack(KEYS, 4, n + 3)) > 0 then return -1 end
 local i = 6
 smaddall(i, n)
 i = i + 2 * n
@@ -75,6 +76,7 @@ local tags = ARGV[2]
 if #smtags > 0 then
   tags = string.sub(tags, 1, -2) .. ',"' .. table.concat(smtags, '","') .. '"]'
 end
+recordChanged(tags)
 redis.call('PUBLISH', ARGV[1], '{"version":' .. v .. ',"keys":' .. tags .. '}')
 return v
 `)

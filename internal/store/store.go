@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -31,6 +32,10 @@ const (
 	// field.
 	keySynonyms = "iw:{content}:synonyms"
 	keyIndexAll = "iw:{content}:idx:all"
+	// keyChanged maps each surrogate key but the per-article ones to the
+	// time (Unix seconds) of the last change that purged it, and "*" to
+	// the time of the last change (changedLua, ChangedAt).
+	keyChanged = "iw:{content}:changed"
 )
 
 func keyArticle(slug string) string    { return "iw:{content}:article:" + slug }
@@ -123,6 +128,52 @@ func redactURL(raw string) string {
 		return raw
 	}
 	return u.Redacted()
+}
+
+// ChangedAt returns when the content behind an answer tagged with tags last
+// changed: the latest time a change recorded under one of them (changedLua),
+// in whole seconds. An answer's bytes change only with a purge of one of
+// its keys, and every change is dated later than every change before it,
+// so a version of the answer made after a change carries a later time than
+// any version made before it, even within one second: it is the
+// Last-Modified of answers that show many articles, which no article's own
+// date can be (a retraction or a silent edit of an older article changes
+// them without moving any date they show). The time follows Redis's clock
+// but may be a few seconds ahead of it after a burst of changes. Read it
+// before the content it dates: read after, it may date a change the
+// content read missed. It is the zero time when no change has been
+// recorded under any of tags (a store written before the times were
+// kept), and it knows nothing of per-article keys (article:<slug>).
+func (s *Store) ChangedAt(ctx context.Context, tags ...string) (time.Time, error) {
+	times, err := s.ChangeTimes(ctx, tags...)
+	var latest time.Time
+	for _, t := range times {
+		if t.After(latest) {
+			latest = t
+		}
+	}
+	return latest, err
+}
+
+// ChangeTimes reads the time of the last change under each of tags in one
+// round trip; a key with none recorded is absent from the map (ChangedAt).
+func (s *Store) ChangeTimes(ctx context.Context, tags ...string) (map[string]time.Time, error) {
+	out := map[string]time.Time{}
+	if len(tags) == 0 {
+		return out, nil
+	}
+	vals, err := s.rdb.HMGet(ctx, keyChanged, tags...).Result()
+	if err != nil {
+		return nil, fmt.Errorf("store: reading change times: %w", err)
+	}
+	for i, v := range vals {
+		if str, ok := v.(string); ok {
+			if n, err := strconv.ParseInt(str, 10, 64); err == nil && n > 0 {
+				out[tags[i]] = time.Unix(n, 0).UTC()
+			}
+		}
+	}
+	return out, nil
 }
 
 // Version returns the content version, bumped by every change.

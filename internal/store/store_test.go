@@ -478,3 +478,143 @@ func waitFor(t *testing.T, cond func() bool, what string) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+func TestChangedAt(t *testing.T) { onBackends(t, testChangedAt) }
+
+// testChangedAt: every change, first publish included, records its time
+// under its surrogate keys but the per-article ones, later than every
+// change before it even within one second, so what a change purges is
+// always dated after its last version; what it does not purge keeps its
+// time. The steps run in order on one store, as fast as they go: two of
+// them in one second is the case that must still move.
+func testChangedAt(t *testing.T, rdb redis.UniversalClient) {
+	p := newPublisher(rdb)
+	ctx := context.Background()
+	c := contenttest.Corpus(3)
+	edited, retracted := c.Articles[0], c.Articles[1]
+	feeds, specs, newsletter := store.TagFeeds, store.TagSpecs, store.TagNewsletter
+	editedSection, retractedSection := store.TagSection(edited.Section), store.TagSection(retracted.Section)
+	sitemap, article := store.TagSitemapFile(1), store.TagArticle(edited.Slug)
+	watched := []string{feeds, specs, newsletter, editedSection, retractedSection, sitemap, article}
+	changes := 0 // how many changes were applied, each at most a second ahead
+	sync := func() error {
+		return p.SyncCorpus(ctx, c, func(_, _ string, o store.Outcome) {
+			if o.Changed {
+				changes++
+			}
+		})
+	}
+	steps := []struct {
+		desc     string
+		change   func() error
+		moved    []string // each dated after the step before
+		kept     []string // each dated as before
+		recorded bool     // false: not even "*" moves
+	}{
+		{
+			desc:     "the first publish dates every key it purges but the per-article ones",
+			change:   sync,
+			moved:    []string{feeds, specs, editedSection, retractedSection, sitemap},
+			kept:     []string{newsletter, article},
+			recorded: true,
+		},
+		{
+			desc:     "a sync with nothing to change dates nothing",
+			change:   sync,
+			kept:     watched,
+			recorded: false,
+		},
+		{
+			desc: "a retraction moves the feeds and its section, not the registries",
+			change: func() error {
+				_, err := p.Retract(ctx, retracted.Slug, "Sources did not support the headline.")
+				return err
+			},
+			moved:    []string{feeds, retractedSection, sitemap},
+			kept:     []string{specs, newsletter, article},
+			recorded: true,
+		},
+		{
+			desc: "a silent edit right after, within the same second or not, still moves the feeds",
+			change: func() error {
+				e := *edited
+				e.Body += "A silent fix.\n"
+				_, err := p.SyncArticle(ctx, &e)
+				return err
+			},
+			moved:    []string{feeds, editedSection},
+			kept:     []string{specs, newsletter, article},
+			recorded: true,
+		},
+		{
+			desc: "a restore moves the feeds again",
+			change: func() error {
+				_, err := p.Restore(ctx, retracted.Slug)
+				return err
+			},
+			moved:    []string{feeds, retractedSection},
+			kept:     []string{specs, newsletter},
+			recorded: true,
+		},
+		{
+			desc: "a newsletter moves the newsletter's key",
+			change: func() error {
+				_, err := p.SendNewsletter(ctx, "2026-w47", nil)
+				return err
+			},
+			moved:    []string{newsletter},
+			kept:     []string{specs, article},
+			recorded: true,
+		},
+	}
+	times := func() map[string]time.Time {
+		t.Helper()
+		m, err := p.Store.ChangeTimes(ctx, watched...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	start := time.Now().Truncate(time.Second)
+	if at, err := p.Store.ChangedAt(ctx, watched...); err != nil || !at.IsZero() {
+		t.Fatalf("before any change: %v %v", at, err)
+	}
+	var last time.Time // the latest time of any watched key so far
+	for _, step := range steps {
+		before := times()
+		if err := step.change(); err != nil {
+			t.Fatalf("%s: %v", step.desc, err)
+		}
+		if step.recorded && step.desc != steps[0].desc {
+			changes++
+		}
+		after := times()
+		for _, k := range step.moved {
+			if !after[k].After(last) || !after[k].After(before[k]) {
+				t.Errorf("%s: %s dated %v, not after the last change %v (its own before: %v)", step.desc, k, after[k], last, before[k])
+			}
+		}
+		for _, k := range step.kept {
+			if !after[k].Equal(before[k]) {
+				t.Errorf("%s: %s moved from %v to %v", step.desc, k, before[k], after[k])
+			}
+		}
+		latest, err := p.Store.ChangedAt(ctx, watched...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if moved := latest.After(last); moved != step.recorded {
+			t.Errorf("%s: the latest time went from %v to %v", step.desc, last, latest)
+		}
+		last = latest
+	}
+	// Dated by Redis's clock, each change at most a second after the one
+	// before: never further ahead than the number of changes.
+	if last.Before(start) || last.After(time.Now().Add(time.Duration(changes)*time.Second)) {
+		t.Errorf("the last change is dated %v, started at %v, %d changes", last, start, changes)
+	}
+	// The times are Redis's, not the process's: a new store reads them.
+	if at, err := store.New(rdb).ChangedAt(ctx, watched...); err != nil || !at.Equal(last) {
+		t.Errorf("another store reads %v (%v), not %v", at, err, last)
+	}
+}

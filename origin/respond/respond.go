@@ -67,9 +67,11 @@ type Response struct {
 	// moves on): the origin's cache drops it then.
 	Expires time.Time
 	// LastModified, when set on a 200, is sent as Last-Modified and
-	// answers If-Modified-Since (RFC 9110 §8.8.2, §13.1.3). Only responses
-	// that show one article set it: their time is the article's own
-	// (docs/decisions.md, "Last-Modified").
+	// answers If-Modified-Since (RFC 9110 §8.8.2, §13.1.3), but only once
+	// it is no later than the answer's Date: until then the answer has
+	// none. What shows one article gives the article's own time; a feed
+	// the last change under its keys (store.ChangedAt; docs/decisions.md,
+	// "Last-Modified").
 	LastModified time.Time
 	// Header holds any other headers.
 	Header http.Header

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -123,6 +124,7 @@ func TestPagesInChromium(t *testing.T) {
 	bctx := browser(t)
 	site, _ := url.Parse(inst.SiteRoot)
 	problems := &pageProblems{}
+	var icons atomic.Int32 // answers of /favicon.ico
 	// One ordered listener for every kind of trouble. The browser context
 	// enables the runtime, log and network domains when it attaches.
 	err := chromedp.Listen(bctx, func(ev any) {
@@ -146,6 +148,9 @@ func TestPagesInChromium(t *testing.T) {
 		case *network.EventLoadingFailed:
 			problems.add("request failed: " + ev.ErrorText)
 		case *network.EventResponseReceived:
+			if strings.HasSuffix(ev.Response.URL, "/favicon.ico") && ev.Response.Status == 200 {
+				icons.Add(1)
+			}
 			u, err := url.Parse(ev.Response.URL)
 			if err == nil && u.Host == site.Host && ev.Response.Status >= 400 {
 				problems.add(fmt.Sprintf("request to the site answered %d: %s", ev.Response.Status, ev.Response.URL))
@@ -205,4 +210,53 @@ func TestPagesInChromium(t *testing.T) {
 			}
 		})
 	}
+
+	// What has no icon link of its own (a markdown twin, a JSON error) is
+	// shown with /favicon.ico, which Chromium asks for: it is there.
+	t.Run("favicon", func(t *testing.T) {
+		for _, path := range []string{rich.Path() + ".md", "/no/such/page"} {
+			problems.take()
+			if err := chromedp.Do(bctx, chromedp.Navigate(inst.SiteRoot+path), chromedp.WaitReady("body")); err != nil {
+				t.Fatalf("loading %s: %v", path, err)
+			}
+			time.Sleep(500 * time.Millisecond)
+			for _, p := range problems.take() {
+				if strings.Contains(p, "favicon") {
+					t.Error(p)
+				}
+			}
+		}
+		if icons.Load() == 0 {
+			t.Error("Chromium never asked for /favicon.ico")
+		}
+	})
+
+	// On a narrow screen nothing makes a page scroll sideways: long words,
+	// URLs and inline code wrap (preformatted blocks scroll inside
+	// themselves).
+	t.Run("500px wide", func(t *testing.T) {
+		if err := chromedp.Do(bctx, chromedp.EmulateViewport(500, 900)); err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range testCases {
+			if err := chromedp.Do(bctx, chromedp.Navigate(inst.SiteRoot+tc.path), chromedp.WaitVisible(chromedp.CSS("main h1"))); err != nil {
+				t.Fatalf("loading %s: %v", tc.path, err)
+			}
+			type widths struct {
+				Scroll, View float64
+				Widest       string
+			}
+			w := run(t, bctx, chromedp.Evaluate[widths](`(() => {
+				const view = document.documentElement.clientWidth;
+				let widest = "";
+				for (const el of document.querySelectorAll("main *")) {
+					if (el.getBoundingClientRect().right > view + 1 && !el.closest("pre")) { widest = el.tagName + ": " + el.textContent.slice(0, 60); break; }
+				}
+				return {Scroll: document.documentElement.scrollWidth, View: view, Widest: widest};
+			})()`))
+			if w.Scroll > w.View {
+				t.Errorf("%s scrolls sideways at 500px: %v wide in a %v viewport (%s)", tc.path, w.Scroll, w.View, w.Widest)
+			}
+		}
+	})
 }

@@ -32,6 +32,22 @@ const (
 // without articles) is a 404 here.
 func (s *Site) Feed(r *http.Request) (*respond.Response, error) {
 	ctx := r.Context()
+	name := strings.TrimSuffix(strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/feeds/"), ".xml"), ".json")
+	keys := []string{store.TagFeeds, store.TagCountries}
+	if name == "newsletter" {
+		keys = append(keys, store.TagNewsletter)
+	}
+	// Last-Modified is when the feed last changed: the last change under
+	// its keys. The newest item's date would stay put when an older item
+	// is retracted or silently edited, or go back when the newest is
+	// retracted, and a reader revalidating by date would be told its copy
+	// is current (docs/decisions.md, "A feed's Last-Modified"). Read
+	// before anything the feed shows (the catalog's titles too): read
+	// after, it could date a change they miss.
+	changed, err := s.Store.ChangedAt(ctx, keys...)
+	if err != nil {
+		return nil, err
+	}
 	countries, err := s.Store.Countries(ctx)
 	if err != nil {
 		return nil, err
@@ -52,19 +68,16 @@ func (s *Site) Feed(r *http.Request) (*respond.Response, error) {
 			break
 		}
 	}
-	keys := []string{store.TagFeeds, store.TagCountries}
 	if entry == nil {
 		e := apierror.NotFound("No feed at this address.", "The feeds are listed at "+s.SiteRoot+"/api/v1/feeds.")
 		e.SurrogateKeys = keys
 		return nil, e
 	}
-	name := strings.TrimSuffix(strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/feeds/"), ".xml"), ".json")
 	title := strings.TrimSuffix(strings.TrimSuffix(entry.Title, " (RSS)"), " (JSON Feed)")
 
 	var ch channel
 	if name == "newsletter" {
 		ch, err = s.newsletterChannel(r, title)
-		keys = append(keys, store.TagNewsletter)
 	} else {
 		ch, err = s.articleChannel(r, name, title)
 	}
@@ -73,18 +86,22 @@ func (s *Site) Feed(r *http.Request) (*respond.Response, error) {
 	}
 	ch.Self = self
 	ch.Alternate = self[:len(self)-len(extOf(self))] + otherExt(extOf(self))
+	var resp *respond.Response
 	if entry.Type == "rss" {
 		body, err := ch.rss()
 		if err != nil {
 			return nil, err
 		}
-		return respond.Bytes(RSSType, body, keys...), nil
+		resp = respond.Bytes(RSSType, body, keys...)
+	} else {
+		body, err := ch.jsonFeed()
+		if err != nil {
+			return nil, err
+		}
+		resp = respond.Bytes(JSONFeedType, body, keys...)
 	}
-	body, err := ch.jsonFeed()
-	if err != nil {
-		return nil, err
-	}
-	return respond.Bytes(JSONFeedType, body, keys...), nil
+	resp.LastModified = changed
+	return resp, nil
 }
 
 func extOf(u string) string {

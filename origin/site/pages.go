@@ -270,17 +270,12 @@ func (s *Site) ArticlePage(r *http.Request) (*respond.Response, error) {
 	}
 
 	pub := rec.Public(s.SiteRoot)
+	// The properties every page has come from h (Head.OG): the title, the
+	// canonical address (pub.URL) and the dek.
+	h.OGType = "article"
 	h.OpenGraph = []meta{
-		{Property: "og:type", Content: "article"},
-		{Property: "og:site_name", Content: "Invoicewire"},
-		{Property: "og:title", Content: rec.Title},
-		{Property: "og:url", Content: pub.URL},
-		{Property: "og:locale", Content: "en_GB"},
 		{Property: "article:published_time", Content: rec.PublishedAt.UTC().Format(isoLayout)},
 		{Property: "article:section", Content: label(rec.Section)},
-	}
-	if rec.Dek != "" {
-		h.OpenGraph = append(h.OpenGraph, meta{Property: "og:description", Content: rec.Dek})
 	}
 	if rec.UpdatedAt != nil {
 		h.OpenGraph = append(h.OpenGraph, meta{Property: "article:modified_time", Content: rec.UpdatedAt.UTC().Format(isoLayout)})

@@ -113,6 +113,26 @@ var (
 	}()
 )
 
+// The favicon: icon.svg drawn at 16, 32 and 48 pixels, as PNG images in
+// one ICO file (the form browsers ask /favicon.ico for). Pages name the
+// SVG in <link rel="icon">; a browser asks /favicon.ico for what has no
+// such link (a markdown twin, a JSON error, a feed shown as text).
+var faviconICO, _ = files.ReadFile("assets/favicon.ico")
+
+// FaviconType is the registered media type of ICO files.
+const FaviconType = "image/vnd.microsoft.icon"
+
+// FaviconCacheControl keeps the favicon for a day: its address has no
+// content version, so a new icon must be able to replace it.
+const FaviconCacheControl = "public, max-age=86400, stale-while-revalidate=604800"
+
+// Favicon answers GET /favicon.ico.
+func (s *Site) Favicon(*http.Request) (*respond.Response, error) {
+	resp := respond.Bytes(FaviconType, faviconICO, tagAssets)
+	resp.CacheControl = FaviconCacheControl
+	return resp, nil
+}
+
 // AssetCacheControl lets browsers and caches keep assets for a year: their
 // URLs carry a content version (?v=…), so a new file has a new URL.
 const AssetCacheControl = "public, max-age=31536000, immutable"
@@ -214,8 +234,13 @@ type Head struct {
 	Description string
 	Canonical   string
 	Alternates  []Link
-	OpenGraph   []meta
-	Twitter     []meta
+	// OGType is the page's Open Graph type: "website" unless set
+	// ("article" on article pages).
+	OGType string
+	// OpenGraph are the page's own Open Graph properties, after the ones
+	// every page has (OG).
+	OpenGraph []meta
+	Twitter   []meta
 	// JSONLD is the schema.org description of the page, already marshalled.
 	JSONLD    template.JS
 	CSS, Icon string
@@ -246,6 +271,34 @@ func (s *Site) NewHead(title, description, path string) Head {
 		h.Nav = append(h.Nav, Link{Href: "/section/" + sec + "/", Title: label(sec)})
 	}
 	return h
+}
+
+// siteName is the og:site_name of every page, and the suffix of titles
+// that og:title leaves out.
+const siteName = "Invoicewire"
+
+// OG is the page's Open Graph description (ogp.me), the same on every
+// page type: its type, the site's name, its title without the site's
+// name, its canonical address, its language and its description, then
+// the properties the page adds of its own (an article's dates, section,
+// tags and image). No og:image is invented for pages without a picture of
+// their own.
+func (h Head) OG() []meta {
+	typ := h.OGType
+	if typ == "" {
+		typ = "website"
+	}
+	og := []meta{
+		{Property: "og:type", Content: typ},
+		{Property: "og:site_name", Content: siteName},
+		{Property: "og:title", Content: strings.Replace(h.Title, " · "+siteName, "", 1)},
+		{Property: "og:url", Content: h.Canonical},
+		{Property: "og:locale", Content: "en_GB"},
+	}
+	if h.Description != "" {
+		og = append(og, meta{Property: "og:description", Content: h.Description})
+	}
+	return append(og, h.OpenGraph...)
 }
 
 // jsonLD marshals a schema.org object for a <script type="application/ld+json">

@@ -61,6 +61,7 @@ func (s *Site) Routes() []Route {
 		{"/search", s.Search},
 		{"/opensearch.xml", s.OpenSearch},
 		{"/assets/{file}", s.Asset},
+		{"/favicon.ico", s.Favicon},
 
 		{"/feeds/all.xml", s.Feed},
 		{"/feeds/all.json", s.Feed},

@@ -1,16 +1,20 @@
 package site_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
 	"html"
+	"image/png"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -230,9 +234,20 @@ func TestSitemaps(t *testing.T) {
 			t.Errorf("%s in the sitemaps: %v", a.Slug, in)
 		}
 	}
-	for _, path := range []string{"/", "/section/guides/", "/audience/biz/", "/countries/jp/", "/developers"} {
+	for _, path := range []string{"/", "/section/guides/", "/audience/biz/", "/countries/jp/", "/developers", "/mandates"} {
 		if !seen[inst.SiteRoot+path] {
 			t.Errorf("the pages sitemap lacks %s", path)
+		}
+	}
+	// Every page the navigation of every page links is in a sitemap.
+	_, home := get(t, inst, "/")
+	nav := regexp.MustCompile(`(?s)<nav aria-label="Sections">(.*?)</nav>`).FindSubmatch(home)
+	if nav == nil {
+		t.Fatal("the home page has no section navigation")
+	}
+	for _, m := range regexp.MustCompile(`href="([^"]+)"`).FindAllSubmatch(nav[1], -1) {
+		if !seen[inst.SiteRoot+string(m[1])] {
+			t.Errorf("the navigation links %s, which no sitemap lists", m[1])
 		}
 	}
 }
@@ -703,4 +718,347 @@ func prefixed(prefix string, values []string) []string {
 		out[i] = prefix + v
 	}
 	return out
+}
+
+// TestFavicon reads /favicon.ico as an ICO file: PNG images of 16, 32 and
+// 48 pixels, each the site's icon (the brand blue, transparent corners).
+func TestFavicon(t *testing.T) {
+	inst := origintest.Start(t)
+	resp, body := get(t, inst, "/favicon.ico")
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != site.FaviconType || resp.Header.Get("Cache-Control") != site.FaviconCacheControl {
+		t.Fatalf("%d %s %s", resp.StatusCode, resp.Header.Get("Content-Type"), resp.Header.Get("Cache-Control"))
+	}
+	if len(body) < 6 || binary.LittleEndian.Uint16(body[0:]) != 0 || binary.LittleEndian.Uint16(body[2:]) != 1 {
+		t.Fatalf("not an ICO file: % x", body[:min(len(body), 6)])
+	}
+	n := int(binary.LittleEndian.Uint16(body[4:]))
+	var sizes []int
+	for i := range n {
+		e := body[6+16*i:]
+		size, length, offset := int(e[0]), binary.LittleEndian.Uint32(e[8:]), binary.LittleEndian.Uint32(e[12:])
+		if int(offset)+int(length) > len(body) {
+			t.Fatalf("image %d lies past the file's end", i)
+		}
+		img, err := png.Decode(bytes.NewReader(body[offset : offset+length]))
+		if err != nil {
+			t.Fatalf("image %d: %v", i, err)
+		}
+		if b := img.Bounds(); b.Dx() != size || b.Dy() != size {
+			t.Errorf("image %d is %v, its entry says %d", i, b, size)
+		}
+		if _, _, _, a := img.At(0, 0).RGBA(); a>>8 > 8 {
+			t.Errorf("the %dpx icon's corner is not transparent (alpha %d)", size, a>>8)
+		}
+		if r, g, b, _ := img.At(1+size/8, size/2).RGBA(); r>>8 != 0x0b || g>>8 != 0x5c || b>>8 != 0xad {
+			t.Errorf("the %dpx icon's edge is #%02x%02x%02x, not the brand's #0b5cad", size, r>>8, g>>8, b>>8)
+		}
+		sizes = append(sizes, size)
+	}
+	if !slices.Equal(sizes, []int{16, 32, 48}) {
+		t.Errorf("sizes %v", sizes)
+	}
+}
+
+// TestOpenGraphOnEveryPage: every kind of HTML page describes itself to
+// link previews (ogp.me) with the same required properties, its og:url
+// its canonical address, and no og:image unless it has a picture of its
+// own.
+func TestOpenGraphOnEveryPage(t *testing.T) {
+	inst := origintest.Start(t)
+	week := content.ISOWeek(contenttest.Base)
+	if _, err := inst.Publisher.SendNewsletter(context.Background(), week, nil); err != nil {
+		t.Fatal(err)
+	}
+	a := contenttest.Article(0)
+	prop := regexp.MustCompile(`<meta property="(og:[a-z_]+)" content="([^"]*)">`)
+	canonical := regexp.MustCompile(`<link rel="canonical" href="([^"]+)">`)
+	for _, tc := range []struct{ path, typ, title string }{
+		{"/", "website", "Invoicewire: e-invoicing news"},
+		{"/?page=2", "website", "Invoicewire: e-invoicing news (page 2)"},
+		{"/section/specs/", "website", "Specifications"},
+		{"/audience/ap/", "website", "For accounts payable"},
+		{"/countries/de/", "website", "Germany"},
+		{a.Path() + "/", "article", a.Title},
+		{"/newsletter/" + week + "/", "website", ""},
+		{"/mandates", "website", "E-invoicing mandate timeline"},
+		{"/search", "website", "Search"},
+		{"/search?q=peppol", "website", "peppol · Search"},
+		{"/developers", "website", "Developers"},
+	} {
+		resp, body := get(t, inst, tc.path)
+		if resp.StatusCode != 200 {
+			t.Fatalf("%s: %d", tc.path, resp.StatusCode)
+		}
+		og := map[string]string{}
+		for _, m := range prop.FindAllStringSubmatch(string(body), -1) {
+			if _, dup := og[m[1]]; dup {
+				t.Errorf("%s: %s twice", tc.path, m[1])
+			}
+			og[m[1]] = html.UnescapeString(m[2])
+		}
+		c := canonical.FindStringSubmatch(string(body))
+		if c == nil || og["og:url"] != html.UnescapeString(c[1]) {
+			t.Errorf("%s: og:url %q, canonical %v", tc.path, og["og:url"], c)
+		}
+		if og["og:type"] != tc.typ || og["og:site_name"] != "Invoicewire" || og["og:description"] == "" ||
+			og["og:title"] == "" || (tc.title != "" && og["og:title"] != tc.title) {
+			t.Errorf("%s: %v", tc.path, og)
+		}
+		if _, ok := og["og:image"]; ok {
+			t.Errorf("%s: og:image %q, but the page has no picture", tc.path, og["og:image"])
+		}
+	}
+}
+
+// caughtUp waits until the clock has passed the last change st recorded
+// under keys: a burst of changes dates them ahead of the clock
+// (store.ChangedAt), and a Last-Modified is sent, and a lastmod shown,
+// only once it is no longer in the future.
+func caughtUp(t *testing.T, st *store.Store, keys ...string) time.Time {
+	t.Helper()
+	at, err := st.ChangedAt(context.Background(), keys...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Until(at.Add(time.Second)))
+	return at
+}
+
+// TestSitemapIndexLastmod: each file of the sitemap index carries the time
+// it last changed, the last change under its keys; a change moves the
+// lastmod of the files it changed and of no other.
+func TestSitemapIndexLastmod(t *testing.T) {
+	ctx := context.Background()
+	st := store.New(redistest.New(t).Client())
+	pub := &store.Publisher{Store: st, SiteRoot: "https://iw.test", Now: time.Now, SitemapURLs: 7}
+	corpus := contenttest.Corpus(40)
+	if err := pub.SyncCorpus(ctx, corpus, nil); err != nil {
+		t.Fatal(err)
+	}
+	s := &site.Site{Store: st, SiteRoot: "https://iw.test"}
+	pagesKeys := []string{store.TagSitemaps, store.TagCountries, store.TagNewsletter}
+	// fileKeys are the keys of each file of the index, by path.
+	fileKeys := map[string][]string{"/sitemaps/pages.xml": pagesKeys}
+	index := func() map[string]time.Time {
+		t.Helper()
+		resp, err := s.SitemapIndex(httptest.NewRequest("GET", "/sitemap-index.xml", nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var idx struct {
+			Sitemaps []struct {
+				Loc     string `xml:"loc"`
+				LastMod string `xml:"lastmod"`
+			} `xml:"sitemap"`
+		}
+		if err := xml.Unmarshal(resp.Body, &idx); err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]time.Time{}
+		for _, sm := range idx.Sitemaps {
+			path := strings.TrimPrefix(sm.Loc, "https://iw.test")
+			if path == "/news-sitemap.xml" {
+				if sm.LastMod != "" {
+					t.Errorf("the news sitemap has lastmod %s, though entries leave it undated", sm.LastMod)
+				}
+				continue
+			}
+			lm, err := time.Parse(time.RFC3339, sm.LastMod)
+			if err != nil {
+				t.Fatalf("%s: lastmod %q: %v", path, sm.LastMod, err)
+			}
+			if n, ok := strings.CutPrefix(path, "/sitemaps/articles-"); ok {
+				num, _ := strconv.ParseInt(strings.TrimSuffix(n, ".xml"), 10, 64)
+				fileKeys[path] = []string{store.TagSitemapFile(num)}
+			}
+			want, err := st.ChangedAt(ctx, fileKeys[path]...)
+			if err != nil || !lm.Equal(want) {
+				t.Errorf("%s: lastmod %v, its keys %v last changed %v (%v)", path, lm, fileKeys[path], want, err)
+			}
+			out[path] = lm
+			for _, k := range fileKeys[path] {
+				if !slices.Contains(resp.SurrogateKeys, k) {
+					t.Errorf("the index is not tagged %s, so a change to %s would leave it as it is: %v", k, path, resp.SurrogateKeys)
+				}
+			}
+		}
+		return out
+	}
+	// fileOf is the article file that lists a.
+	fileOf := func(a *content.Article) string {
+		t.Helper()
+		for path := range fileKeys {
+			if !strings.HasPrefix(path, "/sitemaps/articles-") {
+				continue
+			}
+			req := httptest.NewRequest("GET", "/", nil)
+			req.SetPathValue("file", strings.TrimPrefix(path, "/sitemaps/"))
+			resp, err := s.Sitemap(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(string(resp.Body), a.Path()+"/") {
+				return path
+			}
+		}
+		t.Fatalf("%s is in no file", a.Slug)
+		return ""
+	}
+	edited, retracted := corpus.Articles[11], corpus.Articles[30]
+	caughtUp(t, st, store.TagSitemaps)
+	before := index()
+	if len(before) < 4 {
+		t.Fatalf("%d files: %v", len(before), before)
+	}
+	editedFile, retractedFile := fileOf(edited), fileOf(retracted)
+	if editedFile == retractedFile {
+		t.Fatalf("both articles are in %s", editedFile)
+	}
+	steps := []struct {
+		desc   string
+		change func() error
+		moved  []string
+	}{
+		{
+			desc: "an edit of an article's date moves its file, no other",
+			change: func() error {
+				changed := *edited
+				updated := time.Now().UTC().Truncate(time.Second)
+				changed.UpdatedAt = &updated
+				_, err := pub.SyncArticle(ctx, &changed)
+				return err
+			},
+			moved: []string{editedFile},
+		},
+		{
+			desc: "a retraction moves the file it leaves, no other",
+			change: func() error {
+				_, err := pub.Retract(ctx, retracted.Slug, "Test.")
+				return err
+			},
+			moved: []string{retractedFile},
+		},
+		{
+			desc: "a newsletter moves the pages sitemap, which lists its issue",
+			change: func() error {
+				_, err := pub.SendNewsletter(ctx, "2026-w47", nil)
+				return err
+			},
+			moved: []string{"/sitemaps/pages.xml"},
+		},
+	}
+	for _, step := range steps {
+		if err := step.change(); err != nil {
+			t.Fatalf("%s: %v", step.desc, err)
+		}
+		var all []string
+		for _, keys := range fileKeys {
+			all = append(all, keys...)
+		}
+		caughtUp(t, st, all...)
+		after := index()
+		for path, lm := range after {
+			if moved := lm.After(before[path]); moved != slices.Contains(step.moved, path) {
+				t.Errorf("%s: %s went from %v to %v", step.desc, path, before[path], lm)
+			}
+		}
+		before = after
+	}
+}
+
+// TestFeedLastModified: a feed's Last-Modified is the last change under
+// its keys and answers If-Modified-Since; each change to the feed moves
+// it, also those that add no newer item (an older article retracted, the
+// newest one retracted, whose date going back would tell a reader
+// revalidating by date that a copy listing it is current, a silent edit),
+// so the date of the copy before the change is answered in full.
+func TestFeedLastModified(t *testing.T) {
+	inst := origintest.Start(t)
+	ctx := context.Background()
+	articleKeys := []string{store.TagFeeds, store.TagCountries}
+	feeds := map[string][]string{
+		"/feeds/all.xml":             articleKeys,
+		"/feeds/all.json":            articleKeys,
+		"/feeds/section/network.xml": articleKeys,
+		"/feeds/country/de.json":     articleKeys,
+		"/feeds/newsletter.xml":      append(slices.Clone(articleKeys), store.TagNewsletter),
+	}
+	// dates reads every feed once its date is due and the origin has
+	// dropped the copies from before the last change: each Last-Modified
+	// is the last change under the feed's keys, and answers
+	// If-Modified-Since with 304, a second earlier in full.
+	dates := func(desc string) map[string]time.Time {
+		t.Helper()
+		out := map[string]time.Time{}
+		for path, keys := range feeds {
+			want := caughtUp(t, inst.Store, keys...)
+			eventually(t, desc+": "+path, func() error {
+				resp, _ := get(t, inst, path)
+				if resp.StatusCode != 200 {
+					return fmt.Errorf("status %d", resp.StatusCode)
+				}
+				lm, err := http.ParseTime(resp.Header.Get("Last-Modified"))
+				if err != nil || !lm.Equal(want) {
+					return fmt.Errorf("Last-Modified %q, the last change under %v is %v", resp.Header.Get("Last-Modified"), keys, want)
+				}
+				out[path] = lm
+				return nil
+			})
+			if r, _ := get(t, inst, path, "If-Modified-Since", out[path].Format(http.TimeFormat)); r.StatusCode != http.StatusNotModified || r.Header.Get("Last-Modified") == "" {
+				t.Errorf("%s: %s: If-Modified-Since its own date answered %d, Last-Modified %q", desc, path, r.StatusCode, r.Header.Get("Last-Modified"))
+			}
+			if r, _ := get(t, inst, path, "If-Modified-Since", out[path].Add(-time.Second).Format(http.TimeFormat)); r.StatusCode != 200 {
+				t.Errorf("%s: %s: If-Modified-Since a second earlier answered %d", desc, path, r.StatusCode)
+			}
+		}
+		return out
+	}
+	older, newest, edited := contenttest.Article(7), contenttest.Article(0), *contenttest.Article(5)
+	edited.Body += "A silent fix.\n"
+	steps := []struct {
+		desc   string
+		change func() (store.Outcome, error)
+		gone   string // a path no feed lists after the change
+	}{
+		{
+			desc:   "an older article retracted",
+			change: func() (store.Outcome, error) { return inst.Publisher.Retract(ctx, older.Slug, "Test.") },
+			gone:   older.Path() + "/",
+		},
+		{
+			desc:   "the newest article retracted",
+			change: func() (store.Outcome, error) { return inst.Publisher.Retract(ctx, newest.Slug, "Test.") },
+			gone:   newest.Path() + "/",
+		},
+		{
+			desc:   "an article edited without a new date",
+			change: func() (store.Outcome, error) { return inst.Publisher.SyncArticle(ctx, &edited) },
+		},
+		{
+			desc: "a newsletter sent",
+			change: func() (store.Outcome, error) {
+				return inst.Publisher.SendNewsletter(ctx, "2026-w46", nil)
+			},
+		},
+	}
+	before := dates("as published")
+	for _, step := range steps {
+		if o, err := step.change(); err != nil || !o.Changed {
+			t.Fatalf("%s: %+v %v", step.desc, o, err)
+		}
+		after := dates(step.desc)
+		for path, lm := range after {
+			if !lm.After(before[path]) {
+				t.Errorf("%s: %s: Last-Modified %v, not after %v", step.desc, path, lm, before[path])
+			}
+			resp, body := get(t, inst, path, "If-Modified-Since", before[path].Format(http.TimeFormat))
+			if resp.StatusCode != 200 {
+				t.Errorf("%s: %s: If-Modified-Since the date before answered %d", step.desc, path, resp.StatusCode)
+			}
+			if step.gone != "" && bytes.Contains(body, []byte(step.gone)) {
+				t.Errorf("%s: %s still lists %s", step.desc, path, step.gone)
+			}
+		}
+		before = after
+	}
 }

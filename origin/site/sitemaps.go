@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -81,19 +82,52 @@ func xmlResponse(v any, keys ...string) (*respond.Response, error) {
 }
 
 // SitemapIndex answers GET /sitemap-index.xml: the pages sitemap, every
-// article sitemap file and the news sitemap. Its cache entry is dropped
-// only when a file is added (docs/decisions.md, archive scale).
+// article sitemap file and the news sitemap, each file with the time it
+// last changed as its lastmod: the last change under the keys it is
+// tagged with (store.ChangeTimes), so the index is tagged with them all
+// and dropped whenever one of its files is. The news sitemap has none:
+// entries leave its two-day window with no change to date it.
 func (s *Site) SitemapIndex(r *http.Request) (*respond.Response, error) {
 	files, err := s.Store.SitemapFiles(r.Context())
 	if err != nil {
 		return nil, err
 	}
-	idx := sitemapIndex{NS: nsSitemap, Sitemaps: []sitemapRef{{Loc: s.SiteRoot + "/sitemaps/pages.xml"}}}
+	keys := slices.Clone(pagesSitemapKeys) // TagSitemaps among them
 	for i := int64(1); i <= files; i++ {
-		idx.Sitemaps = append(idx.Sitemaps, sitemapRef{Loc: s.SiteRoot + "/sitemaps/articles-" + strconv.FormatInt(i, 10) + ".xml"})
+		keys = append(keys, store.TagSitemapFile(i))
+	}
+	// Read after the files, unlike a feed's Last-Modified: a lastmod
+	// tells a crawler to fetch a file it saw before that time, so a later
+	// one costs a fetch and an earlier one would miss a change.
+	times, err := s.Store.ChangeTimes(r.Context(), keys...)
+	if err != nil {
+		return nil, err
+	}
+	// A change time can run ahead of the clock after a burst of changes
+	// (store.ChangedAt); a lastmod says no later than now, which the
+	// change also was. The real clock, as the change times are.
+	now := time.Now().UTC().Truncate(time.Second)
+	lastmod := func(keys ...string) string {
+		var latest time.Time
+		for _, k := range keys {
+			if t := times[k]; t.After(latest) {
+				latest = t
+			}
+		}
+		if latest.IsZero() {
+			return ""
+		}
+		if latest.After(now) {
+			latest = now
+		}
+		return latest.Format(isoLayout)
+	}
+	idx := sitemapIndex{NS: nsSitemap, Sitemaps: []sitemapRef{{Loc: s.SiteRoot + "/sitemaps/pages.xml", LastMod: lastmod(pagesSitemapKeys...)}}}
+	for i := int64(1); i <= files; i++ {
+		idx.Sitemaps = append(idx.Sitemaps, sitemapRef{Loc: s.SiteRoot + "/sitemaps/articles-" + strconv.FormatInt(i, 10) + ".xml", LastMod: lastmod(store.TagSitemapFile(i))})
 	}
 	idx.Sitemaps = append(idx.Sitemaps, sitemapRef{Loc: s.SiteRoot + "/news-sitemap.xml"})
-	return xmlResponse(idx, store.TagSitemaps)
+	return xmlResponse(idx, keys...)
 }
 
 // Sitemap answers GET /sitemaps/pages.xml and /sitemaps/articles-<n>.xml.
@@ -189,7 +223,8 @@ func safeXMLText(s string) bool {
 }
 
 // pagesSitemap lists the site's pages other than articles: home, sections,
-// audiences, countries, newsletter issues and the developer portal.
+// audiences, countries, newsletter issues, the mandate timeline and the
+// developer portal (every page the navigation links).
 func (s *Site) pagesSitemap(r *http.Request) (*respond.Response, error) {
 	set := urlSet{NS: nsSitemap}
 	add := func(path string) { set.URLs = append(set.URLs, sitemapURL{Loc: s.SiteRoot + path}) }
@@ -214,9 +249,14 @@ func (s *Site) pagesSitemap(r *http.Request) (*respond.Response, error) {
 	for _, n := range issues {
 		add("/newsletter/" + n.Week + "/")
 	}
+	add("/mandates")
 	add("/developers")
-	return xmlResponse(set, store.TagSitemaps, store.TagCountries, store.TagNewsletter)
+	return xmlResponse(set, pagesSitemapKeys...)
 }
+
+// pagesSitemapKeys are the surrogate keys of the pages sitemap: what it
+// lists beyond fixed pages is the countries and the newsletter issues.
+var pagesSitemapKeys = []string{store.TagSitemaps, store.TagCountries, store.TagNewsletter}
 
 // NewsSitemap answers GET /news-sitemap.xml (Google News): the articles
 // first published in the last two days, newest first, at most NewsURLs. An
