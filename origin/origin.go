@@ -137,9 +137,7 @@ func New(cfg Config, st *store.Store) (*Server, error) {
 		return nil, err
 	}
 	rt.mount("/ask", s.ask.Mount())
-	pages.Ask = func(ctx context.Context, query string) (*ask.Answer, error) {
-		return s.ask.Ask(ctx, ask.Request{Query: query})
-	}
+	pages.Ask = s.ask.Ask
 	// The MCP server's tools read the store; its ask tool is the /ask engine.
 	rt.mount("/mcp", mcp.Handler(&mcp.Server{Store: st, SiteRoot: cfg.SiteRoot, Log: cfg.Log, AllowedOrigins: cfg.MCPAllowedOrigins,
 		Ask: mcp.AskFunc(func(ctx context.Context, query, locale string) (any, error) {

@@ -13,6 +13,7 @@ import (
 	"github.com/invoicewire/invoicewire/internal/content/contenttest"
 	"github.com/invoicewire/invoicewire/internal/token"
 	"github.com/invoicewire/invoicewire/origin/origintest"
+	"github.com/invoicewire/invoicewire/origin/respond"
 )
 
 type result struct {
@@ -555,5 +556,37 @@ func TestRedisDownIsA503NotA500(t *testing.T) {
 	}
 	if r.header.Get("Cache-Control") != "no-store" {
 		t.Fatalf("a 503 must not be cached; Cache-Control = %q", r.header.Get("Cache-Control"))
+	}
+}
+
+// TestContentSignal: every answer that carries the site's content (pages,
+// markdown twins, llms.txt, feeds, the calendar) states the site's AI-use
+// preference in Content-Signal, in full and on a 304 alike; the API's JSON
+// and the errors do not.
+func TestContentSignal(t *testing.T) {
+	st := origintest.Start(t)
+	a := contenttest.Article(0)
+	for _, path := range []string{
+		"/", a.Path() + "/", a.Path() + ".md", "/countries/de/", "/mandates", "/mandates.md", "/developers", "/search?q=peppol",
+		"/llms.txt", "/feeds/all.xml", "/feeds/all.json", "/feeds/section/specs.xml", "/feeds/newsletter.json",
+		"/calendar/mandates.ics",
+	} {
+		r := do(t, st.Server.URL, "GET", path, nil)
+		if r.status != 200 {
+			t.Errorf("%s: %d %s", path, r.status, r.body)
+			continue
+		}
+		if got := r.header.Values("Content-Signal"); len(got) != 1 || got[0] != respond.ContentSignal {
+			t.Errorf("%s (%s): Content-Signal %q, want %q", path, r.header.Get("Content-Type"), got, respond.ContentSignal)
+		}
+		again := do(t, st.Server.URL, "GET", path, http.Header{"If-None-Match": {r.header.Get("ETag")}})
+		if again.status != 304 || again.header.Get("Content-Signal") != respond.ContentSignal {
+			t.Errorf("%s revalidated: %d, Content-Signal %q", path, again.status, again.header.Get("Content-Signal"))
+		}
+	}
+	for _, path := range []string{"/api/v1/articles", "/api/v1/countries", "/sitemap-index.xml", "/nope/nope", a.Path() + "x.md"} {
+		if r := do(t, st.Server.URL, "GET", path, nil); r.header.Get("Content-Signal") != "" {
+			t.Errorf("%s (%d %s) carries Content-Signal", path, r.status, r.header.Get("Content-Type"))
+		}
 	}
 }

@@ -38,8 +38,9 @@ type entry struct {
 var (
 	// corsMethods are the preflight's Allow-Methods for routes answered
 	// through the response path: every method any of them takes.
-	corsMethods  = []string{"GET, HEAD, POST, DELETE, OPTIONS"}
-	noStoreValue = []string{respond.NoStore}
+	corsMethods        = []string{"GET, HEAD, POST, DELETE, OPTIONS"}
+	noStoreValue       = []string{respond.NoStore}
+	contentSignalValue = []string{respond.ContentSignal}
 )
 
 func (s *Server) newEntry(rte string, resp *respond.Response) *entry {
@@ -66,6 +67,11 @@ func (s *Server) newEntry(rte string, resp *respond.Response) *entry {
 	}
 	e := &entry{status: resp.Status, header: h, body: resp.Body, tags: resp.SurrogateKeys, expires: resp.Expires, uncached: resp.Uncached}
 	if resp.Status == http.StatusOK {
+		// Every page, twin, feed, llms.txt and calendar states the
+		// site's AI-use preference, whichever handler made it.
+		if respond.CarriesContent(resp.ContentType) {
+			h["Content-Signal"] = contentSignalValue
+		}
 		e.etag = httpheader.ETag(resp.Body)
 		h["ETag"] = []string{e.etag}
 		if !resp.LastModified.IsZero() {
@@ -337,6 +343,9 @@ func (s *Server) refuseMethod(r *http.Request, rte *route) *apierror.Error {
 		raw, present := token.FromHeader(r.Header)
 		if !present {
 			return token.Unauthorized(s.cfg.SiteRoot, r.Method, false)
+		}
+		if token.Malformed(r.Header) {
+			return token.MalformedRequest(s.cfg.SiteRoot)
 		}
 		if _, err := token.Lookup(r.Context(), s.store.Client(), raw, time.Now()); err != nil {
 			if !errors.Is(err, token.ErrInvalid) {

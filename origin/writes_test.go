@@ -570,3 +570,33 @@ func TestSubscriptionIdempotency(t *testing.T) {
 	wantError(t, resp, b, 409, "conflict", "25")
 	sameSnapshot(t, before, snapshot(t, inst.Store.Client()))
 }
+
+// TestMalformedBearerIs400: wherever the origin reads a bearer credential
+// (a write to a path that takes none, a client's configuration endpoint), a
+// credential that is no token at all is a malformed request, 400 with
+// error="invalid_request" (RFC 6750 §3.1), not a wrong token's 401.
+func TestMalformedBearerIs400(t *testing.T) {
+	inst := origintest.Start(t, allowLoopback)
+	reg := register(t, inst, "anonymous")
+	for _, tc := range []struct {
+		desc, method, path, authorization string
+	}{
+		{desc: "write to a read-only path, empty credential", method: "PUT", path: "/api/v1/articles", authorization: "Bearer"},
+		{desc: "write to a read-only path, two words", method: "DELETE", path: "/api/v1/articles", authorization: "Bearer a b"},
+		{desc: "client configuration read", method: "GET", path: "/api/v1/agent-auth/register/" + reg.ClientID, authorization: "Bearer a b"},
+		{desc: "client configuration delete", method: "DELETE", path: "/api/v1/agent-auth/register/" + reg.ClientID, authorization: "Bearer "},
+	} {
+		t.Run(tc.desc, func(t *testing.T) {
+			resp, body := call(t, inst, tc.method, tc.path, "", "", http.Header{"Authorization": {tc.authorization}})
+			wantError(t, resp, body, 400, "bad_request", "")
+			if ch := resp.Header.Get("WWW-Authenticate"); !strings.Contains(ch, `error="invalid_request"`) {
+				t.Errorf("WWW-Authenticate %q, want error=\"invalid_request\"", ch)
+			}
+		})
+	}
+	// Nothing was deleted: the client still reads with its own token.
+	resp, body := call(t, inst, "GET", "/api/v1/agent-auth/register/"+reg.ClientID, "", "", bearer(reg.RegistrationAccessToken))
+	if resp.StatusCode != 200 {
+		t.Errorf("client read after the refusals: %d %s", resp.StatusCode, body)
+	}
+}

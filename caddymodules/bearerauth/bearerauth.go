@@ -13,7 +13,9 @@
 //     one) and write methods (POST, PUT, PATCH, DELETE) under the API prefix
 //     need a valid token: missing → 401
 //     unauthorized with a Bearer challenge (RFC 6750 §3, RFC 9728 §5.1);
-//     presented but unknown, expired or revoked → the same with
+//     a Bearer credential that is no token ("Bearer", "Bearer a b") → 400
+//     bad_request with error="invalid_request" (RFC 6750 §3.1, a malformed
+//     request); presented but unknown, expired or revoked → 401 with
 //     error="invalid_token". A valid token passes, with X-Invoicewire-Client
 //     set to its client id; a write on a route without writes then gets the
 //     origin's 405.
@@ -160,6 +162,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		e.Header = http.Header{"Www-Authenticate": {token.Challenge(h.SiteRoot, false)}}
 		return caddyhttp.Error(http.StatusUnauthorized, e)
 	}
+	if kind == credentialsMalformed {
+		outcomes.WithLabelValues("malformed").Inc()
+		e := token.MalformedRequest(h.SiteRoot)
+		e.Header = http.Header{"Www-Authenticate": {token.MalformedChallenge(h.SiteRoot)}}
+		return caddyhttp.Error(http.StatusBadRequest, e)
+	}
 	rec, err := h.verifier.Verify(r.Context(), raw)
 	switch {
 	case errors.Is(err, tokenverifier.ErrInvalid):
@@ -222,12 +230,16 @@ type credentials int
 const (
 	credentialsNone credentials = iota
 	credentialsBearer
+	// credentialsMalformed is a Bearer credential that is no token.
+	credentialsMalformed
 )
 
 // bearer extracts a bearer token (RFC 6750 §2.1; the scheme is
 // case-insensitive). Another scheme counts as no credentials: RFC 6750
-// §3.1 sends no error code to a client that used an unsupported method. An
-// empty or malformed Bearer credential is a presented, invalid token.
+// §3.1 sends no error code to a client that used an unsupported method. A
+// Bearer credential that is not a b64token ("Bearer", "Bearer a b") is a
+// malformed request (RFC 6750 §3.1, invalid_request); one longer than any
+// token issued is a presented, invalid token.
 func bearer(h http.Header) (string, credentials) {
 	v := h.Get("Authorization")
 	scheme, cred, _ := strings.Cut(v, " ")
@@ -235,34 +247,13 @@ func bearer(h http.Header) (string, credentials) {
 		return "", credentialsNone
 	}
 	cred = strings.TrimSpace(cred)
-	if !validToken68(cred) {
+	if !token.B64Token(cred) {
+		return "", credentialsMalformed
+	}
+	if len(cred) > token.MaxLength {
 		return "", credentialsBearer
 	}
 	return cred, credentialsBearer
-}
-
-// validToken68 checks b64token = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~"
-// / "+" / "/" ) *"=" (RFC 6750 §2.1) and a sane length.
-func validToken68(s string) bool {
-	if s == "" || len(s) > token.MaxLength {
-		return false
-	}
-	i := 0
-	for ; i < len(s); i++ {
-		c := s[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-._~+/", c) >= 0) {
-			break
-		}
-	}
-	if i == 0 {
-		return false
-	}
-	for ; i < len(s); i++ {
-		if s[i] != '=' {
-			return false
-		}
-	}
-	return true
 }
 
 // Interface guards

@@ -22,8 +22,9 @@ func TestAdapt(t *testing.T) { edgetest.AssertAdaptFiles(t) }
 const siteRoot = "https://invoicewire.example"
 
 const (
-	challenge        = `Bearer realm="invoicewire", resource_metadata="https://invoicewire.example/.well-known/oauth-protected-resource"`
-	challengeInvalid = challenge + `, error="invalid_token"`
+	challenge          = `Bearer realm="invoicewire", resource_metadata="https://invoicewire.example/.well-known/oauth-protected-resource"`
+	challengeInvalid   = challenge + `, error="invalid_token"`
+	challengeMalformed = challenge + `, error="invalid_request"`
 )
 
 // origin is a fake origin recording what reached it.
@@ -96,8 +97,10 @@ func TestBearerAuth(t *testing.T) {
 	}{
 		{desc: "subscribe without token", method: "POST", path: "/api/v1/webhooks", status: 401, challenge: challenge},
 		{desc: "subscribe with unknown token", method: "POST", path: "/api/v1/webhooks", header: []string{"Authorization: Bearer wrong"}, status: 401, challenge: challengeInvalid},
-		{desc: "subscribe with empty bearer", method: "POST", path: "/api/v1/webhooks", header: []string{"Authorization: Bearer "}, status: 401, challenge: challengeInvalid},
-		{desc: "subscribe with garbage token", method: "POST", path: "/api/v1/webhooks", header: []string{"Authorization: Bearer a b\"c"}, status: 401, challenge: challengeInvalid},
+		{desc: "subscribe with empty bearer is malformed", method: "POST", path: "/api/v1/webhooks", header: []string{"Authorization: Bearer "}, status: 400, challenge: challengeMalformed},
+		{desc: "subscribe with a bare Bearer is malformed", method: "POST", path: "/api/v1/webhooks", header: []string{"Authorization: Bearer"}, status: 400, challenge: challengeMalformed},
+		{desc: "subscribe with two tokens is malformed", method: "POST", path: "/api/v1/webhooks", header: []string{"Authorization: Bearer a b"}, status: 400, challenge: challengeMalformed},
+		{desc: "subscribe with garbage token is malformed", method: "POST", path: "/api/v1/webhooks", header: []string{"Authorization: Bearer a b\"c"}, status: 400, challenge: challengeMalformed},
 		{desc: "subscribe with oversized token", method: "POST", path: "/api/v1/webhooks", header: []string{long}, status: 401, challenge: challengeInvalid},
 		{desc: "basic credentials count as none", method: "POST", path: "/api/v1/webhooks", header: []string{"Authorization: Basic dXNlcjpwYXNz"}, status: 401, challenge: challenge},
 		{desc: "subscribe with valid token", method: "POST", path: "/api/v1/webhooks", header: []string{"Authorization: Bearer good-token"}, status: 200, client: "cli_owner"},
@@ -130,15 +133,16 @@ func TestBearerAuth(t *testing.T) {
 			if resp.StatusCode != test.status {
 				t.Fatalf("status %d; want %d (%s)", resp.StatusCode, test.status, body)
 			}
-			if test.status == 401 {
+			if test.status == 401 || test.status == 400 {
 				if got := resp.Header.Get("WWW-Authenticate"); got != test.challenge {
 					t.Errorf("WWW-Authenticate\n got %s\nwant %s", got, test.challenge)
 				}
 				var eb struct {
 					Error struct{ Code, Message string } `json:"error"`
 				}
-				if json.Unmarshal([]byte(body), &eb) != nil || eb.Error.Code != "unauthorized" {
-					t.Errorf("401 body %q; want unauthorized JSON", body)
+				code := map[int]string{400: "bad_request", 401: "unauthorized"}[test.status]
+				if json.Unmarshal([]byte(body), &eb) != nil || eb.Error.Code != code {
+					t.Errorf("%d body %q; want %s JSON", test.status, body, code)
 				}
 				if strings.Contains(body, "good-token") || strings.Contains(body, "wrong") {
 					t.Errorf("body echoes the token: %s", body)
@@ -230,7 +234,7 @@ func FuzzAuthorization(f *testing.F) {
 		if kind == credentialsNone && raw != "" {
 			t.Fatalf("no credentials but a token %q", raw)
 		}
-		if raw != "" && (!validToken68(raw) || len(raw) > token.MaxLength || strings.ContainsAny(raw, " \t\"\r\n")) {
+		if raw != "" && (kind != credentialsBearer || !token.B64Token(raw) || len(raw) > token.MaxLength || strings.ContainsAny(raw, " \t\"\r\n")) {
 			t.Fatalf("bearer(%q) accepted %q", v, raw)
 		}
 	})

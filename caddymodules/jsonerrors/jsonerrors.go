@@ -15,6 +15,8 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/invoicewire/invoicewire/internal/apierror"
 	"github.com/invoicewire/invoicewire/internal/httpheader"
@@ -47,7 +49,9 @@ var responses = prometheus.NewCounterVec(prometheus.CounterOpts{
 // return), its code, message, hint and headers are used as they are. Any
 // other error (a failed dial to the origin, a timeout, Caddy's own errors)
 // gets the code for its status and a fixed message: internal error text,
-// which can name upstream addresses, is logged by Caddy and never sent. A
+// which can name upstream addresses, is never sent. Every 5xx written is
+// logged at error level through Caddy's logger (the Caddyfiles have no
+// access log), with the request id its hint quotes; a 4xx at debug level. A
 // failed or timed-out origin (502, 504 from reverse_proxy) is answered 503
 // unavailable with Retry-After.
 type Handler struct {
@@ -66,6 +70,8 @@ type Handler struct {
 	// message and hint, so the id travels in the X-Request-Id header and,
 	// for server-side failures, in the hint.
 	RequestIDMember bool `json:"request_id_member,omitempty"`
+
+	logger *zap.Logger
 }
 
 // CaddyModule returns the Caddy module information.
@@ -87,6 +93,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if h.RequestIDHeader == "" {
 		h.RequestIDHeader = "X-Request-Id"
 	}
+	h.logger = ctx.Logger()
 	return metrics.Register(ctx.GetMetricsRegistry(), responses)
 }
 
@@ -158,6 +165,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.
 		return err
 	}
 	out := buf.Bytes()
+	h.log(r, id, ae.Status, err)
 	hdr.Set("Content-Length", strconv.Itoa(len(out)))
 	responses.WithLabelValues(strconv.Itoa(ae.Status)).Inc()
 	w.WriteHeader(ae.Status)
@@ -165,6 +173,32 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.
 		_, _ = w.Write(out)
 	}
 	return nil
+}
+
+// log records an error response: a 5xx at error level, since it is the
+// service failing and the request id in its hint is what a user reports; a
+// 4xx, the client's mistake, at debug level only. The path is logged
+// without its query, which may carry secrets; the underlying error is the
+// detail the body hides (an upstream's address, a dial error).
+func (h *Handler) log(r *http.Request, id string, status int, err error) {
+	if h.logger == nil {
+		return
+	}
+	level := zapcore.DebugLevel
+	if status >= 500 {
+		level = zapcore.ErrorLevel
+	}
+	ce := h.logger.Check(level, "error response")
+	if ce == nil {
+		return
+	}
+	ce.Write(
+		zap.String("request_id", id),
+		zap.String("method", r.Method),
+		zap.String("path", r.URL.Path),
+		zap.Int("status", status),
+		zap.Error(err),
+	)
 }
 
 // requestID is the client's request id when it is safe to echo, else the

@@ -13,6 +13,9 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/invoicewire/invoicewire/caddymodules/internal/edgetest"
 	"github.com/invoicewire/invoicewire/internal/apierror"
@@ -199,5 +202,56 @@ func TestRequestIDMember(t *testing.T) {
 	var eb errorBody
 	if json.Unmarshal([]byte(body), &eb) != nil || eb.Error.RequestID != "req-7" || resp.Header.Get("X-Request-Id") != "req-7" {
 		t.Errorf("body %s header %q; want request_id req-7 in both", body, resp.Header.Get("X-Request-Id"))
+	}
+}
+
+// TestErrorResponsesLogged checks that every 5xx the edge writes is logged
+// at error level with what finds it again (the request id its hint quotes,
+// method, path without the query, status) and the underlying error the
+// body hides, and that a 4xx is logged at debug level only.
+func TestErrorResponsesLogged(t *testing.T) {
+	h := &Handler{}
+	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
+	defer cancel()
+	if err := h.Provision(ctx); err != nil {
+		t.Fatal(err)
+	}
+	core, logs := observer.New(zapcore.DebugLevel)
+	h.logger = zap.New(core)
+	serve := func(method, target string, err error, header ...string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(method, target, nil)
+		for _, kv := range header {
+			k, v, _ := strings.Cut(kv, ": ")
+			req.Header.Set(k, v)
+		}
+		reqCtx := context.WithValue(req.Context(), caddy.ReplacerCtxKey, caddy.NewReplacer())
+		reqCtx = context.WithValue(reqCtx, caddyhttp.ErrorCtxKey, err)
+		w := httptest.NewRecorder()
+		if err := h.ServeHTTP(w, req.WithContext(reqCtx), nil); err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+	dial := errors.New("dial tcp 10.1.2.3:8081: connect: connection refused")
+	w := serve("GET", "/api/v1/articles?token=secret", caddyhttp.Error(http.StatusBadGateway, dial), "X-Request-Id: d1b4-report-me")
+	if w.Code != 503 {
+		t.Fatalf("status %d, want 503", w.Code)
+	}
+	serve("GET", "/nope", caddyhttp.Error(http.StatusNotFound, errors.New("no route")))
+
+	entries := logs.All()
+	if len(entries) != 2 {
+		t.Fatalf("%d log entries, want 2: %v", len(entries), entries)
+	}
+	e, f := entries[0], entries[0].ContextMap()
+	if e.Level != zapcore.ErrorLevel || f["request_id"] != "d1b4-report-me" || f["method"] != "GET" ||
+		f["path"] != "/api/v1/articles" || f["status"] != int64(503) || !strings.Contains(fmt.Sprint(f["error"]), "10.1.2.3:8081") {
+		t.Errorf("5xx entry %v %v, want it at error level with id, method, path, status and cause", e.Level, f)
+	}
+	if strings.Contains(fmt.Sprint(f), "secret") {
+		t.Errorf("the entry carries the query string: %v", f)
+	}
+	if e := entries[1]; e.Level != zapcore.DebugLevel || e.ContextMap()["status"] != int64(404) {
+		t.Errorf("4xx entry %v %v, want it at debug level", e.Level, e.ContextMap())
 	}
 }

@@ -4,7 +4,9 @@
 // §12.5.1) is rewritten to the page's markdown twin, /<yyyy>/<mm>/<slug>.md,
 // which the origin serves; the edge cache then holds one entry for both
 // addresses. Responses on article pages, in either form, carry Vary: Accept
-// so that shared caches downstream keep the two forms apart.
+// so that shared caches downstream keep the two forms apart. Nothing is
+// converted here: the twin is the origin's answer with all its fields, its
+// Content-Signal among them.
 package markdowntwin
 
 import (

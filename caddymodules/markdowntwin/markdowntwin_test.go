@@ -13,12 +13,14 @@ import (
 func TestAdapt(t *testing.T) { edgetest.AssertAdaptFiles(t) }
 
 func TestMarkdownTwin(t *testing.T) {
-	// The origin answers with the path it saw, and sets Vary: Accept on
-	// the .md route as the real one does.
+	// The origin answers with the path it saw, and sets Vary: Accept and
+	// Content-Signal on the .md route as the real one does.
+	const signal = "search=yes, ai-input=yes, ai-train=no"
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasSuffix(r.URL.Path, ".md") {
 			w.Header().Set("Vary", "Accept")
 			w.Header().Set("Content-Type", "text/markdown; charset=utf-8")
+			w.Header().Set("Content-Signal", signal)
 		}
 		fmt.Fprint(w, r.URL.RequestURI())
 	}))
@@ -76,6 +78,13 @@ func TestMarkdownTwin(t *testing.T) {
 			}
 			if test.vary && n != 1 {
 				t.Errorf("Vary %q; want Accept exactly once", vary)
+			}
+			// The twin is served as the origin made it: its Content-Signal
+			// (the AI-use preference) reaches the client unchanged.
+			if twin := strings.Contains(test.want, ".md") || (test.method == "HEAD" && test.path == page); twin {
+				if got := resp.Header.Values("Content-Signal"); len(got) != 1 || got[0] != signal {
+					t.Errorf("Content-Signal %q; want the origin's %q", got, signal)
+				}
 			}
 		})
 	}

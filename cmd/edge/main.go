@@ -8,14 +8,19 @@
 package main
 
 import (
+	"context"
 	"os"
 	"runtime/debug"
 	_ "time/tzdata"
 
+	"github.com/caddyserver/caddy/v2"
 	caddycmd "github.com/caddyserver/caddy/v2/cmd"
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
 
 	_ "github.com/invoicewire/invoicewire/caddymodules"
+	"github.com/invoicewire/invoicewire/internal/logging"
 )
 
 // gcPercent is the edge's GOGC unless the environment sets one. A cache hit
@@ -34,5 +39,17 @@ func main() {
 	if _, set := os.LookupEnv("GOGC"); !set {
 		debug.SetGCPercent(gcPercent)
 	}
+	redis.SetLogger(redisLogger(caddy.Log))
 	caddycmd.Main()
+}
+
+// redisLogger routes go-redis's own lines (a failed dial while Redis is
+// down) into Caddy's logger, which log returns at each line (Caddy's
+// default logger changes with its configuration), as warnings named
+// "redis", at most one of a kind every logging.RedisInterval: the edge's
+// log stays structured (README, "logs are JSON on stderr").
+func redisLogger(log func() *zap.Logger) *logging.RedisLogger {
+	return logging.NewRedisLogger(logging.RedisInterval, func(_ context.Context, msg string, suppressed int) {
+		log().Named("redis").Warn("redis client", zap.String("detail", msg), zap.Int("suppressed", suppressed))
+	})
 }

@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"regexp"
 	"time"
 
 	"github.com/invoicewire/invoicewire/internal/webhook"
@@ -53,6 +55,11 @@ func deadLetters(ctx context.Context, ws *webhook.Store, args []string, out io.W
 		if len(ids) == 0 && *sub == "" {
 			return usageError{"deadletters replay takes entry ids (from deadletters list) and/or --subscription SUB"}
 		}
+		for _, id := range ids {
+			if !entryID.MatchString(id) {
+				return usageError{fmt.Sprintf("deadletters replay: %q is not a dead-letter entry id (MILLISECONDS-SEQUENCE, such as 1764230844123-0, as deadletters list shows)", id)}
+			}
+		}
 		return replay(ctx, ws, ids, *sub, out, now)
 	default:
 		return usageError{fmt.Sprintf("unknown deadletters subcommand %q", args[0])}
@@ -77,11 +84,18 @@ func orDash(s string) string {
 	return s
 }
 
+// entryID is a Redis stream entry id as deadletters list prints it
+// (milliseconds and sequence number).
+var entryID = regexp.MustCompile(`^[0-9]{1,20}-[0-9]{1,20}$`)
+
 // replay replays the named entries, then every dead letter of sub, each
-// once, and reports each outcome on its own line.
+// once, and reports each outcome on its own line, then a summary. It fails
+// (iwctl exits 1) when anything requested was not replayed: an id not
+// found, an entry skipped, or a subscription with no dead letters.
 func replay(ctx context.Context, ws *webhook.Store, ids []string, sub string, out io.Writer, now func() time.Time) error {
 	var todo []webhook.DeadLetterEntry
 	seen := map[string]bool{}
+	requested, missed := 0, 0
 	if len(ids) > 0 {
 		got, err := ws.DeadLetterGet(ctx, ids)
 		if err != nil {
@@ -92,8 +106,10 @@ func replay(ctx context.Context, ws *webhook.Store, ids []string, sub string, ou
 				continue
 			}
 			seen[id] = true
+			requested++
 			e, ok := got[id]
 			if !ok {
+				missed++
 				fmt.Fprintf(out, "%s: %s\n", id, webhook.ReplayGone)
 				continue
 			}
@@ -107,21 +123,33 @@ func replay(ctx context.Context, ws *webhook.Store, ids []string, sub string, ou
 		}
 		if len(list) == 0 {
 			fmt.Fprintf(out, "no dead letters of subscription %s\n", sub)
+			missed++
 		}
 		for _, e := range list {
 			if !seen[e.EntryID] {
 				seen[e.EntryID] = true
+				requested++
 				todo = append(todo, e)
 			}
 		}
 	}
+	replayed := 0
 	for _, e := range todo {
 		res, err := ws.Replay(ctx, e, now())
 		if err != nil {
 			return err
 		}
+		if res == webhook.ReplayDone || res == webhook.ReplayPending {
+			replayed++
+		} else {
+			missed++
+		}
 		fmt.Fprintf(out, "%s: %s (delivery %s of event %s to subscription %s)\n",
 			e.EntryID, res, orDash(e.Delivery), orDash(e.EventID), orDash(e.Subscription))
+	}
+	fmt.Fprintf(out, "replayed %d of %d dead letters requested\n", replayed, requested)
+	if missed > 0 {
+		return errors.New("deadletters replay: not every dead letter requested was replayed (see above)")
 	}
 	return nil
 }

@@ -67,20 +67,27 @@ func TestDeadLetters(t *testing.T) {
 		desc    string
 		args    []string
 		want    []string // lines of output contain these, in order
-		wantErr string
-		due     int64 // deliveries queued after the command
-		dead    int64 // dead letters left after the command
+		wantErr string   // a usage error (exit 2)
+		failErr string   // a failure (exit 1), after the output
+		due     int64    // deliveries queued after the command
+		dead    int64    // dead letters left after the command
 	}{
 		{desc: "list shows both, newest first", args: []string{"deadletters", "list"},
 			want: []string{dead["sub_disabled"] + " delivery=dlv_", dead["sub_active"] + " delivery=dlv_"}, due: 0, dead: 2},
 		{desc: "list --limit 1 shows the newest", args: []string{"deadletters", "list", "--limit", "1"},
 			want: []string{dead["sub_disabled"] + " delivery=dlv_"}, due: 0, dead: 2},
 		{desc: "replay of an active subscription's dead letter", args: []string{"deadletters", "replay", dead["sub_active"]},
-			want: []string{dead["sub_active"] + ": replayed"}, due: 1, dead: 1},
-		{desc: "replay again finds it gone", args: []string{"deadletters", "replay", dead["sub_active"]},
-			want: []string{dead["sub_active"] + ": skipped: no such dead letter"}, due: 1, dead: 1},
-		{desc: "replay of a disabled subscription's dead letters is skipped", args: []string{"deadletters", "replay", "--subscription", "sub_disabled"},
-			want: []string{dead["sub_disabled"] + ": skipped: subscription disabled"}, due: 1, dead: 1},
+			want: []string{dead["sub_active"] + ": replayed", "replayed 1 of 1"}, due: 1, dead: 1},
+		{desc: "replay again finds it gone, and fails", args: []string{"deadletters", "replay", dead["sub_active"]},
+			want: []string{dead["sub_active"] + ": skipped: no such dead letter", "replayed 0 of 1"}, failErr: "not every dead letter", due: 1, dead: 1},
+		{desc: "replay of an id never seen fails", args: []string{"deadletters", "replay", "0-1"},
+			want: []string{"0-1: skipped: no such dead letter", "replayed 0 of 1"}, failErr: "not every dead letter", due: 1, dead: 1},
+		{desc: "replay of a disabled subscription's dead letters is skipped, and fails", args: []string{"deadletters", "replay", "--subscription", "sub_disabled"},
+			want: []string{dead["sub_disabled"] + ": skipped: subscription disabled", "replayed 0 of 1"}, failErr: "not every dead letter", due: 1, dead: 1},
+		{desc: "replay of a subscription with no dead letters fails", args: []string{"deadletters", "replay", "--subscription", "sub_x"},
+			want: []string{"no dead letters of subscription sub_x", "replayed 0 of 0"}, failErr: "not every dead letter", due: 1, dead: 1},
+		{desc: "replay of a malformed id is a usage error", args: []string{"deadletters", "replay", "bogus"}, wantErr: "not a dead-letter entry id", due: 1, dead: 1},
+		{desc: "replay of a malformed id among good ones replays nothing", args: []string{"deadletters", "replay", dead["sub_disabled"], "1-2-3"}, wantErr: "not a dead-letter entry id", due: 1, dead: 1},
 		{desc: "replay without ids or subscription", args: []string{"deadletters", "replay"}, wantErr: "--subscription", due: 1, dead: 1},
 		{desc: "unknown subcommand", args: []string{"deadletters", "purge"}, wantErr: "unknown deadletters subcommand", due: 1, dead: 1},
 	}
@@ -88,12 +95,17 @@ func TestDeadLetters(t *testing.T) {
 		t.Run(tc.desc, func(t *testing.T) {
 			var out bytes.Buffer
 			err := run(ctx, tc.args, &out)
-			if tc.wantErr != "" {
-				var ue usageError
+			var ue usageError
+			switch {
+			case tc.wantErr != "":
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !errors.As(err, &ue) {
 					t.Fatalf("err = %v; want a usage error mentioning %q", err, tc.wantErr)
 				}
-			} else if err != nil {
+			case tc.failErr != "":
+				if err == nil || !strings.Contains(err.Error(), tc.failErr) || errors.As(err, &ue) {
+					t.Fatalf("err = %v; want a failure (not a usage error) mentioning %q", err, tc.failErr)
+				}
+			case err != nil:
 				t.Fatal(err)
 			}
 			lines := strings.Split(strings.TrimSpace(out.String()), "\n")

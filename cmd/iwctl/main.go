@@ -2,8 +2,10 @@
 // and every change it makes appends its event to the events stream and
 // publishes the cache invalidation in the same atomic step (docs/decisions.md, retraction and correction).
 //
-//	iwctl sync [DIR]                       load DIR (default content) and publish what changed
-//	iwctl retract SLUG --reason TEXT       pull an article (article.retracted)
+//	iwctl sync [DIR]                       validate DIR (default content) whole, then publish what
+//	                                       changed; warns of published articles with no file
+//	iwctl retract SLUG --reason TEXT       pull an article (article.retracted); on a retracted
+//	                                       one, correct its reason (no event)
 //	iwctl restore SLUG                     undo a retraction (article.published)
 //	iwctl newsletter send [--week W] [--content DIR]
 //	                                       send the weekly issue (newsletter.sent)
@@ -12,7 +14,11 @@
 //	                                       queue dead letters again, by entry id and/or all of a
 //	                                       subscription's; each is replayed only while its
 //	                                       subscription is active and its event body is stored
-//	                                       (docs/operations.md, invoicewirewebhookdeadletters)
+//	                                       (docs/operations.md, invoicewirewebhookdeadletters);
+//	                                       exits 1 when any requested one was not replayed
+//
+// `iwctl COMMAND --help` prints that command's usage. Usage errors exit 2,
+// failures 1.
 //
 // It reads IW_REDIS_URL and IW_PUBLIC_URL like the servers do. With
 // IWCTL_CPU_PROFILE set to a file name it writes a CPU profile of the
@@ -26,7 +32,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
 	"runtime/pprof"
@@ -36,6 +41,7 @@ import (
 
 	"github.com/invoicewire/invoicewire/internal/config"
 	"github.com/invoicewire/invoicewire/internal/content"
+	"github.com/invoicewire/invoicewire/internal/logging"
 	"github.com/invoicewire/invoicewire/internal/store"
 	"github.com/invoicewire/invoicewire/internal/webhook"
 )
@@ -48,6 +54,48 @@ const usage = `usage:
   iwctl deadletters list [--limit N]
   iwctl deadletters replay [ID...] [--subscription SUB]
 `
+
+// commandUsage is each command's own usage, which `iwctl COMMAND --help`
+// prints.
+var commandUsage = map[string]string{
+	"sync": `usage: iwctl sync [DIR]
+  Validate the content tree DIR (default content) as a whole and, when it is
+  valid, publish what changed. Published articles with no file in DIR are
+  listed as warnings and stay published (iwctl retract pulls them).
+`,
+	"retract": `usage: iwctl retract SLUG --reason TEXT
+  Pull an article (emits article.retracted); it then answers 410 with TEXT.
+  On a retracted article, a new TEXT replaces the reason (no event).
+`,
+	"restore": `usage: iwctl restore SLUG
+  Undo a retraction (emits article.published).
+`,
+	"newsletter": `usage: iwctl newsletter send [--week 2026-w47] [--content DIR]
+  Send the weekly issue (emits newsletter.sent); --week defaults to this
+  week, --content to content (for newsletters/<week>.md intros).
+`,
+	"deadletters": `usage: iwctl deadletters list [--limit N]
+       iwctl deadletters replay [ID...] [--subscription SUB]
+  list shows webhook dead letters, newest first (default 20; 0: all).
+  replay queues dead letters again, by entry id (as list shows them, e.g.
+  1764230844123-0) and/or all of a subscription's; it exits 1 when any
+  requested dead letter was not replayed.
+`,
+}
+
+// helpRequested reports whether args ask for help (-h, -help, --help)
+// before any "--".
+func helpRequested(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-h", "-help", "--help", "--h":
+			return true
+		}
+	}
+	return false
+}
 
 func main() { os.Exit(mainCode()) }
 
@@ -110,6 +158,10 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		_, err := fmt.Fprint(out, usage)
 		return err
 	case "sync", "retract", "restore", "newsletter", "deadletters":
+		if helpRequested(args[1:]) {
+			_, err := fmt.Fprint(out, commandUsage[args[0]])
+			return err
+		}
 	default:
 		return usageError{fmt.Sprintf("unknown command %q", args[0])}
 	}
@@ -117,12 +169,17 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// What iwctl logs, as against what it reports, is JSON on stderr like
+	// the servers' log, go-redis's own lines included (README, "logs are
+	// JSON on stderr").
+	log := logging.New("iwctl", cfg.LogLevel)
+	logging.RouteRedis(log)
 	st, err := store.Open(cfg.RedisURL)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	if err := store.WaitLoaded(ctx, st.Client(), slog.Default()); err != nil {
+	if err := store.WaitLoaded(ctx, st.Client(), log); err != nil {
 		return err
 	}
 	p := &store.Publisher{Store: st, SiteRoot: cfg.PublicURL, Now: time.Now}
@@ -136,6 +193,11 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		}
 		if len(rest) == 1 {
 			dir = rest[0]
+		}
+		if info, err := os.Stat(dir); err != nil {
+			return fmt.Errorf("sync: content directory %s: %w", dir, errors.Unwrap(err))
+		} else if !info.IsDir() {
+			return fmt.Errorf("sync: %s is not a directory", dir)
 		}
 		return syncDir(ctx, p, dir, out)
 	case "retract":
@@ -213,6 +275,8 @@ func report(out io.Writer, what string, o store.Outcome, err error) error {
 	switch {
 	case !o.Changed:
 		fmt.Fprintf(out, "%s: unchanged\n", what)
+	case o.Event == "" && strings.HasPrefix(what, "retract "):
+		fmt.Fprintf(out, "%s: reason updated, no event (content version %d)\n", what, o.Version)
 	case o.Event != "":
 		fmt.Fprintf(out, "%s: done, emitted %s (content version %d)\n", what, o.Event, o.Version)
 	default:

@@ -30,6 +30,7 @@ func TestCommands(t *testing.T) {
 	streamLen := func() int64 { n, _ := rdb.XLen(ctx, events.Stream).Result(); return n }
 
 	first := ""
+	missing := filepath.Join(t.TempDir(), "none")
 	cases := []struct {
 		desc    string
 		args    []string
@@ -41,7 +42,8 @@ func TestCommands(t *testing.T) {
 		{desc: "first sync publishes every article", args: []string{"sync", corpus}, wantOut: "events", events: -1},
 		{desc: "second sync changes nothing", args: []string{"sync", corpus}, wantOut: "0 changed, 0 events"},
 		{desc: "retract", args: []string{"retract", "greece-first-b2b-wave-postponed-to-march", "--reason", "Test retraction."}, wantOut: "emitted article.retracted", events: 1},
-		{desc: "retract again is a no-op", args: []string{"retract", "--reason", "Again.", "greece-first-b2b-wave-postponed-to-march"}, wantOut: "unchanged"},
+		{desc: "retract again is a no-op", args: []string{"retract", "--reason", "Test retraction.", "greece-first-b2b-wave-postponed-to-march"}, wantOut: "unchanged"},
+		{desc: "retract again with a new reason corrects it, with no event", args: []string{"retract", "--reason", "Corrected reason.", "greece-first-b2b-wave-postponed-to-march"}, wantOut: "reason updated, no event"},
 		{desc: "sync keeps the retraction", args: []string{"sync", corpus}, wantOut: "0 changed, 0 events"},
 		{desc: "restore", args: []string{"restore", "greece-first-b2b-wave-postponed-to-march"}, wantOut: "emitted article.published", events: 1},
 		{desc: "retract without reason", args: []string{"retract", "greece-first-b2b-wave-postponed-to-march"}, wantErr: "--reason", usage: true},
@@ -49,7 +51,7 @@ func TestCommands(t *testing.T) {
 		{desc: "newsletter", args: []string{"newsletter", "send", "--week", "2026-w47", "--content", corpus}, wantOut: "emitted newsletter.sent", events: 1},
 		{desc: "newsletter twice", args: []string{"newsletter", "send", "--week", "2026-w47", "--content", corpus}, wantOut: "unchanged"},
 		{desc: "newsletter of a malformed week", args: []string{"newsletter", "send", "--week", "47", "--content", corpus}, wantErr: "ISO week"},
-		{desc: "sync of a missing directory", args: []string{"sync", filepath.Join(t.TempDir(), "none")}, wantErr: "sources.yaml"},
+		{desc: "sync of a missing directory", args: []string{"sync", missing}, wantErr: "content directory " + missing + ": no such file or directory"},
 		{desc: "unknown command", args: []string{"publish"}, wantErr: "unknown command", usage: true},
 		{desc: "no command", args: nil, wantErr: "no command", usage: true},
 	}
@@ -89,6 +91,53 @@ func TestCommands(t *testing.T) {
 	}
 	if !strings.Contains(first, "emitted article.published") {
 		t.Fatalf("first sync output lacks the events: %s", first)
+	}
+	rec, err := store.New(rdb).Article(ctx, "greece-first-b2b-wave-postponed-to-march")
+	if err != nil || rec.Retracted() {
+		t.Fatalf("the restored article: %v, %v", rec, err)
+	}
+}
+
+// TestRetractReasonCorrected checks that a retracted article's reason can
+// be corrected: the record's reason changes, its retraction time does not,
+// and no event is emitted (no event kind means "a notice changed").
+func TestRetractReasonCorrected(t *testing.T) {
+	rs := redistest.New(t)
+	t.Setenv("IW_REDIS_URL", rs.URL())
+	t.Setenv("IW_PUBLIC_URL", "https://iw.test")
+	ctx := context.Background()
+	rdb := rs.Client()
+	const slug = "greece-first-b2b-wave-postponed-to-march"
+	for _, args := range [][]string{
+		{"sync", filepath.Join("..", "..", "content")},
+		{"retract", slug, "--reason", "First reason."},
+	} {
+		if err := run(ctx, args, &bytes.Buffer{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := store.New(rdb)
+	before, err := st.Article(ctx, slug)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, _ := rdb.XLen(ctx, events.Stream).Result()
+	var out bytes.Buffer
+	if err := run(ctx, []string{"retract", slug, "--reason", "The corrected reason."}, &out); err != nil {
+		t.Fatal(err)
+	}
+	after, err := st.Article(ctx, slug)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !after.Retracted() || after.RetractionReason != "The corrected reason." || !after.RetractedAt.Equal(*before.RetractedAt) {
+		t.Fatalf("after correcting the reason: retracted %v, reason %q, at %v (was %v)", after.Retracted(), after.RetractionReason, after.RetractedAt, before.RetractedAt)
+	}
+	if m, _ := rdb.XLen(ctx, events.Stream).Result(); m != n {
+		t.Fatalf("correcting the reason emitted %d events", m-n)
+	}
+	if !strings.Contains(out.String(), "reason updated") {
+		t.Fatalf("output %q", out.String())
 	}
 }
 
@@ -167,26 +216,33 @@ func TestSyncMilestoneChange(t *testing.T) {
 	}
 }
 
-// TestHelpNeedsNoRedis: help prints the usage and an unknown command is a
-// usage error with no Redis at IW_REDIS_URL (a port nothing listens on):
-// neither reaches the store.
+// TestHelpNeedsNoRedis: help prints the usage, a command's --help its own
+// usage (and succeeds), and an unknown command is a usage error, with no
+// Redis at IW_REDIS_URL (a port nothing listens on): none reaches the store.
 func TestHelpNeedsNoRedis(t *testing.T) {
 	t.Setenv("IW_REDIS_URL", "redis://127.0.0.1:1/0")
 	testCases := []struct {
 		desc      string
 		args      []string
 		wantUsage bool // a usageError, not output
+		want      string
 	}{
-		{desc: "--help", args: []string{"--help"}},
-		{desc: "help", args: []string{"help"}},
+		{desc: "--help", args: []string{"--help"}, want: "iwctl sync"},
+		{desc: "help", args: []string{"help"}, want: "iwctl sync"},
 		{desc: "unknown command", args: []string{"publish"}, wantUsage: true},
+		{desc: "sync --help", args: []string{"sync", "--help"}, want: "usage: iwctl sync [DIR]"},
+		{desc: "sync DIR -h", args: []string{"sync", "content", "-h"}, want: "usage: iwctl sync [DIR]"},
+		{desc: "retract --help", args: []string{"retract", "--help"}, want: "usage: iwctl retract SLUG --reason TEXT"},
+		{desc: "restore -help", args: []string{"restore", "-help"}, want: "usage: iwctl restore SLUG"},
+		{desc: "newsletter send --help", args: []string{"newsletter", "send", "--help"}, want: "usage: iwctl newsletter send"},
+		{desc: "deadletters replay --help", args: []string{"deadletters", "replay", "--help"}, want: "iwctl deadletters replay [ID...]"},
 	}
 	for _, tc := range testCases {
 		t.Run(tc.desc, func(t *testing.T) {
 			var out strings.Builder
 			err := run(context.Background(), tc.args, &out)
 			var ue usageError
-			if tc.wantUsage != errors.As(err, &ue) || (!tc.wantUsage && (err != nil || !strings.Contains(out.String(), "iwctl sync"))) {
+			if tc.wantUsage != errors.As(err, &ue) || (!tc.wantUsage && (err != nil || !strings.Contains(out.String(), tc.want))) {
 				t.Fatalf("err %v, output %q", err, out.String())
 			}
 		})

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"io/fs"
@@ -34,10 +35,16 @@ const digestBatch = 16384
 
 // syncDir validates and publishes a content tree, a month folder at a
 // time, so that its memory does not grow with the archive (content.Stream).
-// Article files already published from exactly these bytes, with the
-// registries unchanged, are read and hashed but not parsed again
+// The whole tree is validated before anything is written
+// (docs/architecture.md, "a bad file stops everything before any write"):
+// a first pass reads and checks every file and keeps only the slugs of the
+// files that changed (up to changedCap of them) and a compact set of every
+// slug; the second pass publishes, reading again only the files that
+// changed. Article files already published from exactly these bytes, with
+// the registries unchanged, are read and hashed but not parsed again
 // (docs/decisions.md, archive scale): an unchanged archive of a million
-// articles re-syncs in seconds.
+// articles re-syncs in seconds. Published articles that have no file in
+// the tree are listed as warnings, not retracted.
 func syncDir(ctx context.Context, p *store.Publisher, dir string, w io.Writer) error {
 	// A first publish reports every article: a line a write(2) was a
 	// million system calls.
@@ -86,24 +93,74 @@ func syncDir(ctx context.Context, p *store.Publisher, dir string, w io.Writer) e
 	// nor when the store has no digest (a first publish into a new store
 	// from a tree synced before): a remembered digest can match none.
 	var byStat atomic.Int64
-	var known func(string, fs.FileInfo) bool
+	var knownByStat func(string, fs.FileInfo) bool
 	if !stats.empty() && len(stored) > 0 {
-		known = func(file string, info fs.FileInfo) bool {
+		knownByStat = func(file string, info fs.FileInfo) bool {
 			d, ok := stats.lookup(file, info)
-			if ok && stored.Of(strings.TrimSuffix(path.Base(file), ".md")) == d {
-				byStat.Add(1)
-				return true
-			}
-			return false
+			return ok && stored.Of(slugOf(file)) == d
 		}
 	}
-	unchanged := func(file string, info fs.FileInfo, raw []byte) bool {
+	digest := func(file string, info fs.FileInfo, raw []byte) string {
 		h := sha256.New()
 		h.Write(prefix)
 		h.Write(raw)
 		d := string(h.Sum(nil)[:16])
 		stats.record(file, info, d)
-		slug := strings.TrimSuffix(path.Base(file), ".md")
+		return d
+	}
+
+	// The validation pass: every file is read (or known by its stat) and
+	// checked, and nothing is written.
+	v := validation{slugs: map[uint64]struct{}{}, changed: map[string]bool{}}
+	_, err = content.Stream(dir, content.StreamOptions{
+		// Every file that is not cited by a milestone passes here first,
+		// so the tree's slugs are collected here; the cited ones are
+		// added from the milestones.
+		Known: func(file string, info fs.FileInfo) bool {
+			v.saw(slugOf(file))
+			if knownByStat != nil && knownByStat(file, info) {
+				byStat.Add(1)
+				return true
+			}
+			return false
+		},
+		Unchanged: func(file string, info fs.FileInfo, raw []byte) bool {
+			slug := slugOf(file)
+			if stored.Of(slug) == digest(file, info, raw) {
+				return true
+			}
+			v.change(slug)
+			return false
+		},
+		Registries: func(c *content.Corpus) error {
+			for _, cty := range c.Countries {
+				for _, m := range cty.Milestones {
+					for _, slug := range m.Articles {
+						v.saw(slug)
+					}
+				}
+			}
+			return nil
+		},
+	})
+	if err != nil {
+		// Nothing was written; the stat cache keeps what was learnt.
+		if serr := stats.save(false); serr != nil {
+			fmt.Fprintln(out, "  warning:", serr)
+		}
+		return err
+	}
+
+	// The write pass. When the validation pass could remember every file
+	// that changed, the others are skipped unread; otherwise each file is
+	// judged again by its stat and digest.
+	known := knownByStat
+	if !v.overflow {
+		known = func(file string, _ fs.FileInfo) bool { return !v.changed[slugOf(file)] }
+	}
+	unchanged := func(file string, info fs.FileInfo, raw []byte) bool {
+		d := digest(file, info, raw)
+		slug := slugOf(file)
 		if stored.Of(slug) == d {
 			return true
 		}
@@ -169,7 +226,79 @@ func syncDir(ctx context.Context, p *store.Publisher, dir string, w io.Writer) e
 	if err != nil {
 		return err
 	}
+	if err := warnOrphans(ctx, p.Store, &v, dir, out); err != nil {
+		return err
+	}
 	fmt.Fprintf(out, "sync %s: %d articles (%d files unchanged since the last sync), %d countries, %d specs, %d sources; %d changed, %d events; %d files known unchanged by their stat\n",
 		dir, parsed+c.Unchanged, c.Unchanged, len(c.Countries), len(c.Specs), len(c.Sources), changed, emitted, byStat.Load())
 	return nil
 }
+
+// changedCap bounds the slugs of changed files the validation pass keeps
+// for the write pass (a few MiB); past it, as at a first publish of a
+// large archive, the write pass reads every file again instead.
+const changedCap = 1 << 17
+
+// validation is what the validation pass keeps of a tree: a 64-bit hash of
+// every slug (about 40 bytes an article, to find published articles whose
+// file is gone) and the slugs of the files that changed, up to changedCap.
+type validation struct {
+	mu       sync.Mutex
+	slugs    map[uint64]struct{}
+	changed  map[string]bool
+	overflow bool
+}
+
+func slugHash(slug string) uint64 {
+	h := sha256.Sum256([]byte(slug))
+	return binary.LittleEndian.Uint64(h[:8])
+}
+
+func (v *validation) saw(slug string) {
+	h := slugHash(slug)
+	v.mu.Lock()
+	v.slugs[h] = struct{}{}
+	v.mu.Unlock()
+}
+
+func (v *validation) change(slug string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if len(v.changed) >= changedCap {
+		v.overflow = true
+		return
+	}
+	v.changed[slug] = true
+}
+
+func (v *validation) has(slug string) bool {
+	_, ok := v.slugs[slugHash(slug)]
+	return ok
+}
+
+// maxOrphansListed bounds the published articles without a file that a
+// sync names one by one.
+const maxOrphansListed = 50
+
+// warnOrphans warns of published articles that have no file in the tree
+// (a file deleted, or renamed to another slug). They stay published: a
+// sync never retracts, since a retraction is a public act with a reason
+// (article.retracted); `iwctl retract SLUG --reason TEXT` pulls one.
+func warnOrphans(ctx context.Context, st *store.Store, v *validation, dir string, out io.Writer) error {
+	n := 0
+	err := st.PublishedSlugs(ctx, func(slug string) {
+		if v.has(slug) {
+			return
+		}
+		if n++; n <= maxOrphansListed {
+			fmt.Fprintf(out, "  warning: article %s is published but has no file in %s; it stays published until retracted (iwctl retract %s --reason TEXT)\n", slug, dir, slug)
+		}
+	})
+	if n > 0 {
+		fmt.Fprintf(out, "  warning: %d published articles have no file in %s\n", n, dir)
+	}
+	return err
+}
+
+// slugOf is the slug an article file's path gives: its name.
+func slugOf(file string) string { return strings.TrimSuffix(path.Base(file), ".md") }

@@ -3,13 +3,16 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/invoicewire/invoicewire/internal/content"
+	"github.com/invoicewire/invoicewire/internal/events"
 	"github.com/invoicewire/invoicewire/internal/redistest"
 	"github.com/invoicewire/invoicewire/internal/store"
 )
@@ -129,5 +132,78 @@ func TestSyncSkipsUnchangedFiles(t *testing.T) {
 	err = run(context.Background(), []string{"sync", dir}, &bytes.Buffer{})
 	if err == nil || !strings.Contains(err.Error(), "duplicate") {
 		t.Fatalf("err = %v, want a duplicate slug", err)
+	}
+}
+
+// TestSyncValidatesWholeTreeFirst checks that a tree larger than a
+// publishing batch is validated as a whole before anything is written
+// (docs/architecture.md): 1,100 valid articles and one broken file write
+// nothing and emit no event. Once it is fixed the tree is published; an
+// article whose file is then deleted stays published, with a warning.
+func TestSyncValidatesWholeTreeFirst(t *testing.T) {
+	st := newSyncTree(t)
+	rdb := st.rs.Client()
+	ctx := context.Background()
+	tmpl, err := os.ReadFile(st.file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	published := regexp.MustCompile(`(?m)^published_at: .*$`)
+	if !published.Match(tmpl) || bytes.Contains(tmpl, []byte("updated_at:")) || bytes.Contains(tmpl, []byte("corrections:")) {
+		t.Fatalf("%s is not a usable template", st.file)
+	}
+	bulk := filepath.Join(st.dir, "articles", "2019", "01")
+	if err := os.MkdirAll(bulk, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const n = 1100
+	if n <= syncBatch {
+		t.Fatal("the test needs more articles than a batch")
+	}
+	for i := range n {
+		at := fmt.Sprintf("published_at: 2019-01-%02dT09:%02d:00Z", 1+i%28, i%60)
+		b := published.ReplaceAll(tmpl, []byte(at))
+		if err := os.WriteFile(filepath.Join(bulk, fmt.Sprintf("bulk-article-%04d.md", i)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	broken := filepath.Join(st.dir, "articles", "2026", "11", "broken-one.md")
+	os.MkdirAll(filepath.Dir(broken), 0o755)
+	if err := os.WriteFile(broken, []byte("---\ntitle: Broken\n---\nNo section, no date.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	err = run(ctx, []string{"sync", st.dir}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "broken-one.md") {
+		t.Fatalf("sync of a tree with a broken file: %v, want the file named", err)
+	}
+	keys, kerr := redistest.Keys(ctx, rdb, "iw:{content}:*")
+	if kerr != nil {
+		t.Fatal(kerr)
+	}
+	if events, _ := rdb.XLen(ctx, events.Stream).Result(); events != 0 || len(keys) != 0 {
+		t.Fatalf("a tree with a broken file wrote %d events and %d content keys (e.g. %q), want none", events, len(keys), keys[:min(3, len(keys))])
+	}
+
+	if err := os.Remove(broken); err != nil {
+		t.Fatal(err)
+	}
+	st.sync(t)
+	total, err := store.New(rdb).ArticleCount(ctx)
+	if err != nil || total < n {
+		t.Fatalf("after the fix: %d articles published (%v), want at least %d", total, err, n)
+	}
+
+	gone := filepath.Join(bulk, "bulk-article-0007.md")
+	if err := os.Remove(gone); err != nil {
+		t.Fatal(err)
+	}
+	out := st.sync(t)
+	if !strings.Contains(out, "warning: article bulk-article-0007 is published but has no file") ||
+		!strings.Contains(out, "warning: 1 published articles have no file") {
+		t.Fatalf("a deleted file was not warned of:\n%s", out)
+	}
+	if rec, err := store.New(rdb).Article(ctx, "bulk-article-0007"); err != nil || rec.Retracted() {
+		t.Fatalf("the article whose file was deleted: %v, %v; want it still published", rec, err)
 	}
 }

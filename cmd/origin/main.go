@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"time"
 
@@ -46,13 +47,19 @@ func run(ctx context.Context, p *process.Process) error {
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 	}
+	// The address is bound before "origin listening" is logged, so the
+	// log never announces a listener that then fails to bind.
+	l, err := net.Listen("tcp", cfg.OriginAddr)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", cfg.OriginAddr, err)
+	}
 	errc := make(chan error, 1)
 	go func() {
-		if err := public.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			errc <- fmt.Errorf("listening on %s: %w", public.Addr, err)
+		if err := public.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			errc <- fmt.Errorf("serving on %s: %w", cfg.OriginAddr, err)
 		}
 	}()
-	log.Info("origin listening", "addr", cfg.OriginAddr, "metrics", cfg.OriginMetricsAddr, "public_url", cfg.PublicURL)
+	log.Info("origin listening", "addr", l.Addr().String(), "metrics", cfg.OriginMetricsAddr, "public_url", cfg.PublicURL)
 	select {
 	case err := <-errc:
 		return err

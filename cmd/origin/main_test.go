@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -128,4 +129,42 @@ func freeAddr(t *testing.T) string {
 	}
 	defer l.Close()
 	return fmt.Sprintf("127.0.0.1:%d", l.Addr().(*net.TCPAddr).Port)
+}
+
+// TestStartFailureLogsJSON runs the origin binary on an address already
+// taken: it exits non-zero, says so in a JSON record at error level, and
+// never logs that it is listening.
+func TestStartFailureLogsJSON(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "origin")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("building the origin: %v\n%s", err, out)
+	}
+	rs := redistest.New(t)
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	cmd := exec.Command(bin)
+	cmd.Env = append(os.Environ(), "IW_REDIS_URL="+rs.URL(), "IW_ORIGIN_ADDR="+busy.Addr().String(), "IW_ORIGIN_METRICS_ADDR="+freeAddr(t))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	err = cmd.Run()
+	if code := cmd.ProcessState.ExitCode(); err == nil || code == 0 {
+		t.Fatalf("origin on a busy address exited with %v (status %d), want a failure", err, code)
+	}
+	var last map[string]any
+	for line := range strings.SplitSeq(strings.TrimSpace(stderr.String()), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("a log line is not JSON: %q\nwhole log:\n%s", line, stderr.String())
+		}
+		if rec["msg"] == "origin listening" {
+			t.Errorf("logged %q although the bind failed", line)
+		}
+		last = rec
+	}
+	if errText, _ := last["err"].(string); last["level"] != "ERROR" || last["msg"] != "origin failed" || !strings.Contains(errText, "address already in use") {
+		t.Errorf("last record %v, want the bind failure at error level", last)
+	}
 }

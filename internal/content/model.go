@@ -13,13 +13,33 @@
 // whole or not at all.
 package content
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // Sections are the allowed values of Article.Section (the contract, GET /articles).
 var Sections = []string{"mandates", "network", "vendors", "policy", "specs", "guides"}
 
 // Audiences are the allowed values of Article.Audience.
 var Audiences = []string{"biz", "ap", "vendor", "policy"}
+
+// SectionNames and AudienceNames are the values of Sections and Audiences
+// as readers see them: the headings of the section and audience pages and
+// the titles of their feeds.
+var (
+	SectionNames  = map[string]string{"mandates": "Mandates", "network": "Network", "vendors": "Vendors", "policy": "Policy", "specs": "Specifications", "guides": "Guides"}
+	AudienceNames = map[string]string{"biz": "Businesses", "ap": "Accounts payable", "vendor": "Vendors and providers", "policy": "Policy makers"}
+)
+
+// AudienceHeading names the readers of an audience as its page and feed
+// do: "For accounts payable".
+func AudienceHeading(a string) string {
+	if n, ok := AudienceNames[a]; ok {
+		return "For " + strings.ToLower(n)
+	}
+	return "For " + a
+}
 
 // MandateStatuses are the allowed values of Country.MandateStatus (docs/decisions.md, vocabularies).
 var MandateStatuses = []string{"live", "phased-rollout", "scheduled", "planned", "b2g-only", "reporting-only", "voluntary"}

@@ -168,13 +168,30 @@ type URLError struct{ Reason string }
 
 func (e *URLError) Error() string { return e.Reason }
 
+// LookupError is a subscription URL whose host could not be resolved for a
+// reason other than the name not existing (NXDOMAIN, or no addresses): a
+// resolver that timed out, failed (SERVFAIL) or could not be reached. It
+// is the service's failure, not the client's mistake, and passes with time.
+type LookupError struct {
+	Host string
+	Err  error
+}
+
+func (e *LookupError) Error() string {
+	return fmt.Sprintf("netguard: resolving %s: %v", e.Host, e.Err)
+}
+
+func (e *LookupError) Unwrap() error { return e.Err }
+
 // MaxURLLength is the longest subscription URL accepted (docs/decisions.md, subscriptions).
 const MaxURLLength = 2048
 
 // CheckURL applies the subscriptions rule's (docs/decisions.md) rules to a subscription URL: absolute https (http
 // only when every address of the host is in the allow list), a host, no
 // userinfo, at most 2048 characters, and every address the host resolves to
-// allowed. It returns the normalised URL.
+// allowed. It returns the normalised URL. A *URLError is the URL's fault; a
+// *LookupError says the host could not be resolved just now (a host that
+// does not exist is a *URLError).
 func (p Policy) CheckURL(ctx context.Context, res Resolver, raw string) (*url.URL, error) {
 	if raw == "" {
 		return nil, &URLError{"url is required."}
@@ -213,7 +230,13 @@ func (p Policy) CheckURL(ctx context.Context, res Resolver, raw string) (*url.UR
 	}
 	addrs, err := resolve(ctx, res, host)
 	if err != nil {
-		return nil, &URLError{fmt.Sprintf("url's host %q does not resolve.", host)}
+		var de *net.DNSError
+		if errors.As(err, &de) && de.IsNotFound {
+			return nil, &URLError{fmt.Sprintf("url's host %q does not resolve.", host)}
+		}
+		// A timeout, a SERVFAIL, no resolver reachable: the name may be
+		// fine, and whether it is cannot be told now.
+		return nil, &LookupError{Host: host, Err: err}
 	}
 	for _, a := range addrs {
 		if !p.Allowed(a) {
@@ -241,7 +264,7 @@ func resolve(ctx context.Context, res Resolver, host string) ([]netip.Addr, erro
 		return nil, err
 	}
 	if len(addrs) == 0 {
-		return nil, fmt.Errorf("netguard: %s has no addresses", host)
+		return nil, &net.DNSError{Err: "no addresses", Name: host, IsNotFound: true}
 	}
 	return addrs, nil
 }

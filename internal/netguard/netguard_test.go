@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/invoicewire/invoicewire/internal/netguard/netguardtest"
 )
 
 func TestPublic(t *testing.T) {
@@ -130,5 +132,54 @@ func TestDialerRefuses(t *testing.T) {
 	allowed.OwnPorts = []uint16{port}
 	if err := get(allowed, true, byName); !errors.Is(err, ErrRefused) {
 		t.Errorf("one of the service's own ports: %v, want a refusal", err)
+	}
+}
+
+// TestCheckURLResolverFailures resolves through a DNS server the test
+// controls: a name that does not exist is the URL's fault (*URLError), a
+// resolver that fails, times out or cannot be reached is not
+// (*LookupError), and a name that resolves is checked as before.
+func TestCheckURLResolverFailures(t *testing.T) {
+	res := netguardtest.Resolver(t, map[string]netip.Addr{
+		"ok":      netip.MustParseAddr("93.184.216.34"),
+		"private": netip.MustParseAddr("10.0.0.1"),
+	})
+	testCases := []struct {
+		desc   string
+		res    Resolver
+		url    string
+		lookup bool // a *LookupError, else a *URLError (or none)
+		ok     bool
+	}{
+		{desc: "resolves to a public address", res: res, url: "https://ok.hooks.test/in", ok: true},
+		{desc: "resolves to a private address", res: res, url: "https://private.hooks.test/in"},
+		{desc: "NXDOMAIN", res: res, url: "https://nx.hooks.test/in"},
+		{desc: "no addresses", res: res, url: "https://empty.hooks.test/in"},
+		{desc: "SERVFAIL", res: res, url: "https://servfail.hooks.test/in", lookup: true},
+		{desc: "no answer", res: res, url: "https://silent.hooks.test/in", lookup: true},
+		{desc: "no resolver reachable", res: netguardtest.Unreachable(), url: "https://ok.hooks.test/in", lookup: true},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			_, err := Policy{}.CheckURL(ctx, tc.res, tc.url)
+			var ue *URLError
+			var le *LookupError
+			switch {
+			case tc.ok:
+				if err != nil {
+					t.Fatalf("CheckURL: %v", err)
+				}
+			case tc.lookup:
+				if !errors.As(err, &le) || errors.As(err, &ue) {
+					t.Fatalf("CheckURL: %T %v, want a *LookupError", err, err)
+				}
+			default:
+				if !errors.As(err, &ue) {
+					t.Fatalf("CheckURL: %T %v, want a *URLError", err, err)
+				}
+			}
+		})
 	}
 }

@@ -6,6 +6,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -15,6 +18,7 @@ import (
 
 	"github.com/invoicewire/invoicewire/internal/opsserver"
 	"github.com/invoicewire/invoicewire/internal/redistest"
+	"github.com/invoicewire/invoicewire/internal/store"
 )
 
 // serve starts the operator listener over rdb on a free port of 127.0.0.1.
@@ -188,5 +192,50 @@ func TestHeapProfile(t *testing.T) {
 	}
 	if raw, err := io.ReadAll(zr); err != nil || len(raw) == 0 {
 		t.Fatalf("heap profile: %d bytes, %v", len(raw), err)
+	}
+}
+
+// TestHealthzFrozenRedis checks /healthz against a Redis that accepts
+// connections but does not answer (a SIGSTOPped redis-server), through the
+// client the processes build: it answers 503 within its 1 s probe timeout
+// (docs/operations.md, "Probes"), not after go-redis's own read timeouts.
+func TestHealthzFrozenRedis(t *testing.T) {
+	s := redistest.Start(t)
+	rdb, err := store.NewClient(s.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rdb.Close() })
+	base := serve(t, rdb, opsserver.WithProbeInterval(time.Hour))
+	if code, _ := healthz(t, base); code != http.StatusOK {
+		t.Fatalf("with Redis up: /healthz = %d, want 200", code)
+	}
+
+	info, err := s.Client().Info(t.Context(), "server").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := 0
+	for line := range strings.SplitSeq(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "process_id:"); ok {
+			pid, _ = strconv.Atoi(v)
+		}
+	}
+	if pid <= 0 {
+		t.Fatal("INFO server gave no process_id")
+	}
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGCONT) })
+
+	start := time.Now()
+	code, body := healthz(t, base)
+	took := time.Since(start)
+	if code != http.StatusServiceUnavailable || body != "redis unreachable\n" {
+		t.Errorf("with Redis frozen: /healthz = %d %q, want 503 redis unreachable", code, body)
+	}
+	if limit := opsserver.PingTimeout + 500*time.Millisecond; took > limit {
+		t.Errorf("with Redis frozen: /healthz answered after %v, want within %v", took, limit)
 	}
 }

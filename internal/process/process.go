@@ -8,7 +8,7 @@ package process
 import (
 	"context"
 	"errors"
-	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -40,21 +40,37 @@ type Process struct {
 // the operator listener on the address opsAddr picks from the
 // configuration, calls run with a context that ends on SIGINT or SIGTERM
 // (or when the operator listener fails), and then stops the operator
-// listener within IW_SHUTDOWN_GRACE. An error is printed as "name: error"
-// and exits with status 1.
+// listener within IW_SHUTDOWN_GRACE. An error, from the configuration on,
+// is logged as a JSON record at error level ("<name> failed", with err)
+// and exits with status 1 (README, "logs are JSON on stderr").
 func Main(name string, opsAddr func(config.Config) string, run func(ctx context.Context, p *Process) error) {
-	if err := start(name, opsAddr, run); err != nil {
-		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
-		os.Exit(1)
-	}
+	os.Exit(mainCode(os.Stderr, name, opsAddr, run))
 }
 
-func start(name string, opsAddr func(config.Config) string, run func(ctx context.Context, p *Process) error) error {
+// mainCode is Main writing its log to w and returning the exit status.
+func mainCode(w io.Writer, name string, opsAddr func(config.Config) string, run func(ctx context.Context, p *Process) error) int {
 	cfg, err := config.FromEnv()
+	level := cfg.LogLevel
 	if err != nil {
-		return err
+		// The configuration failed, perhaps on IW_LOG_LEVEL itself: what
+		// it asks for is used when valid, info otherwise.
+		level = os.Getenv("IW_LOG_LEVEL")
 	}
-	log := logging.New(name, cfg.LogLevel)
+	log := logging.NewTo(w, name, level)
+	// go-redis logs on its own (a failed dial); its lines join the
+	// process's JSON log.
+	logging.RouteRedis(log)
+	if err == nil {
+		err = start(cfg, log, opsAddr, run)
+	}
+	if err != nil {
+		log.Error(name+" failed", "err", err)
+		return 1
+	}
+	return 0
+}
+
+func start(cfg config.Config, log *slog.Logger, opsAddr func(config.Config) string, run func(ctx context.Context, p *Process) error) error {
 	signalled, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	ctx, cancel := context.WithCancelCause(signalled)

@@ -2,13 +2,20 @@ package process
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/invoicewire/invoicewire/internal/config"
+	"github.com/invoicewire/invoicewire/internal/freeport"
+	"github.com/invoicewire/invoicewire/internal/logging"
 	"github.com/invoicewire/invoicewire/internal/redistest"
 )
 
@@ -85,9 +92,100 @@ func TestStart(t *testing.T) {
 	}
 	for _, tc := range testCases {
 		t.Run(tc.desc, func(t *testing.T) {
-			err := start("test", func(config.Config) string { return tc.addr }, tc.run)
+			cfg, err := config.FromEnv()
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = start(cfg, slog.New(slog.DiscardHandler), func(config.Config) string { return tc.addr }, tc.run)
 			if !tc.wantErr(err) {
 				t.Errorf("start returned %v", err)
+			}
+		})
+	}
+}
+
+// jsonLines parses every line of a process's log as a JSON record.
+func jsonLines(t *testing.T, log string) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	if strings.TrimSpace(log) == "" {
+		return nil
+	}
+	for line := range strings.SplitSeq(strings.TrimSpace(log), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("a log line is not JSON: %q\nwhole log:\n%s", line, log)
+		}
+		out = append(out, rec)
+	}
+	return out
+}
+
+// TestMainLogsJSON checks that what a process writes on stderr is JSON
+// records: its fatal error (with status 1), whether from the configuration,
+// from start-up or from the command, and go-redis's own lines while Redis
+// is unreachable.
+func TestMainLogsJSON(t *testing.T) {
+	closed := "redis://127.0.0.1:" + strconv.Itoa(freeport.Port(t)) + "/0"
+	testCases := []struct {
+		desc    string
+		env     map[string]string
+		run     func(ctx context.Context, p *Process) error
+		want    int
+		wantErr string
+		// wantRedis: a record of go-redis's own.
+		wantRedis bool
+	}{
+		{
+			desc:    "a configuration error",
+			env:     map[string]string{"IW_SHUTDOWN_GRACE": "soon"},
+			want:    1,
+			wantErr: "IW_SHUTDOWN_GRACE",
+		},
+		{
+			desc: "run's error, with Redis unreachable",
+			env:  map[string]string{"IW_REDIS_URL": closed},
+			run: func(ctx context.Context, p *Process) error {
+				return fmt.Errorf("signing: %w", p.Redis.Ping(ctx).Err())
+			},
+			want:      1,
+			wantErr:   "signing: ",
+			wantRedis: true,
+		},
+		{
+			desc: "success",
+			run:  func(ctx context.Context, p *Process) error { return nil },
+			want: 0,
+		},
+	}
+	rs := redistest.New(t)
+	for _, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			t.Setenv("IW_REDIS_URL", rs.URL())
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			var buf logging.Buffer
+			code := mainCode(&buf, "test", func(config.Config) string { return "127.0.0.1:0" }, tc.run)
+			if code != tc.want {
+				t.Errorf("exit status %d, want %d", code, tc.want)
+			}
+			recs := jsonLines(t, buf.String())
+			sawRedis := false
+			for _, r := range recs {
+				if r["msg"] == "redis client" {
+					sawRedis = true
+				}
+			}
+			if sawRedis != tc.wantRedis {
+				t.Errorf("go-redis's record logged: %v, want %v\n%s", sawRedis, tc.wantRedis, buf.String())
+			}
+			if tc.wantErr == "" {
+				return
+			}
+			last := recs[len(recs)-1]
+			if errText, _ := last["err"].(string); last["level"] != "ERROR" || last["msg"] != "test failed" || last["process"] != "test" || !strings.Contains(errText, tc.wantErr) {
+				t.Errorf("last record %v, want the error mentioning %q", last, tc.wantErr)
 			}
 		})
 	}

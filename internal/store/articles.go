@@ -403,3 +403,23 @@ func (s *Store) CountryArticleCounts(ctx context.Context, codes []string) (map[s
 	}
 	return out, nil
 }
+
+// PublishedSlugs calls f with the slug of every published article, newest
+// first, reading the index a page at a time so that memory does not grow
+// with the archive. Articles published meanwhile may be missed or seen
+// twice.
+func (s *Store) PublishedSlugs(ctx context.Context, f func(slug string)) error {
+	const page = 4096
+	for start := int64(0); ; start += page {
+		slugs, err := s.rdb.ZRange(ctx, keyIndexAll, start, start+page-1).Result()
+		if err != nil {
+			return fmt.Errorf("store: listing published articles: %w", err)
+		}
+		for _, slug := range slugs {
+			f(slug)
+		}
+		if len(slugs) < page {
+			return nil
+		}
+	}
+}

@@ -46,9 +46,15 @@ const (
 	TagNewsSitemap = "news-sitemap"
 	TagSite        = "site"
 	TagCountries   = "countries"
-	TagSpecs       = "specs"
-	TagSources     = "sources"
-	TagNewsletter  = "newsletter"
+	// TagMilestones marks every answer that shows the articles reporting
+	// the countries' milestones (the country resources, the timeline, its
+	// twin and the calendar): which of them are shown depends on whether
+	// each article is published (Store.Countries), so any article's
+	// change purges it, as it purges the listings.
+	TagMilestones = "milestones"
+	TagSpecs      = "specs"
+	TagSources    = "sources"
+	TagNewsletter = "newsletter"
 	// TagSynonyms is purged when the editors' synonym groups change; /ask
 	// rebuilds its index on it.
 	TagSynonyms = "synonyms"
@@ -68,7 +74,7 @@ func TagNewsletterWeek(w string) string { return "newsletter:" + w }
 
 // articleTags are the surrogate keys an article's change touches.
 func articleTags(a *content.Article) []string {
-	tags := []string{TagArticle(a.Slug), TagList, TagSection(a.Section), TagFeeds, TagNewsSitemap, TagSite}
+	tags := []string{TagArticle(a.Slug), TagList, TagSection(a.Section), TagFeeds, TagNewsSitemap, TagSite, TagMilestones}
 	for _, au := range a.Audience {
 		tags = append(tags, TagAudience(au))
 	}
@@ -200,7 +206,11 @@ func (p *Publisher) articleChange(a *content.Article, cur *ArticleRecord, raw, p
 
 // Retract pulls a published article from every list (article.retracted). The
 // article then answers 410 gone with reason. Retracting a retracted article
-// changes nothing.
+// with the same reason changes nothing; with another reason it corrects the
+// reason its 410 gives, keeping retracted_at, and emits no event: no event
+// kind of the contract means "a retraction notice changed" (article.retracted
+// is an article pulled, and it was pulled already; docs/decisions.md,
+// "Publishing and events").
 func (p *Publisher) Retract(ctx context.Context, slug, reason string) (Outcome, error) {
 	if reason == "" {
 		return Outcome{}, errors.New("store: a retraction needs a reason")
@@ -224,11 +234,16 @@ func (p *Publisher) setState(ctx context.Context, slug, state string, at *time.T
 		if err != nil {
 			return Outcome{}, err
 		}
+		next, emit := *cur, kind
 		if cur.State == state {
-			return Outcome{}, nil
+			if state != StateRetracted || cur.RetractionReason == reason {
+				return Outcome{}, nil
+			}
+			// A new reason for a retraction: only the notice changes.
+			next.RetractionReason, emit = reason, ""
+		} else {
+			next.State, next.RetractedAt, next.RetractionReason = state, at, reason
 		}
-		next := *cur
-		next.State, next.RetractedAt, next.RetractionReason = state, at, reason
 		doc, err := json.Marshal(&next)
 		if err != nil {
 			return Outcome{}, fmt.Errorf("store: encoding article %q: %w", slug, err)
@@ -236,19 +251,24 @@ func (p *Publisher) setState(ctx context.Context, slug, state string, at *time.T
 		c := p.newChange()
 		c.expectValue(keyArticle(slug), raw)
 		c.set(keyArticle(slug), doc)
-		if next.Retracted() {
+		switch {
+		case emit == "":
+			// Still retracted: it stays out of every index.
+		case next.Retracted():
 			unindex(c, &cur.Article)
-		} else {
+		default:
 			index(c, &next.Article)
 		}
 		c.Invalidate(articleTags(&cur.Article)...)
-		ev, err := p.articleEvent(kind, &next)
-		if err != nil {
-			return Outcome{}, err
+		if emit != "" {
+			ev, err := p.articleEvent(emit, &next)
+			if err != nil {
+				return Outcome{}, err
+			}
+			c.Emit(ev)
 		}
-		c.Emit(ev)
 		v, err := p.Store.Apply(ctx, c)
-		return Outcome{Changed: true, Event: kind, Version: v}, err
+		return Outcome{Changed: true, Event: emit, Version: v}, err
 	})
 }
 

@@ -13,14 +13,70 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Countries returns every tracked country, ordered by code.
+// Countries returns every tracked country, ordered by code, its milestones
+// citing only published articles (publishedReports).
 func (s *Store) Countries(ctx context.Context) ([]*content.Country, error) {
-	return hashAll(ctx, s, keyCountries, func(c *content.Country) string { return c.Code })
+	out, err := hashAll(ctx, s, keyCountries, func(c *content.Country) string { return c.Code })
+	if err != nil {
+		return nil, err
+	}
+	return out, s.publishedReports(ctx, out)
 }
 
-// Country returns one country by lowercase code.
+// Country returns one country by lowercase code, its milestones citing
+// only published articles (publishedReports).
 func (s *Store) Country(ctx context.Context, code string) (*content.Country, error) {
-	return hashOne[content.Country](ctx, s, keyCountries, code)
+	c, err := hashOne[content.Country](ctx, s, keyCountries, code)
+	if err != nil {
+		return nil, err
+	}
+	return c, s.publishedReports(ctx, []*content.Country{c})
+}
+
+// publishedReports drops from the countries' milestones every report of an
+// article that is not published: retracted since the editors cited it, or
+// not stored yet. A milestone's reports are resolved from content/ when a
+// country is synced, but whether an article is published lives in Redis
+// alone (docs/decisions.md, retraction and correction), so it is read
+// here, where every reader of a country gets it: the index of all
+// published articles holds exactly the published slugs, and one ZMSCORE
+// asks it about every report at once. An article's change purges
+// TagMilestones, the key of every answer that shows reports.
+func (s *Store) publishedReports(ctx context.Context, countries []*content.Country) error {
+	var slugs []any
+	seen := map[string]bool{}
+	for _, c := range countries {
+		for i := range c.Milestones {
+			for _, r := range c.Milestones[i].Reports {
+				if !seen[r.Slug] {
+					seen[r.Slug] = true
+					slugs = append(slugs, r.Slug)
+				}
+			}
+		}
+	}
+	if len(slugs) == 0 {
+		return nil
+	}
+	// ZMSCORE answers nil for a missing member; go-redis's ZMScore would
+	// read that as the score 0.
+	scores, err := s.rdb.Do(ctx, append([]any{"ZMSCORE", keyIndexAll}, slugs...)...).Slice()
+	if err != nil {
+		return fmt.Errorf("store: reading which cited articles are published: %w", err)
+	}
+	published := make(map[string]bool, len(slugs))
+	for i, sc := range scores {
+		if sc != nil && i < len(slugs) {
+			published[slugs[i].(string)] = true
+		}
+	}
+	for _, c := range countries {
+		for i := range c.Milestones {
+			m := &c.Milestones[i]
+			m.Reports = slices.DeleteFunc(m.Reports, func(r content.ArticleRef) bool { return !published[r.Slug] })
+		}
+	}
+	return nil
 }
 
 // CountriesByCode returns the tracked countries among codes, ordered by code,
@@ -29,8 +85,11 @@ func (s *Store) Country(ctx context.Context, code string) (*content.Country, err
 // cost (docs/scale.md).
 func (s *Store) CountriesByCode(ctx context.Context, codes []string) ([]*content.Country, error) {
 	out, err := hashSome[content.Country](ctx, s, keyCountries, codes)
+	if err != nil {
+		return nil, err
+	}
 	slices.SortFunc(out, func(a, b *content.Country) int { return cmp.Compare(a.Code, b.Code) })
-	return out, err
+	return out, s.publishedReports(ctx, out)
 }
 
 // SpecsBySlug returns the tracked specifications among slugs, in their

@@ -75,6 +75,14 @@ func Open(rawURL string) (*Store, error) {
 const clusterStateReload = time.Second
 
 // NewClient builds a go-redis UniversalClient for rawURL (see Open).
+//
+// Every client honours its callers' context deadlines
+// (ContextTimeoutEnabled): without it go-redis bounds a command only by its
+// own read timeout (3 s, more with its retries), so a Redis that accepts
+// connections but does not answer held /healthz for 5 s instead of the 1 s
+// its probe allows (docs/operations.md, "Probes"). Blocking commands
+// (XREADGROUP BLOCK) still wait their block time plus go-redis's margin
+// when the context has no deadline, as the worker's has not.
 func NewClient(rawURL string) (redis.UniversalClient, error) {
 	if rest, ok := strings.CutPrefix(rawURL, "redis+cluster://"); ok {
 		hostPart, query, _ := strings.Cut(rest, "?")
@@ -89,7 +97,7 @@ func NewClient(rawURL string) (redis.UniversalClient, error) {
 		// without a short interval every command for its slots would keep
 		// dialling the dead node for up to a minute after its replica took
 		// over (docs/decisions.md, "Redis Cluster failover").
-		opts := &redis.ClusterOptions{Addrs: addrs, ClusterStateReloadInterval: clusterStateReload}
+		opts := &redis.ClusterOptions{Addrs: addrs, ClusterStateReloadInterval: clusterStateReload, ContextTimeoutEnabled: true}
 		if query != "" {
 			q, err := url.ParseQuery(query)
 			if err != nil {
@@ -104,6 +112,7 @@ func NewClient(rawURL string) (redis.UniversalClient, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: parsing IW_REDIS_URL %q: %w", redactURL(rawURL), err)
 	}
+	opts.ContextTimeoutEnabled = true
 	return redis.NewClient(opts), nil
 }
 

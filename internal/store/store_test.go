@@ -160,8 +160,15 @@ func testRetractRestore(t *testing.T, rdb redis.UniversalClient) {
 	if page.Total != 2 || slices.ContainsFunc(page.Articles, func(r *store.ArticleRecord) bool { return r.Slug == slug }) {
 		t.Fatalf("after retraction the list has %d items including the retracted one", page.Total)
 	}
-	if o, _ := p.Retract(ctx, slug, "again"); o.Changed {
+	if o, _ := p.Retract(ctx, slug, "Sources did not support the headline."); o.Changed {
 		t.Fatal("retracting twice changed something")
+	}
+	// A new reason corrects the notice, still retracted, with no event.
+	if o, err := p.Retract(ctx, slug, "The sources did not support the headline."); err != nil || !o.Changed || o.Event != "" {
+		t.Fatalf("retracting with a new reason = %+v, %v; want a change with no event", o, err)
+	}
+	if rec, err := p.Store.Article(ctx, slug); err != nil || !rec.Retracted() || rec.RetractionReason != "The sources did not support the headline." {
+		t.Fatalf("after a new reason: %+v, %v", rec, err)
 	}
 	// A later sync never un-retracts, even when the text changes.
 	c.Articles[1].Body += "Edited.\n"

@@ -80,6 +80,37 @@ func FromHeader(h http.Header) (raw string, present bool) {
 	return strings.TrimSpace(cred), true
 }
 
+// Malformed reports an Authorization header of the Bearer scheme whose
+// credential is not a b64token (RFC 6750 §2.1): empty ("Bearer"), or with
+// a space or another character no token has ("Bearer a b"). RFC 6750 §3.1
+// calls that a malformed request: 400 invalid_request (MalformedRequest),
+// not 401 invalid_token.
+func Malformed(h http.Header) bool {
+	scheme, cred, _ := strings.Cut(h.Get("Authorization"), " ")
+	return strings.EqualFold(scheme, "Bearer") && !B64Token(strings.TrimSpace(cred))
+}
+
+// B64Token checks b64token = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" /
+// "+" / "/" ) *"=" (RFC 6750 §2.1).
+func B64Token(s string) bool {
+	i := 0
+	for ; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-._~+/", c) >= 0) {
+			break
+		}
+	}
+	if i == 0 {
+		return false
+	}
+	for ; i < len(s); i++ {
+		if s[i] != '=' {
+			return false
+		}
+	}
+	return true
+}
+
 // Challenge is the WWW-Authenticate value of a 401 (docs/decisions.md, bearer tokens). invalid adds
 // error="invalid_token" for a token that was presented but is not valid.
 func Challenge(siteRoot string, invalid bool) string {

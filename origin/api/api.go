@@ -186,7 +186,7 @@ func (a *API) Countries(r *http.Request) (*respond.Response, error) {
 	for i, c := range list {
 		items[i] = c.Public(a.SiteRoot)
 	}
-	return respond.JSON(listOf(items), store.TagCountries)
+	return respond.JSON(listOf(items), store.TagCountries, store.TagMilestones)
 }
 
 // Country answers GET /countries/{code}. Codes are case-insensitive; a code
@@ -206,7 +206,7 @@ func (a *API) Country(r *http.Request) (*respond.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	return respond.JSON(c.Public(a.SiteRoot), store.TagCountry(code), store.TagCountries)
+	return respond.JSON(c.Public(a.SiteRoot), store.TagCountry(code), store.TagCountries, store.TagMilestones)
 }
 
 // Specs answers GET /specs.

@@ -27,11 +27,12 @@ func FeedCatalog(siteRoot string, countries []*content.Country, withArticles map
 			Feed{Title: title + " (JSON Feed)", URL: siteRoot + "/feeds/" + path + ".json", Type: "json"})
 	}
 	add("Invoicewire: all articles", "all")
+	// Titled as their pages are headed, not by the filter values.
 	for _, s := range content.Sections {
-		add("Invoicewire: section "+s, "section/"+s)
+		add("Invoicewire: "+content.SectionNames[s], "section/"+s)
 	}
 	for _, a := range content.Audiences {
-		add("Invoicewire: audience "+a, "audience/"+a)
+		add("Invoicewire: "+content.AudienceHeading(a), "audience/"+a)
 	}
 	for _, c := range countries {
 		if withArticles[c.Code] > 0 {

@@ -9,6 +9,7 @@ import (
 	"github.com/invoicewire/invoicewire/internal/apierror"
 	"github.com/invoicewire/invoicewire/internal/content"
 	"github.com/invoicewire/invoicewire/internal/store"
+	"github.com/invoicewire/invoicewire/origin/respond"
 )
 
 // List bounds of GET /articles (the contract, docs/decisions.md (pagination)).
@@ -33,16 +34,7 @@ type ListQuery struct {
 // refused rather than guessed at.
 func ParseListQuery(q url.Values) (ListQuery, error) {
 	lq := ListQuery{Limit: DefaultLimit}
-	one := func(name string) (string, bool, error) {
-		vs, ok := q[name]
-		if !ok {
-			return "", false, nil
-		}
-		if len(vs) > 1 {
-			return "", false, apierror.BadRequest("Parameter "+name+" is given more than once.", "Give "+name+" at most once.")
-		}
-		return vs[0], true, nil
-	}
+	one := func(name string) (string, bool, error) { return respond.Single(q, name) }
 	enum := func(name string, allowed []string) (string, error) {
 		v, ok, err := one(name)
 		if err != nil || !ok {

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -70,6 +71,35 @@ func TestDiscoveryDocuments(t *testing.T) {
 				if sk[k] == nil {
 					t.Errorf("skill %v lacks %s", sk["id"], k)
 				}
+			}
+			// A2A: examples, inputModes and outputModes are lists of strings.
+			for _, k := range []string{"tags", "examples", "inputModes", "outputModes"} {
+				if list, ok := sk[k].([]any); !ok || len(list) == 0 {
+					t.Errorf("skill %v: %s is %v, not a list of strings", sk["id"], k, sk[k])
+				}
+			}
+		}
+		// Every input mode the card names is one the agent endpoints take:
+		// /ask refuses what it cannot read with 415.
+		modes := map[string]bool{}
+		for _, m := range agent["defaultInputModes"].([]any) {
+			modes[m.(string)] = true
+		}
+		for _, s := range agent["skills"].([]any) {
+			for _, m := range s.(map[string]any)["inputModes"].([]any) {
+				modes[m.(string)] = true
+			}
+		}
+		for mode := range modes {
+			req, _ := http.NewRequest("POST", inst.SiteRoot+"/ask", strings.NewReader(`{"query":"peppol"}`))
+			req.Header.Set("Content-Type", mode)
+			resp, err := inst.Server.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusUnsupportedMediaType {
+				t.Errorf("the agent card lists input mode %s, which /ask refuses", mode)
 			}
 		}
 		catalog := docs["/.well-known/ai-catalog.json"]
@@ -239,6 +269,20 @@ func TestTextDocuments(t *testing.T) {
 	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain") {
 		t.Errorf("robots.txt Content-Type %q", resp.Header.Get("Content-Type"))
 	}
+	// RFC 9309: a crawler obeys the group naming its product token, else
+	// the "*" group. The training crawlers are kept out; the search and
+	// user-initiated agents of the same operators are not.
+	groups := robotsGroups(string(body))
+	for _, ua := range []string{"GPTBot", "ClaudeBot", "Google-Extended", "Applebot-Extended", "CCBot", "meta-externalagent"} {
+		if rules := robotsRules(groups, ua); !slices.Contains(rules, "disallow: /") {
+			t.Errorf("%s may crawl: %v", ua, rules)
+		}
+	}
+	for _, ua := range []string{"OAI-SearchBot", "ChatGPT-User", "Claude-SearchBot", "Claude-User", "Googlebot", "Applebot", "PerplexityBot", "Meta-ExternalFetcher"} {
+		if rules := robotsRules(groups, ua); slices.Contains(rules, "disallow: /") || !slices.Contains(rules, "allow: /") {
+			t.Errorf("%s may not crawl: %v", ua, rules)
+		}
+	}
 	_, body = inst.Get(t, "/llms.txt")
 	llms := string(body)
 	if !strings.HasPrefix(llms, "# Invoicewire\n\n> ") || !strings.Contains(llms, "\n## ") {
@@ -251,4 +295,42 @@ func TestTextDocuments(t *testing.T) {
 	if resp.Header.Get("Content-Type") != content.MarkdownType || !strings.Contains(string(body), inst.BaseURL+"/agent-auth/register") || strings.Contains(string(body), "{{") {
 		t.Errorf("auth.md: %s\n%s", resp.Header.Get("Content-Type"), body)
 	}
+}
+
+// robotsGroups parses robots.txt into its groups (RFC 9309 §2.1): the
+// product tokens of consecutive user-agent lines, lowercased, and the rules
+// after them ("allow: /", lowercased, spaces trimmed).
+func robotsGroups(doc string) map[string][]string {
+	groups := map[string][]string{}
+	var agents []string
+	inRules := false
+	for _, line := range strings.Split(doc, "\n") {
+		line, _, _ = strings.Cut(line, "#")
+		name, value, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		name, value = strings.ToLower(strings.TrimSpace(name)), strings.TrimSpace(value)
+		switch name {
+		case "user-agent":
+			if inRules {
+				agents, inRules = nil, false
+			}
+			agents = append(agents, strings.ToLower(value))
+		case "allow", "disallow":
+			inRules = true
+			for _, a := range agents {
+				groups[a] = append(groups[a], name+": "+value)
+			}
+		}
+	}
+	return groups
+}
+
+// robotsRules are the rules a crawler with the product token ua obeys.
+func robotsRules(groups map[string][]string, ua string) []string {
+	if rules, ok := groups[strings.ToLower(ua)]; ok {
+		return rules
+	}
+	return groups["*"]
 }

@@ -150,15 +150,23 @@ func (s *Documents) AICatalog(r *http.Request) (*respond.Response, error) {
 	}, "application/ai-catalog+json")
 }
 
+// AgentInputModes are the media types the agent-facing endpoints take: /ask
+// and /mcp read JSON bodies only (/ask answers any other with 415), so the
+// agent card lists nothing else.
+var AgentInputModes = []string{"application/json"}
+
 // AgentCard answers GET /.well-known/agent-card.json (A2A 1.0). The service
 // does not speak A2A's own JSON-RPC binding; supportedInterfaces names the
-// agent-facing endpoints it does have, with open-string protocol bindings
-// (A2A 1.0 allows bindings beyond its three core ones): the MCP endpoint and
-// the NLWeb-style /ask endpoint.
+// agent-facing endpoints it does have, the MCP endpoint and the NLWeb-style
+// /ask endpoint. A2A 1.0 requires a custom binding to carry every core A2A
+// operation (specification §5, §5.8), which neither does: see
+// docs/decisions.md (agent card) for what is left open.
 func (s *Documents) AgentCard(r *http.Request) (*respond.Response, error) {
+	// Every skill has examples: A2A's AgentSkill.examples is a list of
+	// strings, and a skill without any would be null.
 	skill := func(id, name, desc string, tags []string, examples ...string) map[string]any {
-		return map[string]any{"id": id, "name": name, "description": desc, "tags": tags, "examples": examples,
-			"inputModes": []string{"application/json"}, "outputModes": []string{"application/json", "text/markdown"}}
+		return map[string]any{"id": id, "name": name, "description": desc, "tags": tags, "examples": append([]string{}, examples...),
+			"inputModes": AgentInputModes, "outputModes": []string{"application/json", "text/markdown"}}
 	}
 	return jsonDoc(map[string]any{
 		"name":        "Invoicewire",
@@ -172,13 +180,13 @@ func (s *Documents) AgentCard(r *http.Request) (*respond.Response, error) {
 		"documentationUrl":   s.SiteRoot + "/developers",
 		"iconUrl":            s.SiteRoot + "/assets/icon.svg?v=" + site.AssetsVersion,
 		"capabilities":       map[string]any{"streaming": true, "pushNotifications": false, "extendedAgentCard": false},
-		"defaultInputModes":  []string{"text/plain", "application/json"},
+		"defaultInputModes":  AgentInputModes,
 		"defaultOutputModes": []string{"application/json", "text/markdown"},
 		"skills": []map[string]any{
 			skill("search-articles", "Search articles", "Find published articles by section, audience, country or words.", []string{"news", "search"}, "Latest Peppol news for Belgium"),
-			skill("read-article", "Read an article", "Read one article as markdown with its sources.", []string{"news"}),
+			skill("read-article", "Read an article", "Read one article as markdown with its sources.", []string{"news"}, "Read the article about Belgium's B2B e-invoicing grace period"),
 			skill("mandates", "Country mandates", "The e-invoicing mandate status of tracked countries.", []string{"mandates", "countries"}, "Is B2B e-invoicing mandatory in Germany?"),
-			skill("specifications", "Specifications", "Tracked specifications such as Peppol BIS Billing 3.0 and EN 16931.", []string{"specs"}),
+			skill("specifications", "Specifications", "Tracked specifications such as Peppol BIS Billing 3.0 and EN 16931.", []string{"specs"}, "Which version of Peppol BIS Billing 3.0 is current?"),
 			skill("ask", "Ask", "Answer a question with passages quoted from the articles, with citations.", []string{"question-answering"}, "When does Poland's KSeF become mandatory?"),
 		},
 	}, "application/json")

@@ -62,30 +62,31 @@ func (s *Server) allowedOrigins() []string {
 // MCP-Protocol-Version says. The current transport has no batches, and a
 // batch is one HTTP request that runs any number of tool calls: 450
 // searches in 57 KB came back as 23 MB, counted once by the rate limiter.
-// The body is read here (at most MaxBody) and put back for the SDK.
-func refuseBatch(r *http.Request) *apierror.Error {
+// The body is read here (at most MaxBody), returned, and put back for the
+// SDK.
+func refuseBatch(r *http.Request) ([]byte, *apierror.Error) {
 	if r.Body == nil {
-		return nil
+		return nil, nil
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, MaxBody+1))
 	r.Body.Close()
 	if err != nil {
-		return apierror.BadRequest("The request body could not be read.", "Send one JSON-RPC message per POST.")
+		return nil, apierror.BadRequest("The request body could not be read.", "Send one JSON-RPC message per POST.")
 	}
 	if len(body) > MaxBody {
-		return apierror.New(http.StatusRequestEntityTooLarge, "The request body is larger than 65536 bytes.", "Send one JSON-RPC message per POST.")
+		return nil, apierror.New(http.StatusRequestEntityTooLarge, "The request body is larger than 65536 bytes.", "Send one JSON-RPC message per POST.")
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	r.ContentLength = int64(len(body))
 	if t := bytes.TrimLeft(body, " \t\r\n"); len(t) > 0 && t[0] == '[' {
-		return apierror.BadRequest("JSON-RPC batches are not accepted.", "Send one JSON-RPC message per POST (MCP Streamable HTTP, 2025-06-18 and later).")
+		return nil, apierror.BadRequest("JSON-RPC batches are not accepted.", "Send one JSON-RPC message per POST (MCP Streamable HTTP, 2025-06-18 and later).")
 	}
 	// The SDK decodes the body itself, with encoding/json, which turns
 	// invalid UTF-8 into U+FFFD instead of refusing it (RFC 8259 §8.1).
 	if err := respond.CheckUTF8(body); err != nil {
-		return apierror.As(err)
+		return nil, apierror.As(err)
 	}
-	return nil
+	return body, nil
 }
 
 // boundResults is receiving middleware that replaces a tool result larger

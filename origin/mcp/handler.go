@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"net/http"
+	"regexp"
 	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -31,7 +32,7 @@ func Handler(s *Server) respond.Mount {
 		// against DNS rebinding instead.
 		DisableLocalhostProtection: true,
 		MaxRequestBodyBytes:        MaxBody,
-		Logger:                     s.Log,
+		Logger:                     s.sdkLog(),
 	})
 	return respond.Mount{Methods: []string{http.MethodPost},
 		Hint: "The MCP endpoint takes one JSON-RPC message per POST (Streamable HTTP); its card is at /mcp/server-card.",
@@ -44,22 +45,27 @@ func Handler(s *Server) respond.Mount {
 				apierror.Write(w, apierror.New(http.StatusRequestEntityTooLarge, "The request body is larger than 65536 bytes.", "Send one JSON-RPC message per POST."))
 				return
 			}
-			if err := refuseBatch(r); err != nil {
+			body, err := refuseBatch(r)
+			if err != nil {
 				apierror.Write(w, err)
 				return
 			}
-			j := &jsonErrors{ResponseWriter: w}
+			j := &jsonErrors{ResponseWriter: w, req: readEnvelope(body)}
 			h.ServeHTTP(j, r)
 			j.finish()
 		})}
 }
 
 // jsonErrors rewrites the SDK's http.Error answers (status ≥ 400 with a
-// text/plain body) into the contract's JSON errors with the same status, and
-// keeps every answer out of caches (the SDK sets "no-cache" on its own
-// answers; anything that is not a cacheable read is no-store).
+// text/plain body) into the contract's JSON errors with the same status,
+// except an unknown method, which is a JSON-RPC error (rpcerrors.go); it
+// rewrites JSON-RPC errors whose message speaks of Go into ones that speak
+// JSON; and it keeps every answer out of caches (the SDK sets "no-cache" on
+// its own answers; anything that is not a cacheable read is no-store).
 type jsonErrors struct {
 	http.ResponseWriter
+	// req is the request's id and method, read before the SDK saw it.
+	req         envelope
 	wroteHeader bool
 	// status is the error being rewritten (0: none), reason the SDK's
 	// plain-text explanation of it, written as the JSON error's message
@@ -91,8 +97,19 @@ func (j *jsonErrors) finish() {
 	if j.status == 0 {
 		return
 	}
-	msg := messageFor(j.status)
 	reason := strings.TrimSpace(j.reason.String())
+	if j.status == http.StatusBadRequest && strings.HasPrefix(reason, sdkNotHandled) && j.req.isCall() {
+		// A call of a method the server lacks is a JSON-RPC error with the
+		// call's id, not an HTTP one (JSON-RPC 2.0 §5.1, -32601; the
+		// Streamable HTTP transport answers a request with a JSON-RPC
+		// response). 2026-07-28 requests never get here: the SDK answers
+		// them with 404 and -32601, as that revision asks.
+		j.Header().Set("Content-Type", "application/json")
+		j.ResponseWriter.WriteHeader(http.StatusOK)
+		j.ResponseWriter.Write(methodNotFound(j.req))
+		return
+	}
+	msg := messageFor(j.status)
 	reason = strings.TrimPrefix(reason, http.StatusText(j.status)+": ")
 	if reason != "" && len(reason) <= 300 && !namesGoTypes(reason) {
 		msg = "The MCP request was refused: " + strings.TrimSuffix(reason, ".") + "."
@@ -111,6 +128,16 @@ func (j *jsonErrors) Write(b []byte) (int, error) {
 			j.reason.Write(b)
 		}
 		return len(b), nil
+	}
+	// In JSON mode the SDK writes each JSON-RPC response whole, in one
+	// Write; an error among them may need its words changed.
+	if strings.HasPrefix(j.Header().Get("Content-Type"), "application/json") {
+		if nb := rewriteRPCError(b, j.req.Method); nb != nil {
+			if _, err := j.ResponseWriter.Write(nb); err != nil {
+				return 0, err
+			}
+			return len(b), nil
+		}
 	}
 	return j.ResponseWriter.Write(b)
 }
@@ -136,13 +163,17 @@ func (j *jsonErrors) Unwrap() http.ResponseWriter { return j.ResponseWriter }
 // "map[string]interface {}"): errors speak JSON, not Go
 // (docs/decisions.md, JSON errors), so such a reason gives way to ours.
 func namesGoTypes(reason string) bool {
-	for _, s := range []string{"Go value", "interface {", "map[", "jsonrpc2."} {
+	for _, s := range []string{"Go value", "Go struct field", "interface {", "map[", "jsonrpc2.", "reflect."} {
 		if strings.Contains(reason, s) {
 			return true
 		}
 	}
-	return false
+	return sdkTypeName.MatchString(reason)
 }
+
+// sdkTypeName matches the name of one of the SDK's Go types
+// ("*mcp.CallToolParamsRaw", "mcp.initializeParamsV2").
+var sdkTypeName = regexp.MustCompile(`\bmcp\.[A-Za-z]`)
 
 func messageFor(status int) string {
 	switch status {

@@ -28,6 +28,7 @@ import (
 
 	"github.com/invoicewire/invoicewire/internal/apierror"
 	"github.com/invoicewire/invoicewire/internal/content"
+	"github.com/invoicewire/invoicewire/internal/logging"
 	"github.com/invoicewire/invoicewire/internal/store"
 	"github.com/invoicewire/invoicewire/origin/api"
 )
@@ -72,16 +73,27 @@ const (
 )
 
 // ProtocolVersions are the MCP revisions the /mcp endpoint speaks over
-// Streamable HTTP, newest first (the tests check the SDK supports each; its
-// own client negotiates the first). The server card and the agent card
-// announce them.
-var ProtocolVersions = []string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"}
+// Streamable HTTP, newest first: the one list the server negotiates from
+// (ServerOptions.SupportedProtocolVersions) and the server card and the
+// agent card announce (the tests check the SDK supports each; its own client
+// negotiates the first). 2025-03-26 and 2024-11-05 are left out: 2025-03-26
+// requires servers to accept JSON-RPC batches, which this endpoint refuses
+// (docs/decisions.md, MCP: no batches), and 2024-11-05 has them too. An
+// initialize asking for a version not listed is answered with the newest
+// listed version that initialize can negotiate (MCP 2025-11-25, basic/
+// lifecycle, "Version Negotiation"); a request whose MCP-Protocol-Version
+// names one is refused with 400.
+var ProtocolVersions = []string{"2026-07-28", "2025-11-25", "2025-06-18"}
 
-// Capabilities are the server's capabilities as initialize states them
-// (the SDK's for a server with tools: a tool list that may announce changes,
-// and logging), for the server card, which must say the same
-// (TestTools compares them).
-var Capabilities = map[string]any{"tools": map[string]bool{"listChanged": true}, "logging": map[string]any{}}
+// Capabilities are the server's capabilities, given to the SDK (which
+// would otherwise add logging and tools.listChanged) and stated by
+// initialize, server/discover and the server card alike (TestTools
+// compares them). The tool list is static and the server stateless, so it
+// never sends notifications/tools/list_changed: listChanged is false, and a
+// subscriptions/listen request is acknowledged with no notification type and
+// answered at once instead of held open. No logging either: the tools log
+// nothing to the client, and 2026-07-28 has no logging/setLevel.
+var Capabilities = &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}}
 
 // Tool names and describes one tool of the server.
 type Tool struct{ Name, Description string }
@@ -122,7 +134,7 @@ type ArticleSummary struct {
 
 // SearchInput are the arguments of search_articles.
 type SearchInput struct {
-	Query    string `json:"query,omitempty" jsonschema:"words that must all appear in the article (title, dek, tags or text), case-insensitive"`
+	Query    string `json:"query,omitempty" jsonschema:"words that must all appear in the article (title, dek, tags or text) as whole words; case and diacritics do not count, and a hyphenated word also matches its parts written together (e-invoicing, einvoicing)"`
 	Section  string `json:"section,omitempty" jsonschema:"only articles of this section"`
 	Audience string `json:"audience,omitempty" jsonschema:"only articles for this audience"`
 	Country  string `json:"country,omitempty" jsonschema:"only articles about this country (ISO 3166-1 alpha-2 code)"`
@@ -192,16 +204,22 @@ func enum(values []string) []any {
 	return out
 }
 
+// sdkLog is the logger handed to the SDK: its warnings and errors, not the
+// three info lines it writes for every stateless request.
+func (s *Server) sdkLog() *slog.Logger { return logging.AtLeast(s.Log, slog.LevelWarn) }
+
 // New builds the MCP server with its tools.
 func (s *Server) New() *sdk.Server {
 	srv := sdk.NewServer(&sdk.Implementation{Name: "invoicewire", Title: "Invoicewire", Version: "1.0.0", WebsiteURL: s.SiteRoot + "/developers#mcp"},
 		&sdk.ServerOptions{
-			Logger: s.Log,
+			Logger:                    s.sdkLog(),
+			Capabilities:              Capabilities,
+			SupportedProtocolVersions: ProtocolVersions,
 			Instructions: "Invoicewire publishes news about e-invoicing (Peppol, national mandates, specifications, vendors). " +
 				"Use search_articles to find articles, get_article to read one as markdown, and the country and spec tools for the registries. " +
 				"Cite the article url and its sources.",
 		})
-	srv.AddReceivingMiddleware(boundResults)
+	srv.AddReceivingMiddleware(checkArguments, boundResults)
 	readOnly := &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false), IdempotentHint: true}
 
 	sdk.AddTool(srv, &sdk.Tool{Name: toolSearchArticles.Name, Description: toolSearchArticles.Description, Annotations: readOnly,
@@ -262,9 +280,12 @@ func (s *Server) searchArticles(ctx context.Context, _ *sdk.CallToolRequest, in 
 	if limit == 0 {
 		limit = DefaultLimit
 	}
-	words := strings.Fields(strings.ToLower(in.Query))
 	out := SearchOutput{Items: []ArticleSummary{}}
+	words := queryWords(in.Query)
 	if len(words) == 0 {
+		if strings.TrimSpace(in.Query) != "" {
+			return nil, out, toolError("the query %q has no words: search for words of letters or digits", in.Query)
+		}
 		p, err := s.Store.Articles(ctx, f, in.Offset, limit, nil)
 		if err != nil {
 			return nil, out, s.unavailable(ctx, "search_articles", err)
@@ -279,9 +300,9 @@ func (s *Server) searchArticles(ctx context.Context, _ *sdk.CallToolRequest, in 
 	if err != nil {
 		return nil, out, s.unavailable(ctx, "search_articles", err)
 	}
+	m := newWordMatcher(words)
 	for _, rec := range p.Articles {
-		text := strings.ToLower(rec.Title + "\n" + rec.Dek + "\n" + strings.Join(rec.Tags, " ") + "\n" + rec.Body)
-		if !containsAll(text, words) {
+		if !m.matchAll(rec.Title + "\n" + rec.Dek + "\n" + strings.Join(rec.Tags, "\n") + "\n" + rec.Body) {
 			continue
 		}
 		if out.Count >= in.Offset && len(out.Items) < limit {
@@ -290,15 +311,6 @@ func (s *Server) searchArticles(ctx context.Context, _ *sdk.CallToolRequest, in 
 		out.Count++
 	}
 	return nil, out, nil
-}
-
-func containsAll(text string, words []string) bool {
-	for _, w := range words {
-		if !strings.Contains(text, w) {
-			return false
-		}
-	}
-	return true
 }
 
 func (s *Server) getArticle(ctx context.Context, _ *sdk.CallToolRequest, in SlugInput) (*sdk.CallToolResult, any, error) {

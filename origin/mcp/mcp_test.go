@@ -10,11 +10,14 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/invoicewire/invoicewire/internal/content/contenttest"
+	"github.com/invoicewire/invoicewire/internal/logging"
 	"github.com/invoicewire/invoicewire/origin/mcp"
 	"github.com/invoicewire/invoicewire/origin/origintest"
 )
@@ -110,6 +113,11 @@ func TestTools(t *testing.T) {
 		{desc: "filtered", tool: "search_articles", args: map[string]any{"section": "mandates", "country": "BE", "limit": 3}, wantText: first.Slug},
 		{desc: "text query", tool: "search_articles", args: map[string]any{"query": "synthetic ARTICLE 12"}, wantText: contenttest.Article(12).Slug},
 		{desc: "text query without matches", tool: "search_articles", args: map[string]any{"query": "blockchain"}, wantText: `"count":0`},
+		{desc: "a query word is a whole word", tool: "search_articles", args: map[string]any{"query": "1"}, wantText: `"count":1,`},
+		{desc: "no match inside a longer word", tool: "search_articles", args: map[string]any{"query": "synth"}, wantText: `"count":0,`},
+		{desc: "a hyphenated word matches its compound", tool: "search_articles", args: map[string]any{"query": "E-INVOICING"}, wantText: `"count":29,`},
+		{desc: "a part of a compound is a word", tool: "search_articles", args: map[string]any{"query": "invoicing"}, wantText: `"count":29,`},
+		{desc: "a query without words", tool: "search_articles", args: map[string]any{"query": "!!!"}, wantErr: "no words"},
 		{desc: "retracted articles are not found", tool: "search_articles", args: map[string]any{"query": "synthetic", "limit": 50}, wantText: `"count":29`, wantNot: origintest.RetractedSlug},
 		{desc: "unknown section", tool: "search_articles", args: map[string]any{"section": "sport"}, wantErr: "section"},
 		{desc: "country of three letters", tool: "search_articles", args: map[string]any{"country": "deu"}, wantErr: "country"},
@@ -298,4 +306,261 @@ func canonicalJSON(t *testing.T, b []byte) []byte {
 	}
 	out, _ := json.Marshal(v)
 	return out
+}
+
+// rpc posts one JSON-RPC message to the MCP endpoint with the given extra
+// headers ("Name: value") and returns the status and the body.
+func rpc(t *testing.T, client *http.Client, endpoint, body string, header ...string) (int, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", endpoint, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for _, h := range header {
+		name, value, _ := strings.Cut(h, ": ")
+		req.Header.Set(name, value)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, b
+}
+
+// meta2026 is the _meta a 2026-07-28 request carries in its params.
+const meta2026 = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}`
+
+// TestProtocolVersions checks that the versions and capabilities the cards
+// announce (mcp.ProtocolVersions, mcp.Capabilities) are the ones the
+// endpoint negotiates and honours (docs/decisions.md, MCP versions).
+func TestProtocolVersions(t *testing.T) {
+	inst := origintest.Start(t)
+	endpoint, client := inst.SiteRoot+"/mcp", inst.Server.Client()
+	newestLegacy := ""
+	for _, v := range mcp.ProtocolVersions {
+		if v < "2026-07-28" {
+			newestLegacy = v
+			break
+		}
+	}
+	for _, tc := range []struct{ asked, want string }{
+		{"2025-06-18", "2025-06-18"},
+		{"2025-11-25", "2025-11-25"},
+		{"2025-03-26", newestLegacy},
+		{"2024-11-05", newestLegacy},
+		{"1999-01-01", newestLegacy},
+	} {
+		t.Run("initialize "+tc.asked, func(t *testing.T) {
+			status, body := rpc(t, client, endpoint, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"`+tc.asked+`","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+			var res struct {
+				Result struct {
+					ProtocolVersion string         `json:"protocolVersion"`
+					Capabilities    map[string]any `json:"capabilities"`
+				} `json:"result"`
+			}
+			if status != 200 || json.Unmarshal(body, &res) != nil || res.Result.ProtocolVersion != tc.want {
+				t.Fatalf("%d %s, want protocolVersion %s", status, body, tc.want)
+			}
+			if !slices.Contains(mcp.ProtocolVersions, res.Result.ProtocolVersion) {
+				t.Errorf("negotiated %s, not among %v", res.Result.ProtocolVersion, mcp.ProtocolVersions)
+			}
+		})
+	}
+	for _, v := range []string{"2025-03-26", "2024-11-05"} {
+		t.Run("header "+v, func(t *testing.T) {
+			if status, body := rpc(t, client, endpoint, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, "MCP-Protocol-Version: "+v); status != 400 {
+				t.Errorf("%d %.300s", status, body)
+			}
+		})
+	}
+	t.Run("server/discover", func(t *testing.T) {
+		status, body := rpc(t, client, endpoint, `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{`+meta2026+`}}`,
+			"MCP-Protocol-Version: 2026-07-28", "Mcp-Method: server/discover")
+		var res struct {
+			Result struct {
+				SupportedVersions []string        `json:"supportedVersions"`
+				Capabilities      json.RawMessage `json:"capabilities"`
+			} `json:"result"`
+		}
+		if status != 200 || json.Unmarshal(body, &res) != nil {
+			t.Fatalf("%d %s", status, body)
+		}
+		if !slices.Equal(res.Result.SupportedVersions, mcp.ProtocolVersions) {
+			t.Errorf("server/discover lists %v, the cards %v", res.Result.SupportedVersions, mcp.ProtocolVersions)
+		}
+		card, _ := json.Marshal(mcp.Capabilities)
+		if !bytes.Equal(canonicalJSON(t, res.Result.Capabilities), canonicalJSON(t, card)) {
+			t.Errorf("server/discover states capabilities %s, the cards %s", res.Result.Capabilities, card)
+		}
+	})
+	t.Run("nothing advertised that is not served", func(t *testing.T) {
+		caps, _ := json.Marshal(mcp.Capabilities)
+		var c map[string]map[string]any
+		if err := json.Unmarshal(caps, &c); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := c["logging"]; ok {
+			t.Error("logging is advertised; 2026-07-28 has no logging/setLevel")
+		}
+		if c["tools"]["listChanged"] == true {
+			t.Error("tools.listChanged is advertised; the tool list never changes")
+		}
+	})
+	t.Run("subscriptions/listen is answered at once", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, "POST", endpoint, strings.NewReader(
+			`{"jsonrpc":"2.0","id":7,"method":"subscriptions/listen","params":{`+meta2026+`,"notifications":{"toolsListChanged":true,"promptsListChanged":true,"resourcesListChanged":true,"resourceSubscriptions":["x:y"]}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", "subscriptions/listen")
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatalf("the listen stream was held open: %v (%s)", err, body)
+		}
+		if resp.StatusCode != 200 || !strings.Contains(string(body), `"notifications":{}`) || !strings.Contains(string(body), `"id":7`) {
+			t.Errorf("%d %s", resp.StatusCode, body)
+		}
+	})
+	t.Run("a client that handles list changes holds no request open", func(t *testing.T) {
+		var inFlight atomic.Int32
+		h := mcp.Handler(&mcp.Server{Store: inst.Store, SiteRoot: inst.SiteRoot, Log: slog.New(slog.DiscardHandler)})
+		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			inFlight.Add(1)
+			defer inFlight.Add(-1)
+			h.ServeHTTP(w, r)
+		}))
+		defer ts.Close()
+		c := sdk.NewClient(&sdk.Implementation{Name: "invoicewire-test", Version: "1.0.0"},
+			&sdk.ClientOptions{ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {}})
+		cs, err := c.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: ts.URL, HTTPClient: ts.Client()}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		if _, err := cs.ListTools(context.Background(), nil); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(2 * time.Second)
+		for inFlight.Load() > 0 && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if n := inFlight.Load(); n > 0 {
+			t.Errorf("%d requests still open after Connect and a call", n)
+		}
+	})
+}
+
+// TestRPCErrors checks that protocol errors are JSON-RPC errors with the
+// request's id and JSON-RPC 2.0's codes, whose messages speak JSON, never
+// Go (docs/decisions.md, JSON errors).
+func TestRPCErrors(t *testing.T) {
+	inst := origintest.Start(t)
+	endpoint, client := inst.SiteRoot+"/mcp", inst.Server.Client()
+	v2026 := []string{"MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/call", "Mcp-Name: search_articles"}
+	testCases := []struct {
+		desc   string
+		body   string
+		header []string
+		status int
+		id     string
+		code   int64
+		says   []string // in the message
+	}{
+		{desc: "unknown method", body: `{"jsonrpc":"2.0","id":9,"method":"bogus/method"}`, status: 200, id: "9", code: -32601, says: []string{`"bogus/method"`}},
+		{desc: "unknown method, 2025-06-18", body: `{"jsonrpc":"2.0","id":"a","method":"bogus/method"}`, header: []string{"MCP-Protocol-Version: 2025-06-18"}, status: 200, id: `"a"`, code: -32601, says: []string{`"bogus/method"`}},
+		{desc: "arguments as an array", body: `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search_articles","arguments":[]}}`, status: 200, id: "2", code: -32602, says: []string{`"arguments"`, "object", "array"}},
+		{desc: "arguments as a string", body: `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search_articles","arguments":"x"}}`, status: 200, id: "2", code: -32602, says: []string{`"arguments"`, "object", "string"}},
+		{desc: "arguments as an array, 2026-07-28", body: `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search_articles","arguments":[],` + meta2026 + `}}`, header: v2026, status: 400, id: "2", code: -32602, says: []string{`"arguments"`, "object"}},
+		{desc: "protocolVersion as a number", body: `{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":5}}`, status: 200, id: "3", code: -32602, says: []string{`"protocolVersion"`, "a string", "a number"}},
+		{desc: "a nested member of the wrong type", body: `{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":7,"version":"1"}}}`, status: 200, id: "3", code: -32602, says: []string{`"clientInfo.name"`, "a string"}},
+		{desc: "params as an array", body: `{"jsonrpc":"2.0","id":4,"method":"tools/list","params":[]}`, status: 200, id: "4", code: -32602, says: []string{"params must be an object", "array"}},
+		{desc: "a tool name of the wrong type", body: `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":5}}`, status: 200, id: "5", code: -32602, says: []string{`"name"`, "a string"}},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			status, body := rpc(t, client, endpoint, tc.body, tc.header...)
+			var res struct {
+				ID    json.RawMessage `json:"id"`
+				Error *struct {
+					Code    int64  `json:"code"`
+					Message string `json:"message"`
+				} `json:"error"`
+			}
+			if status != tc.status || json.Unmarshal(body, &res) != nil || res.Error == nil {
+				t.Fatalf("%d %s, want %d and a JSON-RPC error", status, body, tc.status)
+			}
+			if string(res.ID) != tc.id || res.Error.Code != tc.code {
+				t.Errorf("id %s, code %d; want id %s, code %d: %s", res.ID, res.Error.Code, tc.id, tc.code, body)
+			}
+			for _, s := range tc.says {
+				if !strings.Contains(res.Error.Message, s) {
+					t.Errorf("message %q does not say %q", res.Error.Message, s)
+				}
+			}
+			if speaksGo(res.Error.Message) {
+				t.Errorf("message %q speaks of Go", res.Error.Message)
+			}
+		})
+	}
+	t.Run("null arguments are no arguments", func(t *testing.T) {
+		for _, tool := range []string{"search_articles", "list_sources", "get_article"} {
+			status, body := rpc(t, client, endpoint, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"`+tool+`","arguments":null}}`)
+			if status != 200 || !strings.Contains(string(body), `"result"`) {
+				t.Errorf("%s: %d %.300s", tool, status, body)
+			}
+		}
+	})
+	t.Run("a tool error speaks JSON", func(t *testing.T) {
+		cs := connect(t, endpoint, client)
+		res := call(t, cs, "get_article", map[string]any{"slug": nil})
+		if got := text(res); !res.IsError || speaksGo(got) || !strings.Contains(got, "null") {
+			t.Errorf("%v %q", res.IsError, got)
+		}
+	})
+}
+
+// speaksGo reports whether an error message names Go's types or values.
+func speaksGo(msg string) bool {
+	for _, s := range []string{"Go value", "Go struct", "interface {", "map[", "mcp.", "jsonrpc2.", "reflect.", "unmarshal"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestRoutineRequestsNotLogged: an agent's session (connect, list, call)
+// writes nothing to the origin's log at info, where the SDK would write
+// three lines a request.
+func TestRoutineRequestsNotLogged(t *testing.T) {
+	inst := origintest.Start(t)
+	var buf logging.Buffer
+	ts := httptest.NewServer(mcp.Handler(&mcp.Server{Store: inst.Store, SiteRoot: inst.SiteRoot, Log: logging.NewTo(&buf, "origin", "info")}))
+	defer ts.Close()
+	c := sdk.NewClient(&sdk.Implementation{Name: "invoicewire-test", Version: "1.0.0"}, nil)
+	cs, err := c.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: ts.URL, HTTPClient: ts.Client()}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if _, err := cs.ListTools(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "list_countries"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := buf.String(); got != "" {
+		t.Errorf("routine requests were logged:\n%s", got)
+	}
 }

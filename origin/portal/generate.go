@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"html/template"
 	"net/http"
+	"regexp"
+	"regexp/syntax"
+	"slices"
 	"strings"
 
 	"github.com/pb33f/libopenapi/datamodel/high/base"
@@ -145,22 +148,37 @@ func schemaType(s *base.Schema) string {
 // mediaExample is the example of a media type: its own, else one built
 // from its schema.
 func (g *portalGen) mediaExample(mt *v3.MediaType) string {
-	var v any
+	return g.render(g.mediaValue(mt))
+}
+
+// deliveryExample is the example of a webhook delivery of kind: the body's
+// example, with the envelope's type set to kind, since kinds share one
+// envelope schema whose type lists them all (ArticleEvent).
+func (g *portalGen) deliveryExample(kind string, mt *v3.MediaType) string {
+	v := g.mediaValue(mt)
+	if o, ok := v.(ordered); ok {
+		v = merge(o, ordered{{"type", kind}})
+	}
+	return g.render(v)
+}
+
+func (g *portalGen) mediaValue(mt *v3.MediaType) any {
 	switch {
 	case mt.Example != nil:
-		if mt.Example.Decode(&v) != nil {
-			return ""
-		}
+		return decodeNode(mt.Example)
 	case mt.Examples != nil && mt.Examples.Len() > 0:
 		for _, ex := range mt.Examples.FromOldest() {
-			if ex.Value != nil {
-				ex.Value.Decode(&v)
-			}
-			break
+			return decodeNode(ex.Value)
 		}
 	case mt.Schema != nil:
-		v = g.exampleOf(mt.Schema, 0)
+		return g.exampleOf(mt.Schema, 0)
 	}
+	return nil
+}
+
+// render writes an example as indented JSON with this instance's
+// addresses, "" for none.
+func (g *portalGen) render(v any) string {
 	if v == nil {
 		return ""
 	}
@@ -199,12 +217,109 @@ func (o ordered) MarshalJSON() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
+// decodeNode is the value of a YAML (JSON) node, its objects as ordered so
+// that an example keeps the order it was written in and can be merged.
 func decodeNode(n *yaml.Node) any {
+	if n == nil {
+		return nil
+	}
+	switch n.Kind {
+	case yaml.AliasNode:
+		return decodeNode(n.Alias)
+	case yaml.DocumentNode:
+		if len(n.Content) == 1 {
+			return decodeNode(n.Content[0])
+		}
+		return nil
+	case yaml.MappingNode:
+		o := ordered{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			o = merge(o, ordered{{n.Content[i].Value, decodeNode(n.Content[i+1])}}).(ordered)
+		}
+		return o
+	case yaml.SequenceNode:
+		out := make([]any, 0, len(n.Content))
+		for _, c := range n.Content {
+			out = append(out, decodeNode(c))
+		}
+		return out
+	}
 	var v any
-	if n == nil || n.Decode(&v) != nil {
+	if n.Decode(&v) != nil {
 		return nil
 	}
 	return v
+}
+
+// merge combines the examples of two parts of an allOf, the later more
+// specific: objects key by key, each key in the place it first had, a key
+// both have taking the later value (merged again when both are objects),
+// so no key is written twice; any other pair is the later value, unless it
+// has none.
+func merge(a, b any) any {
+	ao, aok := a.(ordered)
+	bo, bok := b.(ordered)
+	if !aok || !bok {
+		if b == nil {
+			return a
+		}
+		return b
+	}
+	out := slices.Clone(ao)
+	for _, f := range bo {
+		if i := slices.IndexFunc(out, func(o orderedField) bool { return o.key == f.key }); i >= 0 {
+			out[i].value = merge(out[i].value, f.value)
+		} else {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// fromPattern makes a string that matches pattern, for a string schema
+// with a pattern but no example: each part of the expression at its
+// shortest (the first character of a class, a repeat's minimum, an
+// alternation's first branch). It reports false when the pattern does not
+// parse as a Go regular expression or the string made does not match it.
+func fromPattern(pattern string) (string, bool) {
+	re, err := syntax.Parse(pattern, syntax.Perl)
+	if err != nil {
+		return "", false
+	}
+	var b strings.Builder
+	var gen func(re *syntax.Regexp)
+	gen = func(re *syntax.Regexp) {
+		switch re.Op {
+		case syntax.OpLiteral:
+			b.WriteString(string(re.Rune))
+		case syntax.OpCharClass:
+			if len(re.Rune) > 0 {
+				b.WriteRune(re.Rune[0])
+			}
+		case syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+			b.WriteByte('x')
+		case syntax.OpCapture:
+			gen(re.Sub[0])
+		case syntax.OpPlus:
+			gen(re.Sub[0])
+		case syntax.OpRepeat:
+			for range re.Min {
+				gen(re.Sub[0])
+			}
+		case syntax.OpConcat:
+			for _, sub := range re.Sub {
+				gen(sub)
+			}
+		case syntax.OpAlternate:
+			gen(re.Sub[0])
+		}
+	}
+	gen(re)
+	out := b.String()
+	if ok, err := regexp.MatchString(pattern, out); err != nil || !ok {
+		return "", false
+	}
+	return out, true
 }
 
 // exampleOf builds an example value from a schema: its example, const,
@@ -231,11 +346,9 @@ func (g *portalGen) exampleOf(sp *base.SchemaProxy, depth int) any {
 		return decodeNode(s.Default)
 	}
 	if len(s.AllOf) > 0 {
-		var merged ordered
+		var merged any
 		for _, part := range s.AllOf {
-			if o, ok := g.exampleOf(part, depth+1).(ordered); ok {
-				merged = append(merged, o...)
-			}
+			merged = merge(merged, g.exampleOf(part, depth+1))
 		}
 		return merged
 	}
@@ -287,6 +400,9 @@ func (g *portalGen) exampleOf(sp *base.SchemaProxy, depth int) any {
 			return g.site + "/"
 		case "email":
 			return "ops@example.com"
+		}
+		if ex, ok := fromPattern(s.Pattern); s.Pattern != "" && ok {
+			return ex
 		}
 		return "string"
 	}

@@ -227,7 +227,7 @@ func (p *Portal) build() (*respond.Response, error) {
 			ev := eventDoc{Name: name, Summary: item.Post.Summary, Description: g.md(item.Post.Description)}
 			if item.Post.RequestBody != nil {
 				if mt := item.Post.RequestBody.Content.GetOrZero("application/json"); mt != nil {
-					ev.Payload = g.mediaExample(mt)
+					ev.Payload = g.deliveryExample(name, mt)
 				}
 			}
 			v.Events = append(v.Events, ev)

@@ -21,3 +21,19 @@ func Query(r *http.Request) (url.Values, error) {
 	}
 	return v, nil
 }
+
+// Single is the value of the query parameter name, given at most once: ok
+// is false when it is absent, and a parameter given more than once is a
+// 400 rather than a guess at which value was meant (docs/decisions.md,
+// invalid query parameters). The API's parameters and the pages' alike
+// answer with these words.
+func Single(q url.Values, name string) (v string, ok bool, err error) {
+	vs, ok := q[name]
+	if !ok {
+		return "", false, nil
+	}
+	if len(vs) > 1 {
+		return "", false, apierror.BadRequest("Parameter "+name+" is given more than once.", "Give "+name+" at most once.")
+	}
+	return vs[0], true, nil
+}

@@ -23,6 +23,33 @@ const (
 	NoStore    = "no-store"
 )
 
+// ContentSignal is the site's AI-use preference (contentsignals.org,
+// draft-romm-aipref-contentsignals): search and answers that cite the
+// articles yes, model training no. The origin's writer sends it as the
+// Content-Signal field of every answer that carries the site's content
+// (CarriesContent); robots.txt states it as its Content-Signal line.
+const ContentSignal = "search=yes, ai-input=yes, ai-train=no"
+
+// contentTypes are the media types in which the origin answers with the
+// site's content: pages, markdown twins, llms.txt, feeds and the
+// calendar. The JSON of the API, the errors, sitemaps and assets are not
+// content a reader or a model reads.
+var contentTypes = []string{"text/html", "text/markdown", "text/plain", "application/rss+xml", "application/feed+json", "text/calendar"}
+
+// CarriesContent reports whether a success of the media type contentType
+// (parameters allowed) carries the site's content, and so the
+// Content-Signal field.
+func CarriesContent(contentType string) bool {
+	mt, _, _ := strings.Cut(contentType, ";")
+	mt = strings.TrimSpace(mt)
+	for _, c := range contentTypes {
+		if strings.EqualFold(mt, c) {
+			return true
+		}
+	}
+	return false
+}
+
 // Response is a complete answer. Its body is final: the writer stores it in
 // the cache as it is and serves the same bytes to every later request.
 type Response struct {

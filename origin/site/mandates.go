@@ -51,18 +51,19 @@ type milestoneView struct {
 }
 
 // queryValue reads an optional single-valued parameter: absent is "", a
-// value from allowed is itself, anything else (or the parameter twice) is
-// a 400 that lists what is allowed.
+// value from allowed is itself; the parameter twice, or a value not
+// allowed, is a 400 in the API's words (docs/decisions.md, invalid query
+// parameters), the latter listing what is allowed.
 func queryValue(query url.Values, name string, allowed []string) (string, error) {
-	vals, ok := query[name]
-	if !ok {
-		return "", nil
+	v, ok, err := respond.Single(query, name)
+	if err != nil || !ok {
+		return "", err
 	}
-	if len(vals) != 1 || !slices.Contains(allowed, vals[0]) {
-		return "", apierror.BadRequest("The "+name+" parameter must be one of "+strings.Join(allowed, ", ")+".",
-			"Follow the filter links on the page, or leave "+name+" out.")
+	if !slices.Contains(allowed, v) {
+		return "", apierror.BadRequest("Unknown "+name+" "+strconv.Quote(truncate(v))+".",
+			name+" must be one of: "+strings.Join(allowed, ", ")+". Follow the filter links on the page, or leave "+name+" out.")
 	}
-	return vals[0], nil
+	return v, nil
 }
 
 func regionSlugs() []string {
@@ -83,7 +84,7 @@ func (s *Site) MandatesPage(r *http.Request) (*respond.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	resp, err := render("mandates", v, store.TagCountries, store.TagSite)
+	resp, err := render("mandates", v, store.TagCountries, store.TagMilestones, store.TagSite)
 	if err != nil {
 		return nil, err
 	}
@@ -115,7 +116,7 @@ func (s *Site) MandatesMarkdown(r *http.Request) (*respond.Response, error) {
 	}
 	section("Coming up", v.Upcoming)
 	section("Already due", v.Past)
-	resp := respond.Bytes(MarkdownType, b.Bytes(), store.TagCountries, store.TagSite)
+	resp := respond.Bytes(MarkdownType, b.Bytes(), store.TagCountries, store.TagMilestones, store.TagSite)
 	resp.Expires = nextMidnight(s.now())
 	return resp, nil
 }
@@ -241,7 +242,7 @@ func (s *Site) Calendar(r *http.Request) (*respond.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	keys := []string{store.TagCountries, store.TagFeeds}
+	keys := []string{store.TagCountries, store.TagMilestones, store.TagFeeds}
 	cal := mandates.Calendar{
 		Name:        "Invoicewire: e-invoicing mandate deadlines",
 		Description: "Dated e-invoicing obligations of the countries Invoicewire tracks, each with its source.",
@@ -253,20 +254,24 @@ func (s *Site) Calendar(r *http.Request) (*respond.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	if vals, ok := query["country"]; ok {
+	code, ok, err := respond.Single(query, "country")
+	if err != nil {
+		return nil, err
+	}
+	if ok {
 		bad := func(msg string) error {
 			e := apierror.BadRequest(msg, "Use a lowercase two-letter code from "+s.SiteRoot+"/api/v1/countries, or leave country out for every country.")
 			e.SurrogateKeys = keys
 			return e
 		}
-		if len(vals) != 1 || !api.IsCountryCode(vals[0]) {
-			return nil, bad("The country parameter must be one lowercase two-letter country code (ISO 3166-1 alpha-2).")
+		if !api.IsCountryCode(code) {
+			return nil, bad("country must be a two-letter lowercase ISO 3166-1 alpha-2 code, got " + strconv.Quote(truncate(code)) + ".")
 		}
-		i := slices.IndexFunc(countries, func(c *content.Country) bool { return c.Code == vals[0] })
+		i := slices.IndexFunc(countries, func(c *content.Country) bool { return c.Code == code })
 		if i < 0 {
-			return nil, bad("Country " + strconv.Quote(vals[0]) + " is not tracked.")
+			return nil, bad("Country " + strconv.Quote(code) + " is not tracked.")
 		}
-		f.Country = vals[0]
+		f.Country = code
 		cal.Name = "Invoicewire: e-invoicing deadlines in " + countries[i].Name
 		cal.Description = "Dated e-invoicing obligations in " + countries[i].Name + ", each with its source."
 		keys = append(keys, store.TagCountry(f.Country))

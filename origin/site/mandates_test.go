@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"html"
 	"io"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,12 +18,15 @@ import (
 	"time"
 
 	ics "github.com/arran4/golang-ical"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/invoicewire/invoicewire/internal/content"
 	"github.com/invoicewire/invoicewire/internal/content/contenttest"
 	"github.com/invoicewire/invoicewire/internal/store"
 	"github.com/invoicewire/invoicewire/origin"
+	"github.com/invoicewire/invoicewire/origin/ask"
 	"github.com/invoicewire/invoicewire/origin/origintest"
+	"github.com/invoicewire/invoicewire/origin/site"
 )
 
 // readerToday is the clock of these tests: between the fixture's past and
@@ -403,5 +408,192 @@ func TestOpenSearchDescription(t *testing.T) {
 	resp, _ = get(t, inst, target)
 	if resp.StatusCode != 200 || !strings.HasPrefix(target, inst.SiteRoot+"/search?q=") {
 		t.Errorf("the template %q leads to %d", tmpl, resp.StatusCode)
+	}
+}
+
+// TestRetractionLeavesTheMilestones retracts an article that milestones
+// cite, after every surface showing milestones was read (and so cached by
+// the origin): each drops the article, with the purge key of an article's
+// change on it, and shows it again once it is restored. The MCP tools read
+// the same country data.
+func TestRetractionLeavesTheMilestones(t *testing.T) {
+	inst := startAt(t, readerToday)
+	cited := contenttest.Article(1) // reported by every German milestone
+	path := cited.Path() + "/"
+	surfaces := []string{
+		"/api/v1/countries", "/api/v1/countries/de", "/mandates", "/mandates?region=eu", "/mandates.md",
+		"/calendar/mandates.ics", "/calendar/mandates.ics?country=de",
+	}
+	cs := mcpConnect(t, inst)
+	tools := []struct {
+		name string
+		args map[string]any
+	}{{"list_countries", map[string]any{}}, {"get_country", map[string]any{"code": "de"}}}
+	// cites reports which surfaces name the article, and checks each
+	// carries the key an article's change purges.
+	cites := func() (naming, silent []string) {
+		for _, p := range surfaces {
+			resp, body := get(t, inst, p)
+			if resp.StatusCode != 200 {
+				t.Fatalf("%s: %d %s", p, resp.StatusCode, body)
+			}
+			if keys := strings.Fields(resp.Header.Get("Surrogate-Key")); !slices.Contains(keys, store.TagMilestones) {
+				t.Errorf("%s: Surrogate-Key %v lacks %s", p, keys, store.TagMilestones)
+			}
+			// Calendar lines are folded at 75 octets.
+			if bytes.Contains(bytes.ReplaceAll(body, []byte("\r\n "), nil), []byte(path)) {
+				naming = append(naming, p)
+			} else {
+				silent = append(silent, p)
+			}
+		}
+		for _, tool := range tools {
+			res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: tool.name, Arguments: tool.args})
+			if err != nil || res.IsError {
+				t.Fatalf("%s: %v %+v", tool.name, err, res)
+			}
+			raw, _ := json.Marshal(res.StructuredContent)
+			if bytes.Contains(raw, []byte(path)) {
+				naming = append(naming, "mcp "+tool.name)
+			} else {
+				silent = append(silent, "mcp "+tool.name)
+			}
+		}
+		return naming, silent
+	}
+	if _, silent := cites(); len(silent) > 0 {
+		t.Fatalf("before the retraction %v do not cite %s", silent, path)
+	}
+	etag := func() string { resp, _ := get(t, inst, "/api/v1/countries"); return resp.Header.Get("ETag") }
+	before := etag()
+
+	if _, err := inst.Publisher.Retract(context.Background(), cited.Slug, "The source was misread."); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "every surface drops the retracted article", func() error {
+		if naming, _ := cites(); len(naming) > 0 {
+			return fmt.Errorf("%v still cite %s", naming, path)
+		}
+		return nil
+	})
+	if etag() == before {
+		t.Error("/api/v1/countries kept its ETag")
+	}
+	// The milestones stay: only the retracted report goes.
+	_, body := get(t, inst, "/mandates")
+	if !strings.Contains(string(body), `<li id="de-2027-01-01-issue"`) {
+		t.Error("the milestone went with its report")
+	}
+
+	if _, err := inst.Publisher.Restore(context.Background(), cited.Slug); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "every surface cites the restored article again", func() error {
+		if _, silent := cites(); len(silent) > 0 {
+			return fmt.Errorf("%v do not cite %s", silent, path)
+		}
+		return nil
+	})
+}
+
+// mcpConnect opens an MCP session with the SDK's client, as an agent would.
+func mcpConnect(t *testing.T, inst *origintest.Instance) *sdk.ClientSession {
+	t.Helper()
+	c := sdk.NewClient(&sdk.Implementation{Name: "invoicewire-site-test", Version: "1.0.0"}, nil)
+	cs, err := c.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: inst.SiteRoot + "/mcp", HTTPClient: inst.Server.Client()}, nil)
+	if err != nil {
+		t.Fatalf("connecting to /mcp: %v", err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// TestSearchPages walks a search's pages by their rel=next links: together
+// they list the engine's ranking (POST /ask with the engine's bound) in
+// order, SearchPageSize a page, each linking back with rel=prev; the page
+// after the last is a 404. A question matching more articles than the
+// engine ranks says so on its last page.
+func TestSearchPages(t *testing.T) {
+	for _, tc := range []struct {
+		articles int
+		capped   bool
+	}{{origintest.Articles, false}, {ask.MaxResults + 12, true}} {
+		t.Run(strconv.Itoa(tc.articles)+" articles", func(t *testing.T) {
+			inst := origintest.New(t, tc.articles)
+			var ranking []string
+			eventually(t, "the ask index has the articles", func() error {
+				req, _ := http.NewRequest(http.MethodPost, inst.SiteRoot+"/ask", strings.NewReader(`{"query":"peppol","prefer":{"max_results":`+strconv.Itoa(ask.MaxResults)+`}}`))
+				req.Header.Set("Content-Type", "application/json")
+				resp, err := inst.Server.Client().Do(req)
+				if err != nil {
+					return err
+				}
+				defer resp.Body.Close()
+				var a struct {
+					Results []struct {
+						Type string `json:"@type"`
+						URL  string `json:"url"`
+					} `json:"results"`
+				}
+				if err := json.NewDecoder(resp.Body).Decode(&a); err != nil {
+					return err
+				}
+				ranking = ranking[:0]
+				for _, r := range a.Results {
+					if r.Type == "NewsArticle" {
+						ranking = append(ranking, strings.TrimPrefix(r.URL, inst.SiteRoot))
+					}
+				}
+				if want := min(tc.articles, ask.MaxResults); len(ranking) != want {
+					return fmt.Errorf("%d results, want %d", len(ranking), want)
+				}
+				return nil
+			})
+			link := regexp.MustCompile(`<link rel="(prev|next)" href="([^"]+)">`)
+			result := regexp.MustCompile(`<li><h3><a href="([^"]+)">`)
+			var listed []string
+			next, prev, n := "/search?q=peppol", "", 0
+			var last string
+			for next != "" {
+				n++
+				resp, body := get(t, inst, html.UnescapeString(next))
+				if resp.StatusCode != 200 {
+					t.Fatalf("%s: %d %s", next, resp.StatusCode, body)
+				}
+				page := string(body)
+				links := map[string]string{}
+				for _, m := range link.FindAllStringSubmatch(page, -1) {
+					links[m[1]] = m[2]
+				}
+				if links["prev"] != prev {
+					t.Errorf("page %d: rel=prev %q, want %q", n, links["prev"], prev)
+				}
+				got := result.FindAllStringSubmatch(page[strings.Index(page, `class="search-results"`):], -1)
+				if len(got) == 0 || len(got) > site.SearchPageSize || (links["next"] != "" && len(got) != site.SearchPageSize) {
+					t.Fatalf("page %d lists %d articles", n, len(got))
+				}
+				for _, m := range got {
+					listed = append(listed, m[1])
+				}
+				if n > 1 && strings.Contains(page, `class="search-summary"`) {
+					t.Errorf("page %d repeats the summary", n)
+				}
+				prev, last, next = next, page, links["next"]
+			}
+			if want := (len(ranking) + site.SearchPageSize - 1) / site.SearchPageSize; n != want {
+				t.Errorf("%d pages, want %d", n, want)
+			}
+			if !slices.Equal(listed, ranking) {
+				t.Errorf("the pages list\n%v\nthe engine ranks\n%v", listed, ranking)
+			}
+			if capped := strings.Contains(last, `class="search-cap"`); capped != tc.capped {
+				t.Errorf("the last page states the engine's bound: %v, want %v", capped, tc.capped)
+			}
+			for _, p := range []string{"/search?q=peppol&page=" + strconv.Itoa(n+1), "/search?page=2"} {
+				if resp, body := get(t, inst, p); resp.StatusCode != 404 || !bytes.Contains(body, []byte(`"code":"not_found"`)) {
+					t.Errorf("%s: %d %s", p, resp.StatusCode, body)
+				}
+			}
+		})
 	}
 }

@@ -28,23 +28,28 @@ func notFoundPage(siteRoot string) *apierror.Error {
 }
 
 // pageNumber reads ?page= (1 when absent): a positive integer of at most
-// maxPage, given once, or a 400 that says so (as docs/decisions.md (invalid query parameters) does for the API).
+// maxPage, given once, or a 400 that says which (in the API's words,
+// docs/decisions.md, invalid query parameters).
 func pageNumber(r *http.Request) (int, error) {
 	query, err := respond.Query(r)
 	if err != nil {
 		return 0, err
 	}
-	vals, ok := query["page"]
-	if !ok {
-		return 1, nil
+	v, ok, err := respond.Single(query, "page")
+	if err != nil || !ok {
+		return 1, err
 	}
-	bad := apierror.BadRequest("The page parameter must be a whole number from 1 to "+strconv.Itoa(maxPage)+".", "Follow the page's own next and previous links.")
-	if len(vals) != 1 {
-		return 0, bad
+	hint := "page must be a whole number from 1 to " + strconv.Itoa(maxPage) + "; follow the page's own next and previous links."
+	switch {
+	case v == "" || strings.TrimLeft(v, "0123456789") != "":
+		return 0, apierror.BadRequest("page is not a whole number in plain digits: "+strconv.Quote(truncate(v))+".", hint)
+	case len(v) > 1 && v[0] == '0':
+		// One address per page: ?page=01 is not ?page=1's other name.
+		return 0, apierror.BadRequest("page "+strconv.Quote(truncate(v))+" starts with a zero.", hint)
 	}
-	n, err := strconv.Atoi(vals[0])
-	if err != nil || n < 1 || n > maxPage || strconv.Itoa(n) != vals[0] {
-		return 0, bad
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > maxPage {
+		return 0, apierror.BadRequest("page "+truncate(v)+" is out of range.", hint)
 	}
 	return n, nil
 }
@@ -173,7 +178,7 @@ func (s *Site) AudiencePage(r *http.Request) (*respond.Response, error) {
 	if !slices.Contains(content.Audiences, au) {
 		return nil, apierror.NotFound("No audience "+strconv.Quote(truncate(au))+".", "Audiences are "+strings.Join(content.Audiences, ", ")+".")
 	}
-	return s.filtered(r, store.ArticleFilter{Audience: au}, "/audience/"+au+"/", "For "+strings.ToLower(label(au)), "Articles written for "+strings.ToLower(label(au))+".",
+	return s.filtered(r, store.ArticleFilter{Audience: au}, "/audience/"+au+"/", content.AudienceHeading(au), "Articles written for "+strings.ToLower(content.AudienceNames[au])+".",
 		"audience/"+au, store.TagAudience(au))
 }
 

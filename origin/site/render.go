@@ -19,6 +19,7 @@ import (
 	"github.com/yuin/goldmark/extension"
 	"github.com/yuin/goldmark/parser"
 
+	"github.com/invoicewire/invoicewire/internal/content"
 	"github.com/invoicewire/invoicewire/origin/respond"
 )
 
@@ -38,20 +39,19 @@ const HTMLType = "text/html; charset=utf-8"
 const ContentSecurityPolicy = "default-src 'none'; style-src 'self'; img-src 'self' https: data:; " +
 	"base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
-// ContentSignal is the site's AI-use preference (contentsignals.org): search
-// and answers that cite the articles yes, model training no. It is the
-// Content-Signal header of pages and twins and robots.txt's line.
-const ContentSignal = "search=yes, ai-input=yes, ai-train=no"
+// ContentSignal is the site's AI-use preference, respond.ContentSignal:
+// robots.txt's line, and the Content-Signal field the origin's writer adds
+// to every page, twin, feed, llms.txt and calendar.
+const ContentSignal = respond.ContentSignal
 
 // pageHeaders are the security headers of every HTML page. X-Content-Type-
-// Options: nosniff is added by the origin to every response.
+// Options: nosniff and Content-Signal are added by the origin's writer.
 var pageHeaders = http.Header{
 	"Content-Security-Policy":    {ContentSecurityPolicy},
 	"Referrer-Policy":            {"strict-origin-when-cross-origin"},
 	"X-Frame-Options":            {"DENY"},
 	"Cross-Origin-Opener-Policy": {"same-origin"},
 	"Permissions-Policy":         {"camera=(), microphone=(), geolocation=(), interest-cohort=()"},
-	"Content-Signal":             {ContentSignal},
 }
 
 // markdown renders article bodies: GitHub-flavoured markdown (tables,
@@ -149,13 +149,21 @@ var funcs = template.FuncMap{
 	"add":   func(a, b int) int { return a + b },
 }
 
-// labels are the human names of section, audience and status values.
-var labels = map[string]string{
-	"mandates": "Mandates", "network": "Network", "vendors": "Vendors", "policy": "Policy", "specs": "Specifications", "guides": "Guides",
-	"biz": "Businesses", "ap": "Accounts payable", "vendor": "Vendors and providers",
-	"live": "Live", "phased-rollout": "Phased roll-out", "scheduled": "Scheduled", "planned": "Planned",
-	"b2g-only": "B2G only", "reporting-only": "Reporting only", "voluntary": "Voluntary",
-}
+// labels are the human names of section, audience and status values; the
+// sections' and audiences' are content's, which their feeds are titled by.
+var labels = func() map[string]string {
+	m := map[string]string{
+		"live": "Live", "phased-rollout": "Phased roll-out", "scheduled": "Scheduled", "planned": "Planned",
+		"b2g-only": "B2G only", "reporting-only": "Reporting only", "voluntary": "Voluntary",
+	}
+	for k, v := range content.AudienceNames {
+		m[k] = v
+	}
+	for k, v := range content.SectionNames {
+		m[k] = v
+	}
+	return m
+}()
 
 // label names a section, audience or mandate status for readers. "policy"
 // is both a section and an audience; both read "Policy".

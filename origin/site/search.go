@@ -5,6 +5,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,7 +19,13 @@ import (
 
 // AskFunc answers a question with the /ask engine (origin/ask). The search
 // page renders its answer; it never builds an index of its own.
-type AskFunc func(ctx context.Context, query string) (*ask.Answer, error)
+type AskFunc func(ctx context.Context, req ask.Request) (*ask.Answer, error)
+
+// SearchPageSize is how many articles a page of /search lists: the ask
+// engine's default answer, so the first page lists what POST /ask answers.
+// The engine ranks at most ask.MaxResults articles for a question, so a
+// search has at most ask.MaxResults/SearchPageSize pages.
+const SearchPageSize = ask.DefaultResults
 
 // searchView is the data of /search.
 type searchView struct {
@@ -27,6 +34,14 @@ type searchView struct {
 	Summary   []citedSentence
 	Citations []Link
 	Results   []searchResult
+	// Page is the page number; First and Last the positions, from 1, of
+	// its first and last result in the ranking.
+	Page, First, Last int
+	// Capped says the ranking stops at the engine's bound (ask.MaxResults)
+	// on this page, though more articles may match.
+	Capped bool
+	// MaxResults is the engine's bound, for the page to state.
+	MaxResults int
 }
 
 type citedSentence struct {
@@ -40,27 +55,42 @@ type searchResult struct {
 }
 
 // Search answers GET /search?q=: the /ask answer to q as a page, its quoted
-// summary with numbered citations first, then the articles. Without q (or
-// with only spaces) the page is the search form. q follows the limits of
-// /ask: at most ask.MaxQueryChars characters, else the JSON 400. The page
-// depends on every article, so any publication purges it.
+// summary with numbered citations first, then the articles, SearchPageSize
+// a page (?page=, as the listings: rel=prev/next, a page past the last a
+// 404). Without q (or with only spaces) the page is the search form. q
+// follows the limits of /ask: at most ask.MaxQueryChars characters, else
+// the JSON 400. The page depends on every article, so any publication
+// purges it.
 func (s *Site) Search(r *http.Request) (*respond.Response, error) {
 	keys := []string{store.TagList, store.TagSite}
 	query, err := respond.Query(r)
 	if err != nil {
 		return nil, err
 	}
-	vals := query["q"]
-	if len(vals) > 1 {
-		return nil, apierror.BadRequest("Give the q parameter once.", "Search with one question, as "+s.SiteRoot+"/search?q=peppol.")
+	q, _, err := respond.Single(query, "q")
+	if err != nil {
+		return nil, err
 	}
-	q := ""
-	if len(vals) == 1 {
-		q = strings.TrimSpace(vals[0])
+	q = strings.TrimSpace(q)
+	if !utf8.ValidString(q) {
+		return nil, apierror.BadRequest("q is not valid UTF-8.",
+			"Percent-encode the question's UTF-8 bytes: é is %C3%A9 (a form on a UTF-8 page sends it so), not the Latin-1 %E9.")
 	}
-	if n := utf8.RuneCountInString(q); n > ask.MaxQueryChars || !utf8.ValidString(q) {
+	if n := utf8.RuneCountInString(q); n > ask.MaxQueryChars {
 		return nil, apierror.BadRequest(fmt.Sprintf("q has %d characters; at most %d are allowed.", n, ask.MaxQueryChars),
 			"Shorten the question to "+strconv.Itoa(ask.MaxQueryChars)+" characters or fewer.")
+	}
+	n, err := pageNumber(r)
+	if err != nil {
+		return nil, err
+	}
+	noPage := func() error {
+		e := apierror.NotFound("There is no page "+strconv.Itoa(n)+" of this search.", "The first page is "+s.SiteRoot+searchURL(q, 1)+".")
+		e.SurrogateKeys = keys
+		return e
+	}
+	if q == "" && n > 1 {
+		return nil, noPage()
 	}
 	title := "Search · Invoicewire"
 	if q != "" {
@@ -68,16 +98,35 @@ func (s *Site) Search(r *http.Request) (*respond.Response, error) {
 	}
 	h := s.NewHead(title, "Search Invoicewire's e-invoicing news.", "/search")
 	h.Query = q
-	v := searchView{Head: h, Query: q}
+	v := searchView{Head: h, Query: q, Page: n, MaxResults: ask.MaxResults}
 	if q != "" {
 		if s.Ask == nil {
 			return nil, fmt.Errorf("site: search needs the ask engine")
 		}
-		a, err := s.Ask(r.Context(), q)
+		// The engine has no offset: page n is the tail of the best n
+		// pages, asked with one more to tell whether a next page exists.
+		a, err := s.Ask(r.Context(), ask.Request{Query: q, MaxResults: min(n*SearchPageSize+1, ask.MaxResults)})
 		if err != nil {
 			return nil, err
 		}
-		fillAnswer(&v, a, s.SiteRoot)
+		start, end := (n-1)*SearchPageSize, min(n*SearchPageSize, len(a.Results))
+		if n > 1 && start >= len(a.Results) {
+			return nil, noPage()
+		}
+		page := *a
+		page.Results = a.Results[start:end]
+		if n > 1 {
+			// The summary answers the question once, on the first page.
+			page.Summary = nil
+			v.Title += " (page " + strconv.Itoa(n) + ")"
+			v.Prev = searchURL(q, n-1)
+		}
+		if len(a.Results) > end {
+			v.Next = searchURL(q, n+1)
+		}
+		v.First, v.Last = start+1, end
+		v.Capped = end == ask.MaxResults
+		fillAnswer(&v, &page, s.SiteRoot)
 	}
 	resp, err := render("search", v, keys...)
 	if err != nil {
@@ -88,6 +137,21 @@ func (s *Site) Search(r *http.Request) (*respond.Response, error) {
 		resp.Header = withRobots(resp.Header, "noindex")
 	}
 	return resp, nil
+}
+
+// searchURL is the site path of page n of the search for q.
+func searchURL(q string, n int) string {
+	v := url.Values{}
+	if q != "" {
+		v.Set("q", q)
+	}
+	if n > 1 {
+		v.Set("page", strconv.Itoa(n))
+	}
+	if len(v) == 0 {
+		return "/search"
+	}
+	return "/search?" + v.Encode()
 }
 
 // fillAnswer turns the engine's answer into the page's summary and results.

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -620,4 +622,85 @@ func TestBadInput(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestParameterMessages: a page's 400 says what is wrong with the
+// parameter sent, in the API's words: a parameter given twice is that,
+// whatever its values, and a question that is not UTF-8 is not reported
+// as too long.
+func TestParameterMessages(t *testing.T) {
+	inst := origintest.Start(t)
+	testCases := []struct {
+		path, message string
+	}{
+		{"/?page=2&page=3", "Parameter page is given more than once."},
+		{"/section/network/?page=1&page=1", "Parameter page is given more than once."},
+		{"/?page=abc", `page is not a whole number in plain digits: "abc".`},
+		{"/?page=0", "page 0 is out of range."},
+		{"/?page=01", `page "01" starts with a zero.`},
+		{"/?page=99999999999999999999", "page 99999999999999999999 is out of range."},
+		{"/mandates?region=eu&region=eu", "Parameter region is given more than once."},
+		{"/mandates.md?obligation=report&obligation=issue", "Parameter obligation is given more than once."},
+		{"/mandates?region=mars", `Unknown region "mars".`},
+		{"/calendar/mandates.ics?country=de&country=de", "Parameter country is given more than once."},
+		{"/calendar/mandates.ics?country=DE", `country must be a two-letter lowercase ISO 3166-1 alpha-2 code, got "DE".`},
+		{"/search?q=caf%E9", "q is not valid UTF-8."},
+		{"/search?q=a&q=b", "Parameter q is given more than once."},
+		{"/api/v1/articles?limit=1&limit=2", "Parameter limit is given more than once."},
+	}
+	for _, tc := range testCases {
+		resp, body := get(t, inst, tc.path)
+		var e struct {
+			Error struct{ Code, Message, Hint string } `json:"error"`
+		}
+		if err := json.Unmarshal(body, &e); err != nil || resp.StatusCode != 400 || e.Error.Code != "bad_request" {
+			t.Errorf("%s: %d %s", tc.path, resp.StatusCode, body)
+			continue
+		}
+		if e.Error.Message != tc.message || e.Error.Hint == "" {
+			t.Errorf("%s: message %q (hint %q), want %q", tc.path, e.Error.Message, e.Error.Hint, tc.message)
+		}
+	}
+}
+
+// TestFeedTitlesAreThePagesHeadings: a section's or audience's feed is
+// titled as its page is headed ("Specifications", "For accounts
+// payable"), in the catalog and in the feed itself, never by the filter
+// value.
+func TestFeedTitlesAreThePagesHeadings(t *testing.T) {
+	inst := origintest.Start(t)
+	_, body := get(t, inst, "/api/v1/feeds")
+	var cat catalog
+	if err := json.Unmarshal(body, &cat); err != nil {
+		t.Fatal(err)
+	}
+	titles := map[string]string{}
+	for _, f := range cat.Items {
+		titles[strings.TrimPrefix(f.URL, inst.SiteRoot)] = f.Title
+	}
+	h1 := regexp.MustCompile(`<h1>([^<]+)</h1>`)
+	for _, name := range append(prefixed("section/", content.Sections), prefixed("audience/", content.Audiences)...) {
+		_, page := get(t, inst, "/"+name+"/")
+		m := h1.FindSubmatch(page)
+		if m == nil {
+			t.Fatalf("/%s/ has no heading", name)
+		}
+		want := "Invoicewire: " + html.UnescapeString(string(m[1]))
+		if got := titles["/feeds/"+name+".xml"]; got != want+" (RSS)" {
+			t.Errorf("the catalog titles /feeds/%s.xml %q, want %q", name, got, want+" (RSS)")
+		}
+		_, feed := get(t, inst, "/feeds/"+name+".json")
+		var f struct{ Title string }
+		if err := json.Unmarshal(feed, &f); err != nil || f.Title != want {
+			t.Errorf("/feeds/%s.json is titled %q, want %q (%v)", name, f.Title, want, err)
+		}
+	}
+}
+
+func prefixed(prefix string, values []string) []string {
+	out := make([]string, len(values))
+	for i, v := range values {
+		out[i] = prefix + v
+	}
+	return out
 }

@@ -65,14 +65,18 @@ func ClientOf(r *http.Request) string {
 }
 
 // Authenticated wraps h so it runs only for a valid bearer token carrying
-// scope (docs/decisions.md, bearer tokens): none → 401; unknown, expired or revoked → 401 with
-// error="invalid_token"; a token without the scope → 403. The origin is
+// scope (docs/decisions.md, bearer tokens): none → 401; a Bearer credential that is no token
+// ("Bearer", "Bearer a b") → 400 error="invalid_request" (RFC 6750 §3.1); unknown, expired or
+// revoked → 401 with error="invalid_token"; a token without the scope → 403. The origin is
 // authoritative: it looks the token up in Redis on every request.
 func (s *Service) Authenticated(scope string, h respond.Handler) respond.Handler {
 	return func(r *http.Request) (*respond.Response, error) {
 		raw, present := token.FromHeader(r.Header)
 		if !present {
 			return nil, token.Unauthorized(s.cfg.SiteRoot, r.Method, false)
+		}
+		if token.Malformed(r.Header) {
+			return nil, token.MalformedRequest(s.cfg.SiteRoot)
 		}
 		rec, err := token.Lookup(r.Context(), s.subs.Client(), raw, s.cfg.Now())
 		if errors.Is(err, token.ErrInvalid) {
@@ -113,6 +117,10 @@ const (
 	maxSecret = 1024
 )
 
+// lookupRetryAfter is the Retry-After, in seconds, of a subscription
+// refused because the receiver's host could not be resolved just now.
+const lookupRetryAfter = "10"
+
 // created is the 201 answer (openapi SubscriptionCreated).
 type created struct {
 	webhook.Public
@@ -142,6 +150,18 @@ func (s *Service) Create(r *http.Request) (*respond.Response, error) {
 		var ue *netguard.URLError
 		if errors.As(err, &ue) {
 			return nil, apierror.BadRequest(ue.Reason, "Use an https URL without user:password@, at most 2048 characters, whose host resolves to public addresses.")
+		}
+		var le *netguard.LookupError
+		if errors.As(err, &le) {
+			// The resolver failed (a timeout, SERVFAIL, none reachable),
+			// not the client: 503 with Retry-After (RFC 9110 §15.6.4), and
+			// nothing stored, so the same request may simply be sent again
+			// (an Idempotency-Key is released on an error).
+			e := apierror.New(http.StatusServiceUnavailable,
+				fmt.Sprintf("The url's host %q could not be resolved just now.", le.Host),
+				"This is a temporary failure on our side; send the same request again shortly.")
+			e.Header = http.Header{"Retry-After": {lookupRetryAfter}}
+			return nil, e
 		}
 		return nil, err
 	}

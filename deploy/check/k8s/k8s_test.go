@@ -503,6 +503,10 @@ func listens(t *testing.T, o *objects, p pod, c corev1.Container) (ports map[int
 			ports[int32(n)] = "Caddyfile site :" + m[1]
 		}
 	case "redis":
+		if isRedisExporter(c) {
+			ports[9121] = "redis_exporter METRICS (--web.listen-address :9121)"
+			break
+		}
 		ports[6379] = "redis.conf port"
 		ports[16379] = "cluster bus (port + 10000)"
 	}
@@ -527,8 +531,14 @@ func checkProbesAndPorts(t *testing.T, root string, o *objects) {
 			if p.meta.Annotations["prometheus.io/path"] != "/metrics" {
 				t.Errorf("%s: prometheus.io/path must be /metrics", p.owner)
 			}
-		} else if comp != "redis" {
+		} else {
 			t.Errorf("%s: no prometheus.io/scrape annotation: its metrics would never be collected", p.owner)
+		}
+		if scrapePort != "" {
+			n, err := strconv.Atoi(scrapePort)
+			if err != nil || !hasPort(p.spec, intstr.FromInt(n)) {
+				t.Errorf("%s: prometheus.io/port %q is not a container port", p.owner, scrapePort)
+			}
 		}
 		for _, c := range p.spec.Containers {
 			what := p.owner + "/" + c.Name
@@ -570,7 +580,7 @@ func checkProbesAndPorts(t *testing.T, root string, o *objects) {
 			if scrapePort != "" {
 				n, err := strconv.Atoi(scrapePort)
 				if err != nil || containerPort(c, intstr.FromInt(n)) == 0 {
-					t.Errorf("%s: prometheus.io/port %q is not a container port", what, scrapePort)
+					continue // another container's port (checked above)
 				} else if src := real[int32(n)]; comp != "edge" && !strings.Contains(src, "METRICS") || comp == "edge" && n == 8080 {
 					t.Errorf("%s: prometheus.io/port %d is not the metrics listener (%s)", what, n, src)
 				}
@@ -782,31 +792,84 @@ func TestExternalSecretsDocumented(t *testing.T) {
 	}
 }
 
-// TestCaddyfileFollowsProduction: the Kubernetes Caddyfile keeps every
-// directive of caddyfile/Caddyfile.production (the edge's own production
-// example), except those for certificates, which the Ingress handles here.
-func TestCaddyfileFollowsProduction(t *testing.T) {
-	root := repo.Root(t)
-	directives := func(path string) map[string]bool {
-		b, err := os.ReadFile(filepath.Join(root, path))
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := map[string]bool{}
-		for _, m := range regexp.MustCompile(`(?m)^\t([a-z_]+)`).FindAllStringSubmatch(string(b), -1) {
-			out[m[1]] = true
-		}
-		return out
+// caddyfileExceptions are the directives of caddyfile/Caddyfile.production
+// the Kubernetes Caddyfile leaves out, by block path; its header must name
+// each (in backquotes) among the ways it differs.
+var caddyfileExceptions = map[string]string{
+	"global/email":                              "ACME account: TLS ends at the Ingress",
+	"global/servers/listener_wrappers/tls":      "TLS ends at the Ingress",
+	"site/log":                                  "no access log",
+	"site/handle/reverse_proxy/health_uri":      "passive health: no active checks on dynamic upstreams",
+	"site/handle/reverse_proxy/health_interval": "passive health: no active checks on dynamic upstreams",
+}
+
+// caddyfileDirectives returns the directives of a Caddyfile by block path:
+// "global/servers/timeouts/read_header", "site/handle/reverse_proxy/...";
+// every site block is "site".
+func caddyfileDirectives(t *testing.T, root, path string) map[string]bool {
+	b, err := os.ReadFile(filepath.Join(root, path))
+	if err != nil {
+		t.Fatal(err)
 	}
-	prod := directives("caddyfile/Caddyfile.production")
-	k8s := directives("deploy/k8s/base/Caddyfile")
-	for _, d := range repo.Sorted(prod) {
-		if d == "email" { // ACME account: TLS ends at the Ingress
+	out := map[string]bool{}
+	var stack []string
+	for _, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		if !k8s[d] {
-			t.Errorf("caddyfile/Caddyfile.production uses %s, deploy/k8s/base/Caddyfile does not", d)
+		if line == "}" {
+			if len(stack) > 0 {
+				stack = stack[:len(stack)-1]
+			}
+			continue
 		}
+		name := strings.Fields(line)[0]
+		if len(stack) == 0 {
+			if line == "{" {
+				stack = append(stack, "global")
+			} else if strings.HasSuffix(line, "{") {
+				stack = append(stack, "site")
+			}
+			continue
+		}
+		p := strings.Join(stack, "/") + "/" + name
+		out[p] = true
+		if strings.HasSuffix(line, "{") {
+			stack = append(stack, name)
+		}
+	}
+	return out
+}
+
+// TestCaddyfileFollowsProduction: the Kubernetes Caddyfile keeps every
+// directive of caddyfile/Caddyfile.production (the edge's own production
+// example), block by block, except those its header names as left out.
+func TestCaddyfileFollowsProduction(t *testing.T) {
+	root := repo.Root(t)
+	prod := caddyfileDirectives(t, root, "caddyfile/Caddyfile.production")
+	k8s := caddyfileDirectives(t, root, "deploy/k8s/base/Caddyfile")
+	b, err := os.ReadFile(filepath.Join(root, "deploy", "k8s", "base", "Caddyfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	header, _, _ := strings.Cut(string(b), "\n{")
+	for _, d := range repo.Sorted(prod) {
+		if k8s[d] {
+			continue
+		}
+		why, ok := caddyfileExceptions[d]
+		if !ok {
+			t.Errorf("caddyfile/Caddyfile.production has %s, deploy/k8s/base/Caddyfile does not", d)
+			continue
+		}
+		name := d[strings.LastIndex(d, "/")+1:]
+		if !strings.Contains(header, "`"+name+"`") {
+			t.Errorf("deploy/k8s/base/Caddyfile leaves out %s (%s), but its header does not name `%s` among the ways it differs", d, why, name)
+		}
+	}
+	if len(prod) < 50 || len(k8s) < 50 {
+		t.Errorf("read %d directives of the production Caddyfile and %d of the Kubernetes one: the parser is off", len(prod), len(k8s))
 	}
 }
 

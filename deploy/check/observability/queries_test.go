@@ -23,7 +23,7 @@ import (
 
 // requiredAlerts are the alerts issue 9 and docs/operations.md promise.
 var requiredAlerts = []string{
-	"InvoicewireHighErrorRate", "InvoicewireOriginDown", "InvoicewireCacheHitRatioCollapse",
+	"InvoicewireHighErrorRate", "InvoicewireEdgeDown", "InvoicewireOriginDown", "InvoicewireCacheHitRatioCollapse",
 	"InvoicewireWebhookBacklog", "InvoicewireWebhookDeadLetters", "InvoicewireRedisUnreachable",
 }
 

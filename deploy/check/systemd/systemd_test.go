@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -27,9 +28,17 @@ var hardening = []string{
 	"DynamicUser", "UMask",
 }
 
+// egress are the units whose process reaches hosts anywhere on the
+// internet, and why: no IPAddressDeny= may cut them off (the processes'
+// own dialers keep them off private addresses, internal/netguard).
+var egress = map[string]string{
+	"invoicewire-origin.service": "resolves webhook host names at subscribe time and fetches the jwks_uri of IW_IDJAG_ISSUERS",
+	"invoicewire-worker.service": "delivers webhooks",
+}
+
 // maxExposure is the highest `systemd-analyze security` exposure allowed,
-// in its tenths (25 = 2.5, "OK").
-const maxExposure = "25"
+// in its tenths (16 = 1.6, "OK"): the figure docs/operations.md promises.
+const maxExposure = "16"
 
 type unitFile struct {
 	name string
@@ -110,6 +119,9 @@ func TestUnits(t *testing.T) {
 					t.Errorf("missing hardening option %s=", h)
 				}
 			}
+			if why, ok := egress[u.name]; ok && len(u.get("Service", "IPAddressDeny")) > 0 {
+				t.Errorf("IPAddressDeny=%q, but the process %s (DNS and HTTPS to any address)", u.get("Service", "IPAddressDeny"), why)
+			}
 			if v := u.get("Service", "Restart"); len(v) != 1 || v[0] != "on-failure" {
 				t.Errorf("Restart=%q, want on-failure", v)
 			}
@@ -121,13 +133,160 @@ func TestUnits(t *testing.T) {
 				}
 			}
 			if u.name == "invoicewire-redis.service" {
-				conf := u.get("Service", "ExecStart")[0]
-				if !strings.Contains(conf, "/etc/invoicewire/redis.conf") {
+				direct, loaded := reads(u)
+				if !slices.Contains(append(direct, loaded...), "/etc/invoicewire/redis.conf") {
 					t.Errorf("redis-server does not read /etc/invoicewire/redis.conf (deploy/systemd/invoicewire-redis.conf)")
 				}
 			}
 		})
 	}
+}
+
+// credentials are a unit's LoadCredential= entries: credential id → the
+// file systemd reads (as root) for it.
+func credentials(u unitFile) map[string]string {
+	out := map[string]string{}
+	for _, v := range u.get("Service", "LoadCredential") {
+		if id, path, ok := strings.Cut(v, ":"); ok {
+			out[id] = path
+		}
+	}
+	return out
+}
+
+// reads are the files of /etc/invoicewire a unit's processes need: direct,
+// the paths on its command lines, which the process opens itself; loaded,
+// the files behind the credentials those command lines name (%d/ID or
+// ${CREDENTIALS_DIRECTORY}/ID), which systemd reads for it as root.
+func reads(u unitFile) (direct, loaded []string) {
+	creds := credentials(u)
+	for _, key := range []string{"ExecStartPre", "ExecStart", "ExecReload"} {
+		for _, line := range u.get("Service", key) {
+			for _, arg := range strings.Fields(line) {
+				for _, dir := range []string{"%d/", "${CREDENTIALS_DIRECTORY}/", "$CREDENTIALS_DIRECTORY/"} {
+					if id, ok := strings.CutPrefix(arg, dir); ok {
+						loaded = append(loaded, creds[id])
+					}
+				}
+				if strings.HasPrefix(arg, "/etc/invoicewire/") {
+					direct = append(direct, arg)
+				}
+			}
+		}
+	}
+	return direct, loaded
+}
+
+// installed reads the install commands of docs/operations.md's VM section:
+// destination → mode and source.
+func installed(t *testing.T, root string) map[string][2]string {
+	b, err := os.ReadFile(filepath.Join(root, "docs", "operations.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(b), "## Deploying on one VM (systemd)")
+	if !ok {
+		t.Fatal(`docs/operations.md has no section "## Deploying on one VM (systemd)"`)
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	out := map[string][2]string{}
+	for _, line := range strings.Split(section, "\n") {
+		line, _, _ = strings.Cut(line, "#")
+		f := strings.Fields(line)
+		if len(f) < 5 || f[0] != "install" || f[1] != "-m" {
+			continue
+		}
+		mode, srcs, dest := f[2], f[3:len(f)-1], f[len(f)-1]
+		var files []string
+		for _, src := range srcs {
+			m, _ := filepath.Glob(filepath.Join(root, src))
+			for _, p := range m {
+				rel, _ := filepath.Rel(root, p)
+				files = append(files, rel)
+			}
+			if len(m) == 0 {
+				files = append(files, src)
+			}
+		}
+		if strings.HasSuffix(dest, "/") {
+			for _, src := range files {
+				out[dest+filepath.Base(src)] = [2]string{mode, src}
+			}
+		} else if len(files) == 1 {
+			out[dest] = [2]string{mode, srcs[0]}
+		}
+	}
+	if len(out) == 0 {
+		t.Fatal("docs/operations.md: no `install -m MODE SOURCE DEST` commands in the VM section")
+	}
+	return out
+}
+
+// TestInstallInstructions: every file a unit needs is installed by
+// docs/operations.md's commands, and readable by whoever reads it. A
+// DynamicUser= process is neither root nor in a file's group, so what it
+// opens itself must be readable by all; EnvironmentFile= and
+// LoadCredential= files are read by systemd as root and may stay private
+// (and must, when they hold the Redis password).
+func TestInstallInstructions(t *testing.T) {
+	root := repo.Root(t)
+	inst := installed(t, root)
+	for _, u := range units(t, root) {
+		t.Run(u.name, func(t *testing.T) {
+			if _, ok := inst["/etc/systemd/system/"+u.name]; !ok {
+				t.Errorf("the instructions do not install %s into /etc/systemd/system/", u.name)
+			}
+			dynamic := slices.Contains(u.get("Service", "DynamicUser"), "yes")
+			direct, loaded := reads(u)
+			for _, path := range direct {
+				in, ok := inst[path]
+				if !ok {
+					t.Errorf("reads %s, which the instructions do not install", path)
+					continue
+				}
+				mode, err := strconv.ParseUint(in[0], 8, 32)
+				if err != nil {
+					t.Errorf("install -m %s %s: not an octal mode", in[0], path)
+					continue
+				}
+				if dynamic && mode&0o004 == 0 {
+					t.Errorf("its dynamic user opens %s, installed with mode %s (root's): Permission denied. Make it readable by all, or load it with LoadCredential=", path, in[0])
+				}
+			}
+			for _, id := range repo.Sorted(mapKeys(credentials(u))) {
+				if !slices.Contains(loaded, credentials(u)[id]) {
+					t.Errorf("LoadCredential=%s:%s: no command line reads %%d/%s", id, credentials(u)[id], id)
+				}
+			}
+			for _, p := range append(u.get("Service", "EnvironmentFile"), loaded...) {
+				p = strings.TrimPrefix(p, "-")
+				in, ok := inst[p]
+				if !ok {
+					t.Errorf("systemd loads %s for it, which the instructions do not install", p)
+					continue
+				}
+				if mode, _ := strconv.ParseUint(in[0], 8, 32); mode&0o007 != 0 && secret(t, root, in[1]) {
+					t.Errorf("%s holds the Redis password but is installed with mode %s, readable by all", p, in[0])
+				}
+			}
+			bin := strings.Fields(u.get("Service", "ExecStart")[0])[0]
+			if strings.HasPrefix(bin, "/usr/local/bin/") {
+				if in, ok := inst[bin]; !ok || in[0] != "0755" {
+					t.Errorf("runs %s, which the instructions do not install with mode 0755", bin)
+				}
+			}
+		})
+	}
+}
+
+// secret reports whether the repository file src holds a password.
+func secret(t *testing.T, root, src string) bool {
+	b, err := os.ReadFile(filepath.Join(root, src))
+	if err != nil {
+		t.Errorf("the instructions install %s, which does not exist: %v", src, err)
+		return false
+	}
+	return strings.Contains(string(b), "requirepass") || strings.Contains(string(b), "redis://:")
 }
 
 // TestExposure rates each unit with `systemd-analyze security --offline`.

@@ -1,0 +1,90 @@
+// Package docs checks the configuration tables of README.md and
+// docs/edge-gateway.md against the code: every IW_* variable the
+// repository reads is in README's table, and each default these tables give
+// for an edge variable is the one `make run`'s Caddyfile (caddyfile/Caddyfile)
+// falls back to.
+package docs
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/invoicewire/invoicewire/deploy/check/repo"
+)
+
+// section returns the text under the heading (up to the next heading of
+// the same level) of a repository file.
+func section(t *testing.T, root, file, heading string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	level := heading[:strings.Index(heading, " ")+1]
+	_, sec, ok := strings.Cut(string(b), "\n"+heading+"\n")
+	if !ok {
+		t.Fatalf("%s has no heading %q", file, heading)
+	}
+	sec, _, _ = strings.Cut(sec, "\n"+level)
+	return sec
+}
+
+// TestREADMENamesEveryVariable: README's Configuration section names every
+// IW_* variable a Go file or a Caddyfile of the repository reads.
+func TestREADMENamesEveryVariable(t *testing.T) {
+	root := repo.Root(t)
+	sec := section(t, root, "README.md", "## Configuration")
+	for _, v := range repo.Sorted(repo.KnownVars(t, root)) {
+		if strings.HasPrefix(v, "IW_REDISTEST_") { // the test suite's own (internal/redistest)
+			continue
+		}
+		if !strings.Contains(sec, "`"+v+"`") {
+			t.Errorf("README.md's Configuration section does not name %s", v)
+		}
+	}
+}
+
+var (
+	row         = regexp.MustCompile("(?m)^\\| `(IW_[A-Z0-9_]+)` \\| ([^|]*) \\|")
+	placeholder = regexp.MustCompile(`\{\$(IW_[A-Z0-9_]+):([^}]*)\}`)
+)
+
+// TestEdgeDefaults: where README's or docs/edge-gateway.md's table gives a
+// default for a variable caddyfile/Caddyfile reads with a fallback, the
+// default cell starts with that fallback (in backquotes), or says
+// "empty"/"unset" when the fallback is empty.
+func TestEdgeDefaults(t *testing.T) {
+	root := repo.Root(t)
+	b, err := os.ReadFile(filepath.Join(root, "caddyfile", "Caddyfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fallback := map[string]string{}
+	for _, m := range placeholder.FindAllStringSubmatch(string(b), -1) {
+		fallback[m[1]] = m[2]
+	}
+	for _, doc := range []struct{ file, heading string }{
+		{"README.md", "## Configuration"},
+		{"docs/edge-gateway.md", "## Configuration"},
+	} {
+		for _, m := range row.FindAllStringSubmatch(section(t, root, doc.file, doc.heading), -1) {
+			name, cell := m[1], strings.TrimSpace(m[2])
+			want, ok := fallback[name]
+			if !ok {
+				continue
+			}
+			if want == "" {
+				if !strings.HasPrefix(cell, "empty") && !strings.HasPrefix(cell, "unset") {
+					t.Errorf("%s: %s defaults to %q, but caddyfile/Caddyfile's fallback is empty", doc.file, name, cell)
+				}
+				continue
+			}
+			if !strings.HasPrefix(cell, "`"+want+"`") {
+				t.Errorf("%s: %s defaults to %q, but caddyfile/Caddyfile falls back to %q", doc.file, name, cell, want)
+			}
+		}
+	}
+}

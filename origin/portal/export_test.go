@@ -1,0 +1,4 @@
+package portal
+
+// FromPattern is fromPattern, for the tests.
+var FromPattern = fromPattern
