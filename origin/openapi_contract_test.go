@@ -142,6 +142,7 @@ func TestContract(t *testing.T) {
 		{desc: "ask, overlong query", method: "POST", path: "/ask", header: jsonBody, body: `{"query":"` + strings.Repeat("x", 501) + `"}`, want: 400},
 		{desc: "ask, invalid JSON", method: "POST", path: "/ask", header: jsonBody, body: `{"query":`, want: 400},
 		{desc: "ask, max_results out of range", method: "POST", path: "/ask", header: jsonBody, body: `{"query":"Peppol","prefer":{"max_results":51}}`, want: 400},
+		{desc: "ask, max_results 0 is out of range, not the default", method: "POST", path: "/ask", header: jsonBody, body: `{"query":"Peppol","prefer":{"max_results":0}}`, want: 400},
 		{desc: "ask, prefer.streaming false wins over Accept: text/event-stream", method: "POST", path: "/ask",
 			header: http.Header{"Content-Type": {"application/json"}, "Accept": {"text/event-stream"}}, body: `{"query":"Peppol BIS Billing in Germany","prefer":{"streaming":false}}`, want: 200},
 		{desc: "ask, bad input with Accept: text/event-stream is still JSON", method: "POST", path: "/ask",

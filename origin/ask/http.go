@@ -164,11 +164,14 @@ func readRequest(r *http.Request) (req Request, stream bool, err error) {
 	}
 	stream = acceptsEventStream(r.Header)
 	if wr.Prefer != nil {
-		if wr.Prefer.MaxResults != nil {
-			req.MaxResults = *wr.Prefer.MaxResults
-			if req.MaxResults == 0 {
-				req.MaxResults = -1 // 0 is out of range, not "the default"
+		if n := wr.Prefer.MaxResults; n != nil {
+			// Checked here, as sent: Request.MaxResults 0 means "the
+			// default" to Go callers, but a client that sends 0 asks for
+			// something out of range and is told so with its own value.
+			if *n < 1 || *n > MaxResults {
+				return req, false, maxResultsError(*n)
 			}
+			req.MaxResults = *n
 		}
 		if wr.Prefer.Streaming != nil {
 			// The body's preference is the client's own word for this

@@ -50,3 +50,40 @@ func TestStreamingPreference(t *testing.T) {
 		})
 	}
 }
+
+// TestMaxResultsOutOfRange checks that a prefer.max_results outside 1..50 is
+// the contract's JSON 400 naming the value the client sent, streamed or not:
+// 0 is out of range, not "the default", and is reported as 0.
+func TestMaxResultsOutOfRange(t *testing.T) {
+	_, srv := serveReal(t)
+	testCases := []struct {
+		desc, body, wantValue string
+	}{
+		{desc: "zero", body: `{"query":"Peppol","prefer":{"max_results":0}}`, wantValue: "prefer.max_results 0 "},
+		{desc: "zero, streaming asked", body: `{"query":"Peppol","prefer":{"max_results":0,"streaming":true}}`, wantValue: "prefer.max_results 0 "},
+		{desc: "negative", body: `{"query":"Peppol","prefer":{"max_results":-1}}`, wantValue: "prefer.max_results -1 "},
+		{desc: "one over the most", body: `{"query":"Peppol","prefer":{"max_results":51}}`, wantValue: "prefer.max_results 51 "},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			resp := post(t, srv, "application/json", tc.body, nil)
+			body := readBody(t, resp)
+			checkError(t, resp, body, http.StatusBadRequest)
+			var e struct {
+				Error struct {
+					Message string `json:"message"`
+					Hint    string `json:"hint"`
+				} `json:"error"`
+			}
+			if err := json.Unmarshal(body, &e); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(e.Error.Message, tc.wantValue) {
+				t.Errorf("message %q, want it to name the value sent (%q)", e.Error.Message, tc.wantValue)
+			}
+			if !strings.Contains(e.Error.Hint, "1 to 50") {
+				t.Errorf("hint %q does not say the range", e.Error.Hint)
+			}
+		})
+	}
+}

@@ -122,12 +122,18 @@ func (r Request) normalize() (Request, error) {
 	case r.MaxResults == 0:
 		r.MaxResults = DefaultResults
 	case r.MaxResults < 1 || r.MaxResults > MaxResults:
-		return r, apierror.BadRequest(fmt.Sprintf("prefer.max_results %d is out of range.", r.MaxResults), "prefer.max_results must be an integer from 1 to 50.")
+		return r, maxResultsError(r.MaxResults)
 	}
 	if r.RequestID == "" {
 		r.RequestID = newRequestID()
 	}
 	return r, nil
+}
+
+// maxResultsError is the 400 for a prefer.max_results outside 1..MaxResults,
+// naming the value sent.
+func maxResultsError(n int) error {
+	return apierror.BadRequest(fmt.Sprintf("prefer.max_results %d is out of range.", n), fmt.Sprintf("prefer.max_results must be an integer from 1 to %d, or left out for the default.", MaxResults))
 }
 
 func newRequestID() string { return events.NewID("req_", time.Now()) }
