@@ -213,6 +213,10 @@ type Quote struct {
 	// Header is set when Text is a row of a table: the table's header
 	// row, verbatim too, which says what each cell of the row is.
 	Header string `json:"header,omitempty"`
+	// LeadIn is set when Text is an item of a list that continues the
+	// sentence before the list: that sentence, verbatim too ("The draft
+	// order would:"), without which the item is not a statement.
+	LeadIn string `json:"lead_in,omitempty"`
 }
 
 // Answer is the answer to a Request.

@@ -100,6 +100,9 @@ type candidate struct {
 	margin  float64
 	// header is, for a table row, its table's header row.
 	header string
+	// leadIn is, for a list item that continues the sentence before its
+	// list, that sentence.
+	leadIn string
 }
 
 // refersBack matches a sentence that opens by referring to the one before
@@ -178,8 +181,13 @@ func (ix *Index) summarize(q *query, asked question, hits []hit) *Summary {
 	s := &Summary{Type: "SearchSummary", Citations: []string{}, Sentences: make([]Quote, 0, len(picked))}
 	texts := make([]string, 0, len(picked))
 	for _, p := range picked {
+		quote := Quote{Text: p.text, URL: p.url, Header: p.header, LeadIn: p.leadIn}
+		if p.leadIn != "" {
+			// The item reads as what it is only after its lead-in.
+			texts = append(texts, p.leadIn)
+		}
 		texts = append(texts, p.text)
-		s.Sentences = append(s.Sentences, Quote{Text: p.text, URL: p.url, Header: p.header})
+		s.Sentences = append(s.Sentences, quote)
 		if !containsString(s.Citations, p.url) {
 			s.Citations = append(s.Citations, p.url)
 		}
@@ -309,6 +317,17 @@ func (ix *Index) candidates(q *query, asked question, hits []hit, known float64)
 					}
 				}
 			}
+			if s.lead >= 0 {
+				// An item that continues its list's lead-in says what the
+				// lead-in says ("The draft order would: … bring all other
+				// businesses in … on 1 October 2028"), as a sentence that
+				// refers back does.
+				for _, p := range q.sentenceTerms(d, int(s.lead), nil) {
+					if !containsInt(matched, p) && !containsInt(context, p) {
+						context = append(context, p)
+					}
+				}
+			}
 			if row {
 				before = before[:0]
 				if !readableRow(s.text) || !spanKind(asked.kind) || asked.kind == askYesNo {
@@ -394,6 +413,9 @@ func (ix *Index) candidates(q *query, asked question, hits []hit, known float64)
 				}
 				c.header = d.sentence(int(s.head)).text
 			}
+			if s.lead >= 0 {
+				c.leadIn = d.sentence(int(s.lead)).text
+			}
 			cands = append(cands, c)
 		}
 	}
@@ -409,7 +431,7 @@ func (ix *Index) neighbour(c candidate, picked []candidate) (candidate, bool) {
 			continue
 		}
 		s := d.sentence(i)
-		if !s.quotable() || !readable(s.text, s.kind == kindItem) {
+		if !s.whole() || !readable(s.text, s.kind == kindItem) {
 			continue
 		}
 		dup := false
@@ -461,7 +483,7 @@ func fullerDate(asked question, cands []candidate, lead int) ([]candidate, int) 
 	d := l.doc
 	for i := range d.sentenceCount() {
 		s := d.sentence(i)
-		if i == l.sent || !s.quotable() || !readable(s.text, s.kind == kindItem) {
+		if i == l.sent || !s.whole() || !readable(s.text, s.kind == kindItem) {
 			continue
 		}
 		for _, m := range dateSpan.FindAllString(s.text, -1) {
