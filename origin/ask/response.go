@@ -204,6 +204,8 @@ type AnswerSpan struct {
 	URL string `json:"url"`
 	// Kind is what the question asked for: when, amount, name or yes-no.
 	Kind string `json:"kind"`
+	// DatePublished is set as in the Quote of Sentence.
+	DatePublished *time.Time `json:"datePublished,omitempty"`
 }
 
 // Quote is one sentence of a Summary and the article it comes from.
@@ -217,6 +219,10 @@ type Quote struct {
 	// sentence before the list: that sentence, verbatim too ("The draft
 	// order would:"), without which the item is not a statement.
 	LeadIn string `json:"lead_in,omitempty"`
+	// DatePublished is set when Text (or LeadIn) places something in
+	// time from the day it was written ("next year", "in six weeks"):
+	// the article's publication time, which those words count from.
+	DatePublished *time.Time `json:"datePublished,omitempty"`
 }
 
 // Answer is the answer to a Request.

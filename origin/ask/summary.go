@@ -187,6 +187,9 @@ func (ix *Index) summarize(q *query, asked question, hits []hit) *Summary {
 			texts = append(texts, p.leadIn)
 		}
 		texts = append(texts, p.text)
+		if relativeToWriting(p.leadIn) || relativeToWriting(p.text) {
+			quote.DatePublished = dateOf(p.doc)
+		}
 		s.Sentences = append(s.Sentences, quote)
 		if !containsString(s.Citations, p.url) {
 			s.Citations = append(s.Citations, p.url)
@@ -194,7 +197,7 @@ func (ix *Index) summarize(q *query, asked question, hits []hit) *Summary {
 	}
 	s.Text = strings.Join(texts, " ")
 	if p := picked[0]; p.spanned && p.margin < tieShare {
-		s.Answer = &AnswerSpan{Text: p.text[p.span.start:p.span.end], Sentence: p.text, URL: p.url, Kind: asked.kind.String()}
+		s.Answer = &AnswerSpan{Text: p.text[p.span.start:p.span.end], Sentence: p.text, URL: p.url, Kind: asked.kind.String(), DatePublished: s.Sentences[0].DatePublished}
 	}
 	return s
 }
