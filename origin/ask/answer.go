@@ -107,6 +107,9 @@ const (
 	// contextLeadWeight its weight in whether it states the answer.
 	contextWeight     = 0.75
 	contextLeadWeight = 0.4
+	// laterPhaseFactor discounts a later start of a sentence, for a
+	// question that names no phase.
+	laterPhaseFactor = 0.85
 	// proximityBytes is the distance at which a question word counts
 	// half (about ten words).
 	proximityBytes = 60
@@ -206,21 +209,49 @@ func (sp span) distance(at int) int {
 	return 0
 }
 
+// spanContext is what answerSpan reads of a sentence beyond its text.
+type spanContext struct {
+	// sentence is the whole sentence the text is of: the row, for a cell.
+	sentence string
+	// headPhases are the phases the title of the sentence's article
+	// names, in the dimensions the question names.
+	headPhases phases
+	// phases are the phases the question names (phasesOf), for a when or
+	// amount question.
+	phases phases
+	// row is set when text is a cell of a table row; cue is then its
+	// column's header.
+	row bool
+	cue string
+}
+
+// spanScore is the best span of a sentence and how well it answers.
+type spanScore struct {
+	sp span
+	// v is its score, second the score of the sentence's next best span.
+	v, second float64
+	ok        bool
+}
+
 // answerSpan finds the answer span in text that best answers the question,
 // and scores it: the share of the question's known idf that the sentence
 // covers (matched and context, as positions of q.terms), each word of
-// matched weighted by its closeness to the span (1 when adjacent, half at
-// about ten words, never under farWordWeight, which words covered without
-// a place in the text, the article's countries, get) and each of context at
+// matched weighted by its closeness to the span within the span's clause
+// (1 when adjacent, half at about ten words, never under farWordWeight,
+// which words elsewhere in the sentence and words covered without a place
+// in the text, the article's countries, get) and each of context at
 // contextWeight; times how well the span's type fits the question, and
 // raised when the question's focus (positions of q.terms) is next to it,
 // when the words before it bound it as the question does, and when a word
-// of obligation is near a question about an obligation. ok is false when
-// text has no span of the asked kind.
-func (ix *Index) answerSpan(q *query, asked question, text string, sc scanned, matched, context, focus []int, known float64) (best span, score float64, ok bool) {
+// of obligation is near a question about an obligation. A date is then
+// weighed by the event its words say happens on it (clause.go), discounted
+// when a change replaced it, and a span of a when or amount question by
+// the phase it is about. ok is false when text has no span of the asked
+// kind.
+func (ix *Index) answerSpan(q *query, asked question, text string, sc scanned, matched, context, focus []int, known float64, sctx *spanContext) (best spanScore) {
 	spans := answerSpans(asked, text)
 	if len(spans) == 0 || known == 0 {
-		return best, 0, false
+		return best
 	}
 	base := 0.0
 	for _, p := range context {
@@ -230,19 +261,66 @@ func (ix *Index) answerSpan(q *query, asked question, text string, sc scanned, m
 	if contradicts(asked, text) {
 		against = contradictionFactor
 	}
-	for _, sp := range spans {
-		if ix.restates(q, asked, text[sp.start:sp.end]) {
+	cuts := clauseCuts(text, spans, nil)
+	// A question that names no phase asks when the obligation first
+	// applies: of the dates a sentence says something starts on, the later
+	// ones are later phases' ("From 1 January 2027, businesses whose
+	// turnover… must send…; from 1 January 2028, all businesses must"), and
+	// so is a date its clause says follows or extends an earlier phase
+	// ("1 January 2028: the issuing obligation extends to all businesses").
+	var first calendarDate
+	anyPhase := asked.kind == askWhen && sctx.phases[phaseSize] == 0 && sctx.phases[phaseOrdinal] == 0 && sctx.phases[phaseScope] == 0
+	// The event of each date (clause.go); a table's date column says it
+	// in its header ("From", "Go live", "Appoint provider by").
+	var events []eventKind
+	if asked.kind == askWhen {
+		events = make([]eventKind, len(spans))
+		for k, sp := range spans {
+			cStart, _ := clauseAround(text, cuts, sp)
+			events[k] = dateEvent(text, cStart, sp)
+			if events[k] == eventNone && sctx.cue != "" {
+				events[k] = headerEvent(sctx.cue)
+			}
+			if d, ok := parseDate(text[sp.start:sp.end]); ok && anyPhase && events[k] == eventBegin && (first.year == 0 || d.before(first)) {
+				first = d
+			}
+		}
+	}
+	// lists[k] are the first and last index of the list spans[k] is in
+	// (itself, when it is in none).
+	lists := make([][2]int, len(spans))
+	for k := range spans {
+		lists[k] = [2]int{k, k}
+		if k > 0 && listedWith(text, spans[k-1], spans[k]) {
+			lists[k][0] = lists[k-1][0]
+		}
+	}
+	for k := len(spans) - 2; k >= 0; k-- {
+		if listedWith(text, spans[k], spans[k+1]) {
+			lists[k][1] = lists[k+1][1]
+		}
+	}
+	scores := make([]float64, len(spans))
+	at := -1 // best's index in spans
+	for k, sp := range spans {
+		if ix.restates(q, asked, text[sp.start:sp.end], text[sp.end:]) {
 			continue
 		}
 		if sp.name {
 			sp.fit *= ix.salience(text[sp.start:sp.end])
 		}
+		cStart, cEnd := clauseAround(text, cuts, sp)
+		// A row's words stand next to each of its cells (rowAnswer).
+		inClause := func(at int) bool { return sctx.row || at >= cStart && at < cEnd }
+		// The spans of a list ("€1,500, €3,000 and €5,000") are as
+		// near the words as the list is.
+		unit := span{start: spans[lists[k][0]].start, end: spans[lists[k][1]].end}
 		sum := base
 		for _, p := range matched {
 			w := farWordWeight
 			for _, sw := range sc.words {
-				if sw.pos == p {
-					w = max(w, 1/(1+float64(sp.distance(sw.at))/proximityBytes))
+				if sw.pos == p && inClause(sw.at) {
+					w = max(w, 1/(1+float64(unit.distance(sw.at))/proximityBytes))
 				}
 			}
 			sum += q.terms[p].idf * w
@@ -251,13 +329,31 @@ func (ix *Index) answerSpan(q *query, asked question, text string, sc scanned, m
 		if negated(text, sp.start) {
 			v *= negationFactor
 		}
-		if asked.kind == askWhen && asked.obliged && (datesAText(text, sp.start) || attributive(text, sp)) {
-			v *= asideFactor
+		if asked.kind == askWhen {
+			if asked.obliged && attributive(text, sp) {
+				v *= asideFactor
+			}
+			ev := events[k]
+			v *= eventFactor(asked.event, ev)
+			if d, ok := parseDate(text[sp.start:sp.end]); ok && ev == eventBegin && first.year > 0 && first.before(d) ||
+				anyPhase && ev != eventEnd && laterPhase.MatchString(text[cStart:cEnd]) {
+				v *= laterPhaseFactor
+			}
+			if superseded(text, cStart, sp) {
+				v *= supersededFactor
+			}
+		}
+		if asked.kind == askWhen || asked.kind == askAmount {
+			segment := sctx.sentence // a row's cells are one record
+			if !sctx.row {
+				segment = strongSegment(text, sp.start, sp.end)
+			}
+			v *= sctx.phases.factor(text[cStart:cEnd], segment, sctx.headPhases)
 		}
 		near := 0.0
 		for _, sw := range sc.words {
-			if containsInt(focus, sw.pos) {
-				near = max(near, 1/(1+float64(sp.distance(sw.at))/focusBytes))
+			if containsInt(focus, sw.pos) && inClause(sw.at) {
+				near = max(near, 1/(1+float64(unit.distance(sw.at))/focusBytes))
 			}
 		}
 		v *= 1 + focusBoost*near
@@ -272,23 +368,56 @@ func (ix *Index) answerSpan(q *query, asked question, text string, sc scanned, m
 			// starts, a date further along the sentence may not.
 			near := 0.0
 			for _, at := range sc.obliges {
-				near = max(near, 1-float64(sp.distance(at))/obligationBytes)
+				if inClause(at) {
+					near = max(near, 1-float64(unit.distance(at))/obligationBytes)
+				}
 			}
 			v *= 1 + (obligationBoost-1)*near
 		}
-		if v > score {
-			score, best, ok = v, sp, true
+		scores[k] = v
+		if v > best.v {
+			best, at = spanScore{sp: sp, v: v, ok: true}, k
 		}
 	}
-	return best, score, ok
+	if !best.ok {
+		return best
+	}
+	// Spans listed together ("€1,500, €3,000 and €5,000", "from 1 April
+	// 2028 to 1 April 2031") answer together: when the next best span of
+	// the sentence is listed with the best, the answer is the list, and
+	// what may rival it is a span outside it.
+	lo, hi := at, at
+	for lo > lists[at][0] && scores[lo-1] > 0 {
+		lo--
+	}
+	for hi < lists[at][1] && scores[hi+1] > 0 {
+		hi++
+	}
+	inList := 0.0
+	for k := lo; k <= hi; k++ {
+		if k != at {
+			inList = max(inList, scores[k])
+		}
+	}
+	if inList >= tieShare*best.v {
+		best.sp.start, best.sp.end = spans[lo].start, spans[hi].end
+	} else {
+		lo, hi = -1, -1
+	}
+	for k, v := range scores {
+		if (k < lo || k > hi) && k != at {
+			best.second = max(best.second, v)
+		}
+	}
+	return best
 }
 
 // restates reports whether a span only repeats the question: its words
 // are in the question ("…with revenue of AED 50m…" answers no "when"), or,
 // for a name, every word of it is a term of the question or it names a
 // country or specification the question names ("KSeF" for a question about
-// Poland's clearance platform).
-func (ix *Index) restates(q *query, asked question, s string) bool {
+// Poland's clearance platform). after is the text after the span.
+func (ix *Index) restates(q *query, asked question, s, after string) bool {
 	if containsWords(asked.lower, strings.ToLower(s)) {
 		return true
 	}
@@ -327,11 +456,27 @@ func (ix *Index) restates(q *query, asked question, s string) bool {
 		if !ok {
 			continue
 		}
-		if _, asked := q.pos[id]; asked && (f.start > 0 || f.end < len(seq) || strings.EqualFold(ix.entities.names[f.term], s)) {
+		if _, asked := q.pos[id]; asked && (f.start > 0 || f.end < len(seq) || strings.EqualFold(ix.entities.names[f.term], s) || qualifies(s, after)) {
 			return true
 		}
 	}
 	return false
+}
+
+// qualifies reports whether s, one capitalised word ("French"), is used
+// as an adjective: a lowercase word follows it ("the French model"). A
+// country's demonym so used restates the country; a platform's name is
+// written as a name ("Chorus Pro", "KSeF", "myDATA").
+func qualifies(s, after string) bool {
+	if strings.ContainsAny(s, " -/") || strings.ToLower(s[1:]) != s[1:] {
+		return false
+	}
+	rest, ok := strings.CutPrefix(after, " ")
+	if !ok {
+		return false
+	}
+	r, _ := utf8.DecodeRuneInString(rest)
+	return unicode.IsLower(r)
 }
 
 // salience rates a name span by its rarest word: "MikroeRačun" or
@@ -481,7 +626,9 @@ func containsWords(text, s string) bool {
 // by" over "31 July 2026"). So each cell is scored as a sentence of its
 // own, with the row's question words and its column's header words beside
 // it; the span returned is in row's offsets.
-func (ix *Index) rowAnswer(q *query, asked question, phrases []synPhrase, header, row string, matched, focus []int, known float64) (best span, score float64, ok bool) {
+func (ix *Index) rowAnswer(q *query, asked question, phrases []synPhrase, header, row string, matched, focus []int, known float64, sctx *spanContext) (best spanScore) {
+	cellCtx := *sctx
+	cellCtx.sentence, cellCtx.row = row, true
 	var rs, hs scanned
 	rs = ix.scan(q, row, rs)
 	hs = ix.scan(q, header, hs)
@@ -520,19 +667,27 @@ func (ix *Index) rowAnswer(q *query, asked question, phrases []synPhrase, header
 			}
 		}
 		cell := row[start:end]
-		sp, v, found := ix.answerSpan(q, asked, cell, sc, matched, nil, focus, known)
-		if !found {
+		cellCtx.cue = ""
+		if k < len(heads) {
+			hEnd := len(header)
+			if k+1 < len(heads) {
+				hEnd = heads[k+1] - len(cellSeparator)
+			}
+			cellCtx.cue = header[heads[k]:hEnd]
+		}
+		got := ix.answerSpan(q, asked, cell, sc, matched, nil, focus, known, &cellCtx)
+		if !got.ok {
 			continue
 		}
 		if against && !contradicts(asked, cell) {
-			v *= contradictionFactor
+			got.v *= contradictionFactor
 		}
-		if v > score {
-			sp.start, sp.end = sp.start+start, sp.end+start
-			best, score, ok = sp, v, true
+		if got.v > best.v {
+			got.sp.start, got.sp.end = got.sp.start+start, got.sp.end+start
+			best = got
 		}
 	}
-	return best, score, ok
+	return best
 }
 
 // cellSeparator joins the cells of a table row's text (text.go).

@@ -118,3 +118,77 @@ func TestModes(t *testing.T) {
 		})
 	}
 }
+
+// TestFollowUpNewSubject checks that a follow-up naming a country or
+// specification of its own asks the earlier question of that subject: the
+// earlier one's country is replaced, not carried beside the new one, and
+// the kind of answer is the earlier question's.
+func TestFollowUpNewSubject(t *testing.T) {
+	e, err := realEngine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := e.Index(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	testCases := []struct {
+		desc, query string
+		prev        []string
+		// want are in the question answered, notWant are not; wantKind is
+		// what it asks for; wantFirst starts the best article's slug.
+		want, notWant []string
+		wantKind      questionKind
+		wantFirst     string
+	}{
+		{desc: "what about another country", query: "and what about Germany?", prev: []string{"When does Belgium require B2B e-invoicing?"},
+			want: []string{"Germany", "require B2B e-invoicing"}, notWant: []string{"Belgium"}, wantKind: askWhen, wantFirst: "germany"},
+		{desc: "another country named by its demonym in the earlier query", query: "what about France?", prev: []string{"When must Spanish companies start exchanging e-invoices?"},
+			want: []string{"France", "start exchanging e-invoices"}, notWant: []string{"Spain", "Spanish"}, wantKind: askWhen, wantFirst: "france"},
+		{desc: "the new country, a specification of the earlier query kept", query: "and in Germany?", prev: []string{"When did FatturaPA 1.9 apply in Italy?"},
+			want: []string{"Germany", "FatturaPA"}, notWant: []string{"Italy"}, wantKind: askWhen},
+		{desc: "a follow-up naming no country still carries the earlier one", query: "and for the self-employed?", prev: []string{"When must Spanish companies start exchanging e-invoices?"},
+			want: []string{"Spain"}, wantKind: askWhen, wantFirst: "spain"},
+		{desc: "a follow-up with its own question keeps it", query: "and how many platforms does France have?", prev: []string{"When does Belgium require B2B e-invoicing?"},
+			want: []string{"France"}, notWant: []string{"Belgium"}, wantKind: askAmount, wantFirst: "france"},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			text, asked, followUp := ix.contextualize(tc.query, tc.prev)
+			if !followUp {
+				t.Fatalf("%q was not read as a follow-up", tc.query)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(text, w) {
+					t.Errorf("answered %q, want %q in it", text, w)
+				}
+			}
+			for _, w := range tc.notWant {
+				if strings.Contains(text, w) {
+					t.Errorf("answered %q: %q is the earlier subject", text, w)
+				}
+			}
+			if asked.kind != tc.wantKind {
+				t.Errorf("asks %s, want %s", asked.kind, tc.wantKind)
+			}
+			if tc.wantFirst == "" {
+				return
+			}
+			ans, err := e.Ask(t.Context(), Request{Query: tc.query, Prev: tc.prev})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ans.Results) == 0 || !strings.HasPrefix(ans.Results[0].Slug, tc.wantFirst) {
+				t.Errorf("best articles %v, want one about %s first", articleSlugs(ans.Results), tc.wantFirst)
+			}
+		})
+	}
+}
+
+func articleSlugs(rs []Result) []string {
+	var out []string
+	for _, r := range rs {
+		out = append(out, r.Slug)
+	}
+	return out
+}

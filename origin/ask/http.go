@@ -52,7 +52,8 @@ func (e *Engine) ServeHTTP(w http.ResponseWriter, r *http.Request) { e.Mount().S
 
 // answer answers POST {site_root}/ask as JSON, or as a server-sent event
 // stream when the request has Accept: text/event-stream or
-// prefer.streaming: true (docs/decisions.md, "Ask"). Every error before the
+// prefer.streaming: true, prefer.streaming deciding when it is sent
+// (docs/decisions.md, "Ask"). Every error before the
 // stream begins is the contract's JSON error; after it began, an error event
 // and then complete.
 func (e *Engine) answer(rw http.ResponseWriter, r *http.Request) {
@@ -126,7 +127,7 @@ func (e *Engine) collect(ctx context.Context, p *prepared, start time.Time) (*An
 
 // readRequest decodes and checks the body: 415 for a body that is not JSON,
 // 413 over MaxBody, 400 for anything else wrong. stream reports whether the
-// client asked for an event stream.
+// client asked for an event stream: prefer.streaming when sent, else Accept.
 func readRequest(r *http.Request) (req Request, stream bool, err error) {
 	var wr wireRequest
 	if _, err := respond.DecodeJSON(r, MaxBody, &wr); err != nil {
@@ -161,18 +162,25 @@ func readRequest(r *http.Request) (req Request, stream bool, err error) {
 		}
 		req.Mode = *m
 	}
+	stream = acceptsEventStream(r.Header)
 	if wr.Prefer != nil {
-		if wr.Prefer.MaxResults != nil {
-			req.MaxResults = *wr.Prefer.MaxResults
-			if req.MaxResults == 0 {
-				req.MaxResults = -1 // 0 is out of range, not "the default"
+		if n := wr.Prefer.MaxResults; n != nil {
+			// Checked here, as sent: Request.MaxResults 0 means "the
+			// default" to Go callers, but a client that sends 0 asks for
+			// something out of range and is told so with its own value.
+			if *n < 1 || *n > MaxResults {
+				return req, false, maxResultsError(*n)
 			}
+			req.MaxResults = *n
 		}
-		if wr.Prefer.Streaming != nil && *wr.Prefer.Streaming {
-			stream = true
+		if wr.Prefer.Streaming != nil {
+			// The body's preference is the client's own word for this
+			// request; Accept is often a library's default. An explicit
+			// prefer.streaming wins either way (docs/decisions.md, Ask).
+			stream = *wr.Prefer.Streaming
 		}
 	}
-	return req, stream || acceptsEventStream(r.Header), nil
+	return req, stream, nil
 }
 
 // queryText reads query: a string, or an NLWeb query object {"text": …}.

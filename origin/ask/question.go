@@ -32,6 +32,9 @@ type question struct {
 	// obliged is true when the question asks what must be done ("must",
 	// "have to", "required").
 	obliged bool
+	// event is, for a when-question, the event it asks the date of
+	// (clause.go): a start, an end or deadline, a text or decision.
+	event eventKind
 	// amounts are the amounts the question bounds ("under AED 50m"),
 	// lowercased, with their side.
 	amounts []boundedAmount
@@ -75,6 +78,7 @@ func newQuestion(text string) question {
 	if asked.kind != askWhen {
 		asked.focus = focusOf(rest)
 	}
+	asked.event = askedEvent(asked)
 	lower := strings.ToLower(text)
 	for _, m := range moneySpan.FindAllStringIndex(text, -1) {
 		if len(lower) != len(text) {
@@ -115,6 +119,9 @@ func (q *question) inherit(prev question) {
 	q.kind, q.unit, q.group, q.bound = prev.kind, prev.unit, prev.group, prev.bound
 	if len(q.focus) == 0 {
 		q.focus = prev.focus
+	}
+	if q.event == eventNone {
+		q.event = prev.event
 	}
 }
 
@@ -213,8 +220,10 @@ func classify(question string) questionKind {
 			return o.kind
 		}
 	}
-	// "Until when…" with no preposition rule, "…, and when?" at the end.
-	if strings.Contains(q, " when ") || strings.HasSuffix(strings.TrimRight(q, "?"), " when") {
+	// "Until when…" with no preposition rule, "What is ViDA and when does
+	// it start?", "…, and when?" at the end; not "What format applies when
+	// a company…", which asks what.
+	if strings.Contains(q, " and when ") || !strings.HasPrefix(rest, "what ") && strings.Contains(q, " when ") || strings.HasSuffix(strings.TrimRight(q, "?"), " when") {
 		return askWhen
 	}
 	return askWhat
@@ -307,18 +316,49 @@ const (
 	sizeSmall = 2
 )
 
-// sizeWords name a size class, as questions and articles write it.
-var sizeWords = regexp.MustCompile(`(?i)\b(?:(large|larger|largest|big|bigger|biggest)|(small|smaller|smallest|remaining|all other|smes?|micro))\b`)
+// sizeWords name a size class, as questions and articles write it. The
+// smaller class is also the rest of the parties ("other Polish taxpayers",
+// "everyone else"), and the self-employed, who are the smallest.
+var sizeWords = regexp.MustCompile(`(?i)\b(?:(large|larger|largest|big|bigger|biggest)|(small|smaller|smallest|remaining|all other|smes?|micro|others|everyone else|self-employed|sole traders?|freelancers|other(?: [\w-]+)? (?:taxpayers|businesses|companies|firms|enterprises|entities|suppliers)))\b`)
+
+// partyNouns are the words for the parties a mandate's phases group.
+var partyNouns = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields("business businesses company companies firm firms enterprise enterprises entity entities taxpayer taxpayers supplier suppliers sized") {
+		m[w] = true
+	}
+	return m
+}()
 
 // sizeClass tells which size class text speaks of: sizeLarge, sizeSmall,
-// or 0 for neither or both.
+// or 0 for neither or both. A threshold names one too: the parties above
+// an amount of money are the larger ones ("turnover above €8m"), those
+// below it the smaller.
 func sizeClass(text string) int {
 	class := 0
-	for _, m := range sizeWords.FindAllStringSubmatch(text, -1) {
-		if m[1] != "" {
+	for _, m := range sizeWords.FindAllStringSubmatchIndex(text, -1) {
+		if rest, ok := strings.CutPrefix(text[m[1]:], "-"); ok {
+			// A compound names the size of its second word: "micro-
+			// businesses" are small businesses, a "small-invoice
+			// allowance" is about invoices.
+			if w, _, _ := strings.Cut(rest, " "); !partyNouns[strings.ToLower(strings.TrimRight(w, ".,;:"))] {
+				continue
+			}
+		}
+		if m[2] >= 0 {
 			class |= sizeLarge
 		} else {
 			class |= sizeSmall
+		}
+	}
+	if lower := strings.ToLower(text); len(lower) == len(text) {
+		for _, m := range moneySpan.FindAllStringIndex(text, -1) {
+			switch sideOf(lower, m[0], m[1]) {
+			case boundAbove:
+				class |= sizeLarge
+			case boundBelow:
+				class |= sizeSmall
+			}
 		}
 	}
 	if class == sizeLarge|sizeSmall {

@@ -91,7 +91,7 @@ func (ix *Index) snippet(d *doc, q *query) string {
 	best, bestCov := -1, 0.0
 	var matched []int
 	for i := range d.sentenceCount() {
-		if !d.sentence(i).quotable() {
+		if !d.sentence(i).whole() {
 			continue
 		}
 		if best < 0 {

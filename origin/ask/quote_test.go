@@ -45,6 +45,13 @@ func TestQuotesAreVerbatim(t *testing.T) {
 		}
 		var joined []string
 		for _, sent := range s.Sentences {
+			// A list item reads after its lead-in, verbatim too.
+			if sent.LeadIn != "" {
+				joined = append(joined, sent.LeadIn)
+				if !strings.Contains(text[sent.URL], sent.LeadIn) {
+					t.Errorf("%s: lead-in %q is not in %s", q.ID, sent.LeadIn, sent.URL)
+				}
+			}
 			joined = append(joined, sent.Text)
 			if !strings.Contains(text[sent.URL], sent.Text) {
 				t.Errorf("%s: %q is not in %s", q.ID, sent.Text, sent.URL)

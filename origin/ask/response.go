@@ -122,12 +122,18 @@ func (r Request) normalize() (Request, error) {
 	case r.MaxResults == 0:
 		r.MaxResults = DefaultResults
 	case r.MaxResults < 1 || r.MaxResults > MaxResults:
-		return r, apierror.BadRequest(fmt.Sprintf("prefer.max_results %d is out of range.", r.MaxResults), "prefer.max_results must be an integer from 1 to 50.")
+		return r, maxResultsError(r.MaxResults)
 	}
 	if r.RequestID == "" {
 		r.RequestID = newRequestID()
 	}
 	return r, nil
+}
+
+// maxResultsError is the 400 for a prefer.max_results outside 1..MaxResults,
+// naming the value sent.
+func maxResultsError(n int) error {
+	return apierror.BadRequest(fmt.Sprintf("prefer.max_results %d is out of range.", n), fmt.Sprintf("prefer.max_results must be an integer from 1 to %d, or left out for the default.", MaxResults))
 }
 
 func newRequestID() string { return events.NewID("req_", time.Now()) }
@@ -198,6 +204,8 @@ type AnswerSpan struct {
 	URL string `json:"url"`
 	// Kind is what the question asked for: when, amount, name or yes-no.
 	Kind string `json:"kind"`
+	// DatePublished is set as in the Quote of Sentence.
+	DatePublished *time.Time `json:"datePublished,omitempty"`
 }
 
 // Quote is one sentence of a Summary and the article it comes from.
@@ -207,6 +215,14 @@ type Quote struct {
 	// Header is set when Text is a row of a table: the table's header
 	// row, verbatim too, which says what each cell of the row is.
 	Header string `json:"header,omitempty"`
+	// LeadIn is set when Text is an item of a list that continues the
+	// sentence before the list: that sentence, verbatim too ("The draft
+	// order would:"), without which the item is not a statement.
+	LeadIn string `json:"lead_in,omitempty"`
+	// DatePublished is set when Text (or LeadIn) places something in
+	// time from the day it was written ("next year", "in six weeks"):
+	// the article's publication time, which those words count from.
+	DatePublished *time.Time `json:"datePublished,omitempty"`
 }
 
 // Answer is the answer to a Request.

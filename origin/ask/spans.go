@@ -15,7 +15,7 @@ var (
 	month = `(?:January|February|March|April|May|June|July|August|September|October|November|December)`
 	// dateSpan finds a day and month with or without a year, a month and
 	// year, a qualified year ("mid-2028", "end of 2027"), or a year.
-	dateSpan = digits(`\b(?:\d{1,2} `+month+`(?: \d{4})?|`+month+` \d{1,2}, \d{4}|`+month+` \d{4}|(?:mid|early|late|end of|the end of)[- ]\d{4}|(?:19|20)\d{2}(?:/\d{2})?)\b`, func(t string) bool { return digitRun(t, 4) || containsAny(t, months) })
+	dateSpan = digits(`\b(?:\d{1,2} `+month+`(?: \d{4})?|`+month+` \d{1,2}, \d{4}|`+month+` \d{4}|(?i:mid|early|late|end of|the end of)[- ]\d{4}|(?:19|20)\d{2}(?:/\d{2})?)\b`, func(t string) bool { return digitRun(t, 4) || containsAny(t, months) })
 	// moneySpan finds an amount with its currency, before or after it.
 	moneySpan = digits(`(?:[€$£]|\b(?:NZ|A|S|US|C)\$|\b(?:PLN|RM|SAR|AED|EUR|USD|GBP|NOK|SEK|DKK|CHF|HUF|RON|JPY|INR|MXN|BRL|SGD|NZD|AUD|MYR)\s?)\d+(?:[.,]\d+)*(?:\s?(?:m|bn|k|million|billion)\b)?|\b\d+(?:[.,]\d+)*\s?(?:million|billion)?\s?(?:euros?|EUR|dollars|pounds|kroner|zloty|ringgit|dirhams?|riyals?|francs)\b`, func(t string) bool { return strings.ContainsAny(t, "€$£") || containsAny(t, currencies) })
 	// shareSpan finds a percentage.
@@ -176,23 +176,38 @@ type span struct {
 	// name is true for a proper name, whose fit depends on how
 	// particular it is (Index.salience).
 	name bool
+	// typ is what the span is: a date, an amount of money…
+	typ uint8
 }
+
+// Types of span.
+const (
+	typeDate uint8 = iota + 1
+	typeMoney
+	typeShare
+	typeMeasure
+	typeVersion
+	typeCode
+	typeCount
+	typeName
+	typeWord
+)
 
 // answerSpans returns the spans of sentence text that could answer asked,
 // in order of their start; nil for kinds without a span type (what, why,
 // how).
 func answerSpans(asked question, text string) []span {
 	var out []span
-	add := func(re finder, fit func(string) float64) {
+	add := func(re finder, fit func(string) float64, typ uint8) {
 		for _, m := range re.FindAllStringIndex(text, -1) {
 			if f := fit(text[m[0]:m[1]]); f > 0 {
-				out = addSpan(out, span{start: m[0], end: m[1], fit: f})
+				out = addSpan(out, span{start: m[0], end: m[1], fit: f, typ: typ})
 			}
 		}
 	}
 	switch asked.kind {
 	case askWhen:
-		add(dateSpan, dateFit)
+		add(dateSpan, dateFit, typeDate)
 	case askAmount:
 		// Dates are found first and left out: "20" of "20 January" and
 		// the year 2027 are not amounts.
@@ -200,17 +215,17 @@ func answerSpans(asked question, text string) []span {
 			out = append(out, span{start: m[0], end: m[1]})
 		}
 		fit := amountFits[asked.unit]
-		add(moneySpan, fixed(fit.money))
-		add(shareSpan, fixed(fit.share))
-		add(measureSpan, fixed(fit.measure))
+		add(moneySpan, fixed(fit.money), typeMoney)
+		add(shareSpan, fixed(fit.share), typeShare)
+		add(measureSpan, fixed(fit.measure), typeMeasure)
 		// A version is not a count either, even when versions are not
 		// asked for: "1.1" of "1.1.3" is no amount.
 		for _, m := range versionSpan.FindAllStringIndex(text, -1) {
-			out = addSpan(out, span{start: m[0], end: m[1], fit: fit.version})
+			out = addSpan(out, span{start: m[0], end: m[1], fit: fit.version, typ: typeVersion})
 		}
-		add(codeSpan, fixed(fit.code))
+		add(codeSpan, fixed(fit.code), typeCode)
 		if asked.unit == unitCode {
-			add(numericCode, fixed(1))
+			add(numericCode, fixed(1), typeCode)
 		}
 		if fit.count > 0 {
 			for _, sp := range countSpans(text, fit.count, fit.bare) {
@@ -239,9 +254,9 @@ func answerSpans(asked question, text string) []span {
 	case askName:
 		out = nameSpans(text)
 	case askYesNo:
-		add(yesNoSpan, fixed(1))
+		add(yesNoSpan, fixed(1), typeWord)
 		if asked.obliged {
-			add(modalSpan, fixed(1))
+			add(modalSpan, fixed(1), typeWord)
 		}
 	}
 	return out
@@ -341,7 +356,7 @@ func nameSpans(text string) []span {
 		if dates {
 			continue
 		}
-		out = append(out, span{start: start, end: m[1], fit: 1, name: true})
+		out = append(out, span{start: start, end: m[1], fit: 1, name: true, typ: typeName})
 	}
 	return out
 }
@@ -370,7 +385,7 @@ var approximate = []string{"more than", "over", "about", "around", "nearly", "al
 func countSpans(text string, withNoun, bare float64) []span {
 	var out []span
 	for _, m := range number.FindAllStringIndex(text, -1) {
-		sp := span{start: m[0], end: m[1], fit: bare}
+		sp := span{start: m[0], end: m[1], fit: bare, typ: typeCount}
 		end, words := m[1], 0
 		for words < 3 {
 			rest := text[end:]

@@ -58,6 +58,11 @@ const (
 	// states an answer: the runner-up answers follow the lead, so a reader
 	// whose answer is not the lead's finds it next.
 	answerMix = 2.0
+	// tieShare is how close to the lead's answer span the next best span
+	// of its sentence may score for the span still to be given: closer,
+	// the words do not settle which of the two answers, and a wrong span
+	// is worse than none (the sentence is still quoted first).
+	tieShare = 0.9
 	// yesNoBoost prefers, among the sentences that restate a yes-no
 	// question, one that says yes or no.
 	yesNoBoost = 1.1
@@ -87,11 +92,17 @@ type candidate struct {
 	// it carries no such span. For a question that asks for no span, it is
 	// how well the sentence covers the question and its focus.
 	lead float64
-	// span is the answer span, as byte offsets into text, when spanned.
+	// span is the answer span, as byte offsets into text, when spanned;
+	// margin is the score of the sentence's next best span as a share of
+	// the span's (spanScore).
 	span    span
 	spanned bool
+	margin  float64
 	// header is, for a table row, its table's header row.
 	header string
+	// leadIn is, for a list item that continues the sentence before its
+	// list, that sentence.
+	leadIn string
 }
 
 // refersBack matches a sentence that opens by referring to the one before
@@ -170,15 +181,23 @@ func (ix *Index) summarize(q *query, asked question, hits []hit) *Summary {
 	s := &Summary{Type: "SearchSummary", Citations: []string{}, Sentences: make([]Quote, 0, len(picked))}
 	texts := make([]string, 0, len(picked))
 	for _, p := range picked {
+		quote := Quote{Text: p.text, URL: p.url, Header: p.header, LeadIn: p.leadIn}
+		if p.leadIn != "" {
+			// The item reads as what it is only after its lead-in.
+			texts = append(texts, p.leadIn)
+		}
 		texts = append(texts, p.text)
-		s.Sentences = append(s.Sentences, Quote{Text: p.text, URL: p.url, Header: p.header})
+		if relativeToWriting(p.leadIn) || relativeToWriting(p.text) {
+			quote.DatePublished = dateOf(p.doc)
+		}
+		s.Sentences = append(s.Sentences, quote)
 		if !containsString(s.Citations, p.url) {
 			s.Citations = append(s.Citations, p.url)
 		}
 	}
 	s.Text = strings.Join(texts, " ")
-	if p := picked[0]; p.spanned {
-		s.Answer = &AnswerSpan{Text: p.text[p.span.start:p.span.end], Sentence: p.text, URL: p.url, Kind: asked.kind.String()}
+	if p := picked[0]; p.spanned && p.margin < tieShare {
+		s.Answer = &AnswerSpan{Text: p.text[p.span.start:p.span.end], Sentence: p.text, URL: p.url, Kind: asked.kind.String(), DatePublished: s.Sentences[0].DatePublished}
 	}
 	return s
 }
@@ -202,9 +221,9 @@ func (ix *Index) candidates(q *query, asked question, hits []hit, known float64)
 	aliases := ix.aliasWords(q, asked.text)
 	phrases := ix.phraseSynonyms(q)
 	askedSide := exchangeSide(asked.text)
-	askedSize := 0
+	var sctx spanContext
 	if asked.kind == askWhen || asked.kind == askAmount {
-		askedSize = sizeClass(asked.text)
+		sctx.phases = phasesOf(asked.text)
 	}
 	var countries []int // the positions of the countries the question names
 	for p, t := range q.terms {
@@ -242,6 +261,7 @@ func (ix *Index) candidates(q *query, asked question, hits []hit, known float64)
 		// The headline says what the article's news is: an answer span it
 		// repeats is the article's own answer.
 		headline := d.title
+		sctx.headPhases = sctx.phases.only(headline)
 		before = before[:0]
 		inDoc = ix.articleTerms(q, h, inDoc)
 		shorts = ix.abbreviations(q, d, shorts)
@@ -300,6 +320,17 @@ func (ix *Index) candidates(q *query, asked question, hits []hit, known float64)
 					}
 				}
 			}
+			if s.lead >= 0 {
+				// An item that continues its list's lead-in says what the
+				// lead-in says ("The draft order would: … bring all other
+				// businesses in … on 1 October 2028"), as a sentence that
+				// refers back does.
+				for _, p := range q.sentenceTerms(d, int(s.lead), nil) {
+					if !containsInt(matched, p) && !containsInt(context, p) {
+						context = append(context, p)
+					}
+				}
+			}
 			if row {
 				before = before[:0]
 				if !readableRow(s.text) || !spanKind(asked.kind) || asked.kind == askYesNo {
@@ -346,41 +377,29 @@ func (ix *Index) candidates(q *query, asked question, hits []hit, known float64)
 					}
 				}
 			} else {
-				var (
-					span span
-					v    float64
-					ok   bool
-				)
+				var got spanScore
+				sctx.sentence = s.text
 				if row {
-					span, v, ok = ix.rowAnswer(q, asked, phrases, d.sentence(int(s.head)).text, s.text, matched, focus, known)
+					got = ix.rowAnswer(q, asked, phrases, d.sentence(int(s.head)).text, s.text, matched, focus, known, &sctx)
 				} else {
 					sc = ix.scan(q, s.text, sc)
 					sc.words = append(sc.words, shortWords...)
-					span, v, ok = ix.answerSpan(q, asked, s.text, sc, matched, context, focus, known)
+					got = ix.answerSpan(q, asked, s.text, sc, matched, context, focus, known, &sctx)
 				}
-				if ok {
-					c.span, c.spanned = span, true
-					c.lead = v * leadPrior / (1 + 0.01*float64(i))
-					if s.kind != kindDek && strings.Contains(headline, s.text[span.start:span.end]) {
+				if got.ok {
+					c.span, c.spanned, c.margin = got.sp, true, got.second/got.v
+					c.lead = got.v * leadPrior / (1 + 0.01*float64(i))
+					if s.kind != kindDek && strings.Contains(headline, s.text[got.sp.start:got.sp.end]) {
 						c.lead *= 1.2
 					}
 				}
 			}
-			if askedSide != 0 && c.lead > 0 && exchangeSide(s.text) == sideBoth^askedSide {
-				// "When must firms send…" is not answered by when they
-				// must receive: the two obligations have their own dates.
+			if askedSide != 0 && c.lead > 0 && !(c.spanned && (asked.kind == askWhen || asked.kind == askAmount)) && exchangeSide(s.text) == sideBoth^askedSide {
+				// "Must firms send…" is not answered by what they must
+				// receive: the two obligations have their own dates and
+				// rules. (A date or an amount is read by the side its
+				// clause names, answerSpan.)
 				c.lead *= otherSideFactor
-			}
-			if askedSize != 0 && c.lead > 0 {
-				// "When do the remaining firms start…" is answered by the
-				// date of "all other taxpayers", not by the large firms'
-				// date, nor the reverse.
-				switch sizeClass(s.text) {
-				case askedSize:
-					c.lead *= sameSizeBoost
-				case sizeLarge | sizeSmall ^ askedSize:
-					c.lead *= otherSideFactor
-				}
 			}
 			if len(countries) > 0 && len(intersect(matched, countries)) == 0 {
 				// The question names a country that neither the sentence
@@ -397,6 +416,9 @@ func (ix *Index) candidates(q *query, asked question, hits []hit, known float64)
 				}
 				c.header = d.sentence(int(s.head)).text
 			}
+			if s.lead >= 0 {
+				c.leadIn = d.sentence(int(s.lead)).text
+			}
 			cands = append(cands, c)
 		}
 	}
@@ -412,7 +434,7 @@ func (ix *Index) neighbour(c candidate, picked []candidate) (candidate, bool) {
 			continue
 		}
 		s := d.sentence(i)
-		if !s.quotable() || !readable(s.text, s.kind == kindItem) {
+		if !s.whole() || !readable(s.text, s.kind == kindItem) {
 			continue
 		}
 		dup := false
@@ -464,12 +486,12 @@ func fullerDate(asked question, cands []candidate, lead int) ([]candidate, int) 
 	d := l.doc
 	for i := range d.sentenceCount() {
 		s := d.sentence(i)
-		if i == l.sent || !s.quotable() || !readable(s.text, s.kind == kindItem) {
+		if i == l.sent || !s.whole() || !readable(s.text, s.kind == kindItem) {
 			continue
 		}
 		for _, m := range dateSpan.FindAllString(s.text, -1) {
 			if got, ok := parseDate(m); ok && got.completes(want) && !negated(s.text, strings.Index(s.text, m)) {
-				c := candidate{text: s.text, url: l.url, doc: d, sent: i, score: l.score, cov: l.cov, terms: sentenceIDs(d, i), lead: l.lead, span: spanOf(s.text, m), spanned: true}
+				c := candidate{text: s.text, url: l.url, doc: d, sent: i, score: l.score, cov: l.cov, terms: sentenceIDs(d, i), lead: l.lead, span: spanOf(s.text, m), spanned: true, margin: l.margin}
 				return append(cands, c), len(cands)
 			}
 		}
@@ -521,6 +543,18 @@ func parseDate(s string) (calendarDate, bool) {
 
 var monthNames = [...]string{"January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"}
 
+// before reports whether d is an earlier date than e, a missing part
+// counting as the earliest ("2027" before "1 January 2027").
+func (d calendarDate) before(e calendarDate) bool {
+	if d.year != e.year {
+		return d.year < e.year
+	}
+	if d.month != e.month {
+		return d.month < e.month
+	}
+	return d.day < e.day
+}
+
 // full reports whether d has its day, month and year.
 func (d calendarDate) full() bool { return d.day > 0 && d.month > 0 && d.year > 0 }
 
@@ -535,7 +569,7 @@ func (d calendarDate) completes(partial calendarDate) bool {
 // spanOf returns the span of the first occurrence of m in text.
 func spanOf(text, m string) span {
 	i := strings.Index(text, m)
-	return span{start: i, end: i + len(m), fit: 1}
+	return span{start: i, end: i + len(m), fit: 1, typ: typeDate}
 }
 
 // The two sides of an e-invoicing obligation, which take effect on their

@@ -34,39 +34,109 @@ type sentence struct {
 	// head is, for a table row, the index of its table's header row among
 	// the article's sentences, or -1.
 	head int32
+	// lead is, for the first sentence of a list item that continues the
+	// sentence before its list (a lead-in ending with a colon: "The draft
+	// order would:"), that sentence's index among the article's
+	// sentences, or -1. Such an item is quoted with its lead-in beside it
+	// (Quote.LeadIn), as a row with its header.
+	lead int32
+	// fragment is set on a list item that is not a sentence and has no
+	// lead-in to complete it ("a domestic B2B start on 1 January 2030;"
+	// after a paragraph that does not introduce it): never quoted.
+	fragment bool
 }
 
-// quotable reports whether s may appear in a snippet or a summary.
-func (s sentence) quotable() bool { return s.kind <= kindItem }
+// quotable reports whether s may appear in a summary: a sentence, or a list
+// item quoted with its lead-in.
+func (s sentence) quotable() bool { return s.kind <= kindItem && !s.fragment }
+
+// whole reports whether s reads as a sentence on its own: quotable and not
+// a list item that needs its lead-in. Snippets and a summary's context
+// sentences are whole.
+func (s sentence) whole() bool { return s.quotable() && s.lead < 0 }
 
 // articleSentences returns the sentences of the dek and of a markdown body
 // in reading order.
+//
+// A list whose items continue the sentence before it ("The draft order
+// would: - start the clock on 1 October 2026; - bring all other businesses
+// in two years later, on 1 October 2028.") is not a list of sentences: an
+// item quoted alone reads as a statement it is not ("bring all other
+// businesses in…" is what a draft would do). When the sentence before such
+// a list ends with a colon, each item's first sentence keeps that lead-in
+// (sentence.lead) and is quoted with it; an item that is not a sentence and
+// has no such lead-in is a fragment, never quoted. A list continues its
+// lead-in when one of its items is not a sentence: it opens in lower case,
+// or ends without a full stop, a question or an exclamation mark.
 func articleSentences(dek, body string) []sentence {
 	var out []sentence
 	for _, s := range splitSentences(strings.TrimSpace(dek)) {
-		out = append(out, sentence{text: s, kind: kindDek, head: -1})
+		out = append(out, sentence{text: s, kind: kindDek, head: -1, lead: -1})
 	}
 	head := int32(-1)
-	for _, b := range markdownBlocks(body) {
+	blocks := markdownBlocks(body)
+	lead, continues := int32(-1), false // the list's lead-in, while in a list
+	for i, b := range blocks {
+		if b.kind == kindItem {
+			if i == 0 || blocks[i-1].kind != kindItem {
+				continues = listContinues(blocks[i:])
+				lead = -1
+				if continues && i > 0 && blocks[i-1].kind == kindPara && strings.HasSuffix(out[len(out)-1].text, ":") {
+					lead = int32(len(out) - 1)
+				}
+			}
+			for k, s := range splitSentences(b.text) {
+				sen := sentence{text: s, kind: kindItem, head: -1, lead: -1}
+				if k == 0 && continues {
+					sen.lead = lead
+					sen.fragment = lead < 0 && notSentence(b.text)
+				}
+				out = append(out, sen)
+			}
+			continue
+		}
 		switch b.kind {
 		case kindTableHead:
 			head = int32(len(out))
-			out = append(out, sentence{text: b.text, kind: b.kind, head: -1})
+			out = append(out, sentence{text: b.text, kind: b.kind, head: -1, lead: -1})
 			continue
 		case kindTable:
-			out = append(out, sentence{text: b.text, kind: b.kind, head: head})
+			out = append(out, sentence{text: b.text, kind: b.kind, head: head, lead: -1})
 			continue
 		}
 		head = -1
 		if b.kind == kindHeading {
-			out = append(out, sentence{text: b.text, kind: b.kind, head: -1})
+			out = append(out, sentence{text: b.text, kind: b.kind, head: -1, lead: -1})
 			continue
 		}
 		for _, s := range splitSentences(b.text) {
-			out = append(out, sentence{text: s, kind: b.kind, head: -1})
+			out = append(out, sentence{text: s, kind: b.kind, head: -1, lead: -1})
 		}
 	}
 	return out
+}
+
+// listContinues reports whether the list that opens blocks continues the
+// sentence before it: one of its items is not a sentence.
+func listContinues(blocks []block) bool {
+	for _, b := range blocks {
+		if b.kind != kindItem {
+			return false
+		}
+		if notSentence(b.text) {
+			return true
+		}
+	}
+	return false
+}
+
+// notSentence reports whether a list item's text is not a sentence: it
+// opens with a lower-case letter, or does not end with a full stop, a
+// question mark or an exclamation mark.
+func notSentence(text string) bool {
+	r, _ := utf8.DecodeRuneInString(text)
+	end := strings.TrimRight(text, `"')]”’`)
+	return unicode.IsLower(r) || !(strings.HasSuffix(end, ".") || strings.HasSuffix(end, "?") || strings.HasSuffix(end, "!"))
 }
 
 type block struct {

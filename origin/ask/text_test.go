@@ -58,14 +58,14 @@ func TestMarkdownBlocks(t *testing.T) {
 func TestArticleSentences(t *testing.T) {
 	got := articleSentences("One. Two.", "Body **here**. More.\n\n## H\n\n| From | Who |\n|---|---|\n| 1 April 2026 | **All** other  taxpayers |\n\nAfter.")
 	want := []sentence{
-		{text: "One.", kind: kindDek, head: -1}, {text: "Two.", kind: kindDek, head: -1},
-		{text: "Body here.", kind: kindPara, head: -1}, {text: "More.", kind: kindPara, head: -1},
-		{text: "H", kind: kindHeading, head: -1},
-		{text: "From | Who", kind: kindTableHead, head: -1},
+		{text: "One.", kind: kindDek, head: -1, lead: -1}, {text: "Two.", kind: kindDek, head: -1, lead: -1},
+		{text: "Body here.", kind: kindPara, head: -1, lead: -1}, {text: "More.", kind: kindPara, head: -1, lead: -1},
+		{text: "H", kind: kindHeading, head: -1, lead: -1},
+		{text: "From | Who", kind: kindTableHead, head: -1, lead: -1},
 		// A row points at its header; its text is verbatim in the
 		// article's plain text (cells as written, " | " between).
-		{text: "1 April 2026 | All other taxpayers", kind: kindTable, head: 5},
-		{text: "After.", kind: kindPara, head: -1},
+		{text: "1 April 2026 | All other taxpayers", kind: kindTable, head: 5, lead: -1},
+		{text: "After.", kind: kindPara, head: -1, lead: -1},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %+v, want %+v", got, want)
