@@ -143,7 +143,7 @@ func TestTokensAndClients(t *testing.T) {
 			want: []string{"client cli_b: deleted (registration deleted, 1 tokens revoked, 1 subscriptions deleted)"},
 			dead: []string{b0}, notice: []string{h(b0)},
 			check: func(t *testing.T) {
-				if n := rdb.Exists(ctx, clients.Key("cli_b"), clients.TokensKey("cli_b")).Val(); n != 0 {
+				if n := rdb.Exists(ctx, clients.Key("cli_b"), clients.TokensKey("cli_b"), clients.DeletingKey("cli_b")).Val(); n != 0 {
 					t.Fatalf("%d keys of the deleted client left", n)
 				}
 				if _, err := ws.Get(ctx, "", "sub_b"); !errors.Is(err, webhook.ErrNotFound) {
@@ -164,7 +164,7 @@ func TestTokensAndClients(t *testing.T) {
 			}},
 		{desc: "delete it again: nothing left, and fails", args: []string{"clients", "delete", "cli_b"}, failErr: "no such client cli_b"},
 		{desc: "show a deleted client", args: []string{"clients", "show", "cli_b"}, failErr: "no such client cli_b"},
-		{desc: "delete finishes a run cut short after the registration went",
+		{desc: "delete finishes a run cut short after its first step",
 			setup: func(t *testing.T) {
 				tok, _, err := token.Issue(ctx, rdb, "cli_a", token.Lifetime, time.Now())
 				if err != nil {
@@ -174,13 +174,24 @@ func TestTokensAndClients(t *testing.T) {
 					t.Fatal(err)
 				}
 				raw["cut"] = []string{tok}
-				rdb.Del(ctx, clients.Key("cli_a")) // the first step of an earlier run
+				rdb.Set(ctx, clients.DeletingKey("cli_a"), "1", 0) // the first step of an earlier run
+				// From then on, a claim gets no token.
+				late, _, err := token.Issue(ctx, rdb, "cli_a", token.Lifetime, time.Now())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := clients.RecordToken(ctx, rdb, "cli_a", token.Hash(late), token.Lifetime, time.Hour); !errors.Is(err, clients.ErrGone) || live(late) {
+					t.Fatalf("a token issued to a client being deleted: RecordToken = %v, live %v", err, live(late))
+				}
 			},
 			args: []string{"clients", "delete", "cli_a"},
-			want: []string{"client cli_a: deleted (registration already gone, 1 tokens revoked, 0 subscriptions deleted)"},
+			want: []string{"client cli_a: deleted (registration deleted, 1 tokens revoked, 0 subscriptions deleted)"},
 			check: func(t *testing.T) {
 				if live(raw["cut"][0]) || !wasAnnounced(token.Hash(raw["cut"][0])) {
 					t.Fatal("the token left by the run cut short is still valid, or its revocation was not announced")
+				}
+				if n := rdb.Exists(ctx, clients.Key("cli_a"), clients.TokensKey("cli_a"), clients.DeletingKey("cli_a")).Val(); n != 0 {
+					t.Fatalf("%d keys of the deleted client left", n)
 				}
 			}},
 		{desc: "delete takes one client id", args: []string{"clients", "delete", "cli_a", "cli_b"}, wantErr: "exactly one client id"},

@@ -5,12 +5,13 @@
 // "Revoking tokens, deleting clients, disabling subscriptions") share them,
 // so both end access the same way (docs/decisions.md, "Operator commands").
 //
-//	iw:client:{<client_id>}         JSON client record, TTL from the last claim
-//	iw:client:{<client_id>}:tokens  set of the client's access-token hashes
-//	iw:token:<sha256>               access token (internal/token)
+//	iw:client:{<client_id>}           JSON client record, TTL from the last claim
+//	iw:client:{<client_id>}:tokens    set of the client's access-token hashes
+//	iw:client:{<client_id>}:deleting  set while Delete runs: no token is issued
+//	iw:token:<sha256>                 access token (internal/token)
 //
-// The client record and its token set share the {<client_id>} hash tag, so
-// RecordToken checks one and writes the other atomically on Redis Cluster.
+// The client's keys share the {<client_id>} hash tag, so RecordToken checks
+// the record and the marker and writes the set atomically on Redis Cluster.
 // A token's key has its own slot; every operation that touches it and the
 // client's keys is an ordered sequence of idempotent steps, safe to run
 // again after a crash.
@@ -37,19 +38,24 @@ func Key(id string) string { return "iw:client:{" + id + "}" }
 // TokensKey is the Redis key of the set of a client's access-token hashes.
 func TokensKey(id string) string { return "iw:client:{" + id + "}:tokens" }
 
+// DeletingKey marks a client whose deletion has begun.
+func DeletingKey(id string) string { return "iw:client:{" + id + "}:deleting" }
+
 // recordScript remembers a new token under its client and keeps the client
-// alive, only while the client record exists. KEYS: client, tokens. ARGV:
-// hash, token lifetime s, client lifetime s. It returns 0 when the client
-// is gone (deleted while the claim ran).
+// alive, only while the client record exists and is not being deleted.
+// KEYS: client, tokens, deleting. ARGV: hash, token lifetime s, client
+// lifetime s. It returns 0 when the client is gone or going (its deletion
+// began while the claim ran).
 var recordScript = redis.NewScript(`
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if redis.call('EXISTS', KEYS[1]) == 0 or redis.call('EXISTS', KEYS[3]) == 1 then return 0 end
 redis.call('SADD', KEYS[2], ARGV[1])
 redis.call('EXPIRE', KEYS[2], ARGV[2])
 redis.call('EXPIRE', KEYS[1], ARGV[3])
 return 1
 `)
 
-// ErrGone means the client was deleted while a token was being issued for it.
+// ErrGone means the client was deleted, or its deletion began, while a
+// token was being issued for it.
 var ErrGone = errors.New("clients: the client no longer exists")
 
 // RecordToken remembers an issued token (by its hash) under its client, so
@@ -57,9 +63,10 @@ var ErrGone = errors.New("clients: the client no longer exists")
 // renews the client's lifetime. When the client was deleted meanwhile, it
 // revokes the token and returns ErrGone: with Delete removing the client
 // record before it reads the token set, no token issued to a deleted client
-// survives the deletion, however the two interleave.
+// survives the deletion, however the two interleave: Delete marks the
+// client before it reads the token set.
 func RecordToken(ctx context.Context, rdb redis.UniversalClient, clientID, hash string, tokenTTL, clientTTL time.Duration) error {
-	n, err := recordScript.Run(ctx, rdb, []string{Key(clientID), TokensKey(clientID)},
+	n, err := recordScript.Run(ctx, rdb, []string{Key(clientID), TokensKey(clientID), DeletingKey(clientID)},
 		hash, int64(tokenTTL/time.Second), int64(clientTTL/time.Second)).Int()
 	if err != nil {
 		return fmt.Errorf("clients: recording a token: %w", err)
@@ -173,25 +180,27 @@ func (d Deleted) Any() bool { return d.Record || d.Tokens > 0 || d.Subscriptions
 // days"). The steps run in an order that is safe to interrupt and to run
 // again, since they touch several hash slots:
 //
-//  1. the client record: from then on no token is issued to it (a claim
-//     racing this step has its new token revoked by RecordToken), and the
-//     RFC 7592 routes answer 401;
+//  1. the client is marked as being deleted: from then on no token is
+//     issued to it (a claim racing this step has its new token revoked by
+//     RecordToken);
 //  2. every token in its set is revoked and announced, so no new
 //     subscription can be made with one;
 //  3. its subscriptions, each in one script (their pending deliveries are
 //     dropped by the worker, as for an owner's delete);
-//  4. the token set, last, so a run cut short before it still finds the
-//     tokens to revoke when it runs again.
+//  4. the record, the token set and the mark, in one command, last: a run
+//     cut short before it leaves the registration in place, so the owner's
+//     RFC 7592 delete can be retried as well as iwctl's, and both find the
+//     tokens and subscriptions left.
 //
 // Deleting a client that is already gone removes nothing and is not an
 // error (Deleted.Any is false).
 func Delete(ctx context.Context, rdb redis.UniversalClient, clientID string) (Deleted, error) {
 	var d Deleted
-	n, err := rdb.Del(ctx, Key(clientID)).Result()
+	marked, err := markScript.Run(ctx, rdb, []string{Key(clientID), DeletingKey(clientID)}).Int()
 	if err != nil {
-		return d, fmt.Errorf("clients: deleting a client: %w", err)
+		return d, fmt.Errorf("clients: marking a client for deletion: %w", err)
 	}
-	d.Record = n > 0
+	d.Record = marked == 1
 	if d.Tokens, err = RevokeAll(ctx, rdb, clientID); err != nil {
 		return d, err
 	}
@@ -210,11 +219,20 @@ func Delete(ctx context.Context, rdb redis.UniversalClient, clientID string) (De
 		}
 		d.Subscriptions++
 	}
-	if err := rdb.Del(ctx, TokensKey(clientID)).Err(); err != nil {
-		return d, fmt.Errorf("clients: deleting a client's token set: %w", err)
+	if err := rdb.Del(ctx, Key(clientID), TokensKey(clientID), DeletingKey(clientID)).Err(); err != nil {
+		return d, fmt.Errorf("clients: deleting a client: %w", err)
 	}
 	return d, nil
 }
+
+// markScript marks a client as being deleted, for as long as its record
+// would live, and says whether it has a record. KEYS: client, deleting.
+var markScript = redis.NewScript(`
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl == -2 then return 0 end
+if ttl > 0 then redis.call('SET', KEYS[2], '1', 'PX', ttl) else redis.call('SET', KEYS[2], '1') end
+return 1
+`)
 
 // Record is what an operator is shown of a client's registration (the
 // origin's stored record, without its registration token's hash).
