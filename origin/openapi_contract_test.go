@@ -12,6 +12,7 @@ import (
 	"github.com/invoicewire/invoicewire/internal/content"
 	"github.com/invoicewire/invoicewire/internal/content/contenttest"
 	"github.com/invoicewire/invoicewire/internal/store"
+	"github.com/invoicewire/invoicewire/internal/webhook"
 	"github.com/invoicewire/invoicewire/origin/openapi/contract"
 	"github.com/invoicewire/invoicewire/origin/origintest"
 )
@@ -355,6 +356,14 @@ func TestContractWrites(t *testing.T) {
 	ratHeader := http.Header{"Authorization": {"Bearer " + other.RegistrationAccessToken}}
 	revokable := claimToken(t, inst, "application/json", `{"client_id":"`+reg.ClientID+`"}`).AccessToken
 	sub2 := `{"url":"https://127.0.0.1:8443/hook","events":["spec.updated"],"secret":"0123456789abcdef-secret"}`
+	// A subscription the operators disabled (iwctl subscriptions disable):
+	// its owner reads it, and lists it, with status "disabled".
+	_, body = exchange(t, c, inst, "POST", "/api/v1/webhooks", auth, `{"url":"http://127.0.0.1:9/disabled","events":["spec.updated"]}`, 201)
+	var disabled struct{ ID string }
+	json.Unmarshal(body, &disabled)
+	if res, _, err := webhook.NewStore(inst.Redis.Client()).Disable(context.Background(), disabled.ID, webhook.ReasonOperator, time.Now()); err != nil || res != webhook.SwitchDone {
+		t.Fatalf("disabling %s: %q, %v", disabled.ID, res, err)
+	}
 
 	testCases := []struct {
 		desc   string
@@ -363,6 +372,8 @@ func TestContractWrites(t *testing.T) {
 		header http.Header
 		body   string
 		want   int
+		// wantBody is in the answer's body, when set.
+		wantBody string
 	}{
 		{desc: "registration metadata", method: "GET", path: "/api/v1/agent-auth/register", want: 200},
 		{desc: "register an identity_assertion client", method: "POST", path: "/api/v1/agent-auth/register", header: jsonCT, body: `{"client_name":"idp agent","identity_type":"identity_assertion","assertion_types_supported":["urn:ietf:params:oauth:token-type:id-jag"]}`, want: 201},
@@ -397,6 +408,8 @@ func TestContractWrites(t *testing.T) {
 		{desc: "list subscriptions", method: "GET", path: "/api/v1/webhooks/subscriptions", header: readAuth, want: 200},
 		{desc: "list subscriptions without a token", method: "GET", path: "/api/v1/webhooks/subscriptions", want: 401},
 		{desc: "read a subscription", method: "GET", path: "/api/v1/webhooks/subscriptions/" + sub.ID, header: readAuth, want: 200},
+		{desc: "read a subscription the operators disabled", method: "GET", path: "/api/v1/webhooks/subscriptions/" + disabled.ID, header: readAuth, want: 200, wantBody: `"status":"disabled"`},
+		{desc: "list subscriptions, one disabled", method: "GET", path: "/api/v1/webhooks/subscriptions", header: readAuth, want: 200, wantBody: `"status":"disabled"`},
 		{desc: "read an unknown subscription", method: "GET", path: "/api/v1/webhooks/subscriptions/sub_nothing", header: readAuth, want: 404},
 		{desc: "read a subscription without a token", method: "GET", path: "/api/v1/webhooks/subscriptions/" + sub.ID, want: 401},
 		{desc: "PUT on a subscription with a token", method: "PUT", path: "/api/v1/webhooks/subscriptions/" + sub.ID, header: readAuth, want: 405},
@@ -407,7 +420,10 @@ func TestContractWrites(t *testing.T) {
 	}
 	for _, tc := range testCases {
 		t.Run(tc.desc, func(t *testing.T) {
-			exchange(t, c, inst, tc.method, tc.path, tc.header, tc.body, tc.want)
+			_, body := exchange(t, c, inst, tc.method, tc.path, tc.header, tc.body, tc.want)
+			if !strings.Contains(string(body), tc.wantBody) {
+				t.Fatalf("the body %s lacks %s", body, tc.wantBody)
+			}
 		})
 	}
 }

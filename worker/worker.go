@@ -466,10 +466,11 @@ func (w *Worker) deliver(ctx context.Context, j *webhook.Job, sub *webhook.Subsc
 		return
 	}
 	if sub.Status != webhook.StatusActive {
-		// Disabled by a 410 or the failing rule on another delivery: this
-		// one was not refused by anyone, so it is kept as a dead letter for
-		// an operator to replay rather than lost (docs/operations.md, dead
-		// letters).
+		// Disabled by a 410 or the failing rule on another delivery, or by
+		// an operator (iwctl subscriptions disable): this one was not
+		// refused by anyone, so it is kept as a dead letter for an operator
+		// to replay rather than lost, and nothing is sent to the receiver
+		// (docs/operations.md, dead letters).
 		w.log.Warn("worker: dead-lettering a delivery of a disabled subscription", "delivery", j.ID, "subscription", sub.ID, "event", j.EventID, "reason", sub.DisabledReason, "attempts", j.Attempts)
 		w.metrics.deadLetters.Inc()
 		finish(webhook.Outcome{Mode: webhook.FinishShelve, Reason: sub.DisabledReason, LastError: "not attempted: the subscription had been disabled"})

@@ -16,6 +16,17 @@
 //	                                       subscription is active and its event body is stored
 //	                                       (docs/operations.md, invoicewirewebhookdeadletters);
 //	                                       exits 1 when any requested one was not replayed
+//	iwctl tokens revoke HASH... | --client CLIENT
+//	                                       revoke access tokens, by SHA-256 hex or all of a client's;
+//	                                       every edge and origin refuses them on the next request
+//	iwctl clients show CLIENT              a client, its live tokens (by hash) and its subscriptions
+//	iwctl clients delete CLIENT            delete a client with its tokens and subscriptions
+//	iwctl subscriptions show|disable|enable SUB
+//	                                       show a subscription, stop its deliveries (pending ones
+//	                                       become dead letters as they come due), or resume them
+//
+// (docs/operations.md, "Revoking tokens, deleting clients, disabling
+// subscriptions").
 //
 // `iwctl COMMAND --help` prints that command's usage. Usage errors exit 2,
 // failures 1.
@@ -53,6 +64,9 @@ const usage = `usage:
   iwctl newsletter send [--week 2026-w47] [--content DIR]
   iwctl deadletters list [--limit N]
   iwctl deadletters replay [ID...] [--subscription SUB]
+  iwctl tokens revoke HASH... | --client CLIENT
+  iwctl clients show|delete CLIENT
+  iwctl subscriptions show|disable|enable SUB
 `
 
 // commandUsage is each command's own usage, which `iwctl COMMAND --help`
@@ -80,6 +94,33 @@ var commandUsage = map[string]string{
   replay queues dead letters again, by entry id (as list shows them, e.g.
   1764230844123-0) and/or all of a subscription's; it exits 1 when any
   requested dead letter was not replayed.
+`,
+	"tokens": `usage: iwctl tokens revoke HASH...
+       iwctl tokens revoke --client CLIENT
+  Revoke access tokens, named by their SHA-256 hex (as clients show prints
+  them; never the token itself), or every token of CLIENT. Each is deleted
+  and announced to every edge's token cache, so the next request with it
+  gets 401. The client stays registered and can claim a new token (clients
+  delete ends that). Exits 1 when a named token or the client is not found.
+`,
+	"clients": `usage: iwctl clients show CLIENT
+       iwctl clients delete CLIENT
+  show prints the client's registration, its live tokens (by hash, with
+  their expiry) and its webhook subscriptions.
+  delete removes the client's registration, revokes its tokens and deletes
+  its subscriptions (their pending deliveries are dropped). Running it again
+  finishes a run that was cut short; it exits 1 when nothing of the client
+  is left.
+`,
+	"subscriptions": `usage: iwctl subscriptions show SUB
+       iwctl subscriptions disable SUB
+       iwctl subscriptions enable SUB
+  show prints the subscription (the receiver by its host only).
+  disable stops its deliveries: no new one is made for it, its pending ones
+  become dead letters as they come due, unattempted, and its owner sees
+  status "disabled". enable resumes it, whatever disabled it; replay what it
+  missed with iwctl deadletters replay --subscription SUB. Both are no-ops
+  on a subscription already in that state; an unknown one exits 1.
 `,
 }
 
@@ -157,7 +198,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	case "-h", "-help", "--help", "help":
 		_, err := fmt.Fprint(out, usage)
 		return err
-	case "sync", "retract", "restore", "newsletter", "deadletters":
+	case "sync", "retract", "restore", "newsletter", "deadletters", "tokens", "clients", "subscriptions":
 		if helpRequested(args[1:]) {
 			_, err := fmt.Fprint(out, commandUsage[args[0]])
 			return err
@@ -241,6 +282,12 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return report(out, "newsletter "+*week, o, err)
 	case "deadletters":
 		return deadLetters(ctx, ws, rest, out, time.Now)
+	case "tokens":
+		return tokensCommand(ctx, st.Client(), rest, out)
+	case "clients":
+		return clientsCommand(ctx, st.Client(), rest, out)
+	case "subscriptions":
+		return subscriptionsCommand(ctx, ws, rest, out, time.Now)
 	default:
 		return usageError{"unknown command " + cmd}
 	}

@@ -239,11 +239,13 @@ const (
 	// long); the job goes to the dead letters.
 	FinishDisable = "disable"
 	// FinishShelve: the subscription was disabled before this attempt (by
-	// a 410 or the failing rule, on another delivery); the job goes to the
-	// dead letters unattempted, so what the subscription missed stays on
-	// record (iwctl deadletters list; docs/operations.md, dead letters)
-	// rather than vanishing. A disabled subscription is never active again,
-	// so these are not replayed to it. The subscription is left as it is.
+	// a 410 or the failing rule, on another delivery, or by an operator);
+	// the job goes to the dead letters unattempted, so what the
+	// subscription missed stays on record (iwctl deadletters list;
+	// docs/operations.md, dead letters) rather than vanishing. They are not
+	// replayed to it while it is disabled; once an operator enables it
+	// again (iwctl subscriptions enable) they can be. The subscription is
+	// left as it is.
 	FinishShelve = "shelve"
 	// FinishDrop: the subscription was deleted by its owner, who asked for
 	// its deliveries to stop; the job is dropped.

@@ -75,8 +75,11 @@ type Subscription struct {
 	CreatedAt time.Time
 	Status    string
 	// DisabledReason says why a disabled subscription stopped ("gone":
-	// the receiver answered 410; "failing": no success for too long).
+	// the receiver answered 410; "failing": no success for too long;
+	// "operator": iwctl subscriptions disable).
 	DisabledReason string
+	// DisabledAt is when it was disabled, if it is.
+	DisabledAt time.Time
 	// FailingSince is the first failure after the last success, if any.
 	FailingSince time.Time
 }
@@ -116,6 +119,9 @@ func subFromHash(h map[string]string) (*Subscription, bool) {
 	}
 	if ms, ok := parseMsec(h["failing_since"]); ok {
 		s.FailingSince = fromMsec(ms)
+	}
+	if ms, ok := parseMsec(h["disabled_at"]); ok {
+		s.DisabledAt = fromMsec(ms)
 	}
 	return s, true
 }

@@ -10,6 +10,9 @@
 //	iw:client:{<client_id>}:tokens  set of the client's access-token hashes
 //	iw:token:<sha256>               access token (internal/token), TTL = lifetime
 //	iw:jti:<sha256(iss, jti)>       a used assertion, until it would have expired
+//
+// The client keys, and deleting a client with its tokens and subscriptions,
+// are package internal/clients', which iwctl shares.
 package agentauth
 
 import (
@@ -29,10 +32,10 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/invoicewire/invoicewire/internal/apierror"
+	"github.com/invoicewire/invoicewire/internal/clients"
 	"github.com/invoicewire/invoicewire/internal/events"
 	"github.com/invoicewire/invoicewire/internal/netguard"
 	"github.com/invoicewire/invoicewire/internal/token"
-	"github.com/invoicewire/invoicewire/internal/webhook"
 	"github.com/invoicewire/invoicewire/origin/respond"
 )
 
@@ -69,7 +72,6 @@ type Config struct {
 // Service answers the agent-auth endpoints.
 type Service struct {
 	rdb      redis.UniversalClient
-	subs     *webhook.Store
 	siteRoot string
 	issuer   string
 	issuers  map[string]*issuerKeys
@@ -79,7 +81,7 @@ type Service struct {
 
 // New builds the service on rdb.
 func New(cfg Config, rdb redis.UniversalClient) *Service {
-	s := &Service{rdb: rdb, subs: webhook.NewStore(rdb), siteRoot: cfg.SiteRoot, issuer: cfg.SiteRoot,
+	s := &Service{rdb: rdb, siteRoot: cfg.SiteRoot, issuer: cfg.SiteRoot,
 		issuers: map[string]*issuerKeys{}, now: cfg.Now, log: cfg.Log}
 	if s.now == nil {
 		s.now = time.Now
@@ -96,8 +98,8 @@ func New(cfg Config, rdb redis.UniversalClient) *Service {
 
 func (s *Service) base() string { return s.siteRoot + "/api/v1" }
 
-func keyClient(id string) string { return "iw:client:{" + id + "}" }
-func keyTokens(id string) string { return "iw:client:{" + id + "}:tokens" }
+func keyClient(id string) string { return clients.Key(id) }
+func keyTokens(id string) string { return clients.TokensKey(id) }
 
 // oauthError is a 400 whose message names the OAuth error code (docs/decisions.md, agent auth).
 func oauthError(code, msg string) *apierror.Error {
@@ -307,21 +309,8 @@ func (s *Service) DeleteClient(r *http.Request) (*respond.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctx := r.Context()
-	hashes, err := s.rdb.SMembers(ctx, keyTokens(c.ClientID)).Result()
-	if err != nil {
-		return nil, fmt.Errorf("agentauth: listing a client's tokens: %w", err)
-	}
-	for _, h := range hashes {
-		if _, err := token.RevokeHash(ctx, s.rdb, h); err != nil {
-			return nil, err
-		}
-	}
-	if err := s.subs.DeleteAll(ctx, c.ClientID); err != nil {
+	if _, err := clients.Delete(r.Context(), s.rdb, c.ClientID); err != nil {
 		return nil, err
-	}
-	if err := s.rdb.Del(ctx, keyClient(c.ClientID), keyTokens(c.ClientID)).Err(); err != nil {
-		return nil, fmt.Errorf("agentauth: deleting a client: %w", err)
 	}
 	return &respond.Response{Status: http.StatusNoContent, CacheControl: respond.NoStore}, nil
 }
@@ -429,13 +418,13 @@ func (s *Service) Claim(r *http.Request) (*respond.Response, error) {
 		return nil, err
 	}
 	// Remember the token under its client so deleting the client revokes
-	// it, and keep the client alive while it is used.
-	pipe := s.rdb.TxPipeline()
-	pipe.SAdd(ctx, keyTokens(c.ClientID), token.Hash(raw))
-	pipe.Expire(ctx, keyTokens(c.ClientID), token.Lifetime)
-	pipe.Expire(ctx, keyClient(c.ClientID), ClientTTL)
-	if _, err := pipe.Exec(ctx); err != nil {
-		return nil, fmt.Errorf("agentauth: recording a token: %w", err)
+	// it, and keep the client alive while it is used. A client deleted
+	// since it was loaded gets no token (the new one is revoked).
+	if err := clients.RecordToken(ctx, s.rdb, c.ClientID, token.Hash(raw), token.Lifetime, ClientTTL); err != nil {
+		if errors.Is(err, clients.ErrGone) {
+			return nil, errNeedsAssertion()
+		}
+		return nil, err
 	}
 	resp, err := respond.JSON(map[string]any{
 		"access_token": raw,

@@ -1,0 +1,210 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/invoicewire/invoicewire/internal/clients"
+	"github.com/invoicewire/invoicewire/internal/webhook"
+)
+
+// The commands that end access (docs/operations.md, "Revoking tokens,
+// deleting clients, disabling subscriptions"): `iwctl tokens revoke`,
+// `iwctl clients show|delete`. The Redis side, its order of steps and its
+// announcements to the verifiers' caches are package clients'. Tokens are
+// named and printed by their SHA-256 hex only; iwctl never sees a token.
+
+// tokenHash is a token's SHA-256 hex, as clients show prints it.
+var tokenHash = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+// clientID is a client id as registration issues them (cli_...); the
+// check only keeps typing mistakes such as a pasted URL out of Redis keys.
+var clientID = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
+
+// tokensCommand runs `iwctl tokens revoke`.
+func tokensCommand(ctx context.Context, rdb redis.UniversalClient, args []string, out io.Writer) error {
+	if len(args) == 0 || args[0] != "revoke" {
+		return usageError{"tokens takes the subcommand revoke"}
+	}
+	fs := flag.NewFlagSet("tokens revoke", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	client := fs.String("client", "", "revoke every access token of this client")
+	hashes, err := positional(fs, args[1:])
+	if err != nil {
+		return err
+	}
+	if (len(hashes) == 0) == (*client == "") {
+		return usageError{"tokens revoke takes token hashes (from clients show) or --client CLIENT, not both"}
+	}
+	if *client != "" {
+		if !clientID.MatchString(*client) {
+			return usageError{fmt.Sprintf("tokens revoke: %q is not a client id", *client)}
+		}
+		return revokeClientTokens(ctx, rdb, *client, out)
+	}
+	for i, h := range hashes {
+		hashes[i] = strings.ToLower(h)
+		if !tokenHash.MatchString(hashes[i]) {
+			// Not quoted back: it may be the token itself, pasted by
+			// mistake, and error output ends up in terminals' scrollback
+			// and tickets.
+			return usageError{fmt.Sprintf("tokens revoke: argument %d is not a token hash (64 hex digits, as clients show prints them; never the token itself)", i+1)}
+		}
+	}
+	revoked, missed := 0, 0
+	seen := map[string]bool{}
+	for _, h := range hashes {
+		if seen[h] {
+			continue
+		}
+		seen[h] = true
+		found, err := clients.RevokeHash(ctx, rdb, h)
+		if err != nil {
+			return err
+		}
+		if found {
+			revoked++
+			fmt.Fprintf(out, "%s: revoked\n", h)
+		} else {
+			missed++
+			fmt.Fprintf(out, "%s: skipped: no such token (expired or already revoked?)\n", h)
+		}
+	}
+	fmt.Fprintf(out, "revoked %d of %d tokens requested\n", revoked, len(seen))
+	if missed > 0 {
+		return errors.New("tokens revoke: not every token requested was found (see above)")
+	}
+	return nil
+}
+
+func revokeClientTokens(ctx context.Context, rdb redis.UniversalClient, id string, out io.Writer) error {
+	rec, err := clients.Get(ctx, rdb, id)
+	if err != nil {
+		return err
+	}
+	n, err := clients.RevokeAll(ctx, rdb, id)
+	if err != nil {
+		return err
+	}
+	if rec == nil && n == 0 {
+		return fmt.Errorf("tokens revoke: no such client %s", id)
+	}
+	fmt.Fprintf(out, "client %s: revoked %d tokens\n", id, n)
+	if rec != nil {
+		fmt.Fprintf(out, "client %s is still registered and can claim a new token; iwctl clients delete %s ends that\n", id, id)
+	}
+	return nil
+}
+
+// clientsCommand runs `iwctl clients show|delete CLIENT`.
+func clientsCommand(ctx context.Context, rdb redis.UniversalClient, args []string, out io.Writer) error {
+	if len(args) == 0 || (args[0] != "show" && args[0] != "delete") {
+		return usageError{"clients takes the subcommand show or delete"}
+	}
+	fs := flag.NewFlagSet("clients "+args[0], flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	ids, err := positional(fs, args[1:])
+	if err != nil {
+		return err
+	}
+	if len(ids) != 1 || !clientID.MatchString(ids[0]) {
+		return usageError{"clients " + args[0] + " takes exactly one client id"}
+	}
+	id := ids[0]
+	if args[0] == "show" {
+		return showClient(ctx, rdb, id, out)
+	}
+	d, err := clients.Delete(ctx, rdb, id)
+	if err != nil {
+		return fmt.Errorf("clients delete %s: %w (run it again to finish)", id, err)
+	}
+	if !d.Any() {
+		return fmt.Errorf("clients delete: no such client %s (already deleted?)", id)
+	}
+	reg := "registration deleted"
+	if !d.Record {
+		reg = "registration already gone"
+	}
+	fmt.Fprintf(out, "client %s: deleted (%s, %d tokens revoked, %d subscriptions deleted)\n", id, reg, d.Tokens, d.Subscriptions)
+	return nil
+}
+
+// showClient prints a client, its live tokens (by hash) and its
+// subscriptions, one line each.
+func showClient(ctx context.Context, rdb redis.UniversalClient, id string, out io.Writer) error {
+	rec, err := clients.Get(ctx, rdb, id)
+	if err != nil {
+		return err
+	}
+	toks, err := clients.Tokens(ctx, rdb, id)
+	if err != nil {
+		return err
+	}
+	subs, err := webhook.NewStore(rdb).List(ctx, id)
+	if err != nil {
+		return err
+	}
+	if rec == nil && len(toks) == 0 && len(subs) == 0 {
+		return fmt.Errorf("clients show: no such client %s", id)
+	}
+	if rec != nil {
+		fmt.Fprintf(out, "client %s name=%q contact=%s identity=%s issued=%s\n", id, rec.ClientName, orDash(rec.Contact),
+			rec.IdentityType, time.Unix(rec.IssuedAt, 0).UTC().Format(time.RFC3339))
+	} else {
+		fmt.Fprintf(out, "client %s registration=deleted\n", id)
+	}
+	hashes := make([]string, 0, len(toks))
+	for h := range toks {
+		hashes = append(hashes, h)
+	}
+	slices.Sort(hashes)
+	for _, h := range hashes {
+		fmt.Fprintf(out, "token %s expires=%s\n", h, toks[h].ExpiresAt.UTC().Format(time.RFC3339))
+	}
+	for _, s := range subs {
+		printSubscription(out, s)
+	}
+	return nil
+}
+
+// printSubscription writes one subscription on one line. The receiver is
+// shown by its host only: the rest of its URL may carry the owner's
+// credentials, and the secret is never shown.
+func printSubscription(out io.Writer, s *webhook.Subscription) {
+	host := "-"
+	if u, err := url.Parse(s.URL); err == nil && u.Host != "" {
+		host = u.Host
+	}
+	reason := "-"
+	if s.Status != webhook.StatusActive {
+		reason = orDash(s.DisabledReason)
+	}
+	fmt.Fprintf(out, "subscription %s client=%s status=%s reason=%s events=%s receiver=%s created=%s\n",
+		s.ID, orDash(s.ClientID), s.Status, reason, strings.Join(s.Events, ","), host, s.CreatedAt.UTC().Format(time.RFC3339))
+}
+
+// positional parses flags placed anywhere among the positional arguments,
+// and returns those.
+func positional(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for len(args) > 0 {
+		if err := fs.Parse(args); err != nil {
+			return nil, usageError{err.Error()}
+		}
+		args = fs.Args()
+		if len(args) > 0 {
+			pos, args = append(pos, args[0]), args[1:]
+		}
+	}
+	return pos, nil
+}
