@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"errors"
-	"strings"
 	"testing"
 	"time"
 
@@ -93,35 +90,7 @@ func TestDeadLetters(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.desc, func(t *testing.T) {
-			var out bytes.Buffer
-			err := run(ctx, tc.args, &out)
-			var ue usageError
-			switch {
-			case tc.wantErr != "":
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !errors.As(err, &ue) {
-					t.Fatalf("err = %v; want a usage error mentioning %q", err, tc.wantErr)
-				}
-			case tc.failErr != "":
-				if err == nil || !strings.Contains(err.Error(), tc.failErr) || errors.As(err, &ue) {
-					t.Fatalf("err = %v; want a failure (not a usage error) mentioning %q", err, tc.failErr)
-				}
-			case err != nil:
-				t.Fatal(err)
-			}
-			lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-			if tc.wantErr == "" && len(lines) != len(tc.want) {
-				t.Fatalf("output %q: %d lines; want %d", out.String(), len(lines), len(tc.want))
-			}
-			for i, w := range tc.want {
-				if !strings.Contains(lines[i], w) {
-					t.Fatalf("line %d %q does not contain %q", i+1, lines[i], w)
-				}
-			}
-			for _, bad := range []string{secret, creds, "hunter2"} {
-				if strings.Contains(out.String(), bad) {
-					t.Fatalf("output %q shows %q", out.String(), bad)
-				}
-			}
+			checkCommand(ctx, t, tc.args, tc.want, tc.wantErr, tc.failErr, secret, creds, "hunter2")
 			if got := due(); got != tc.due {
 				t.Fatalf("%d deliveries queued; want %d", got, tc.due)
 			}

@@ -1,11 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -77,35 +74,7 @@ func TestSubscriptionsDisableEnable(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.desc, func(t *testing.T) {
-			var out bytes.Buffer
-			err := run(ctx, tc.args, &out)
-			var ue usageError
-			switch {
-			case tc.wantErr != "":
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !errors.As(err, &ue) {
-					t.Fatalf("err = %v; want a usage error mentioning %q", err, tc.wantErr)
-				}
-			case tc.failErr != "":
-				if err == nil || !strings.Contains(err.Error(), tc.failErr) || errors.As(err, &ue) {
-					t.Fatalf("err = %v; want a failure (not a usage error) mentioning %q", err, tc.failErr)
-				}
-			case err != nil:
-				t.Fatal(err)
-			}
-			lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-			if len(tc.want) > 0 && len(lines) != len(tc.want) {
-				t.Fatalf("output %q: %d lines; want %d", out.String(), len(lines), len(tc.want))
-			}
-			for i, w := range tc.want {
-				if !strings.Contains(lines[i], w) {
-					t.Fatalf("line %d %q does not contain %q", i+1, lines[i], w)
-				}
-			}
-			for _, bad := range []string{"owner-credential", "whsec_"} {
-				if strings.Contains(out.String(), bad) {
-					t.Fatalf("output %q shows a secret", out.String())
-				}
-			}
+			checkCommand(ctx, t, tc.args, tc.want, tc.wantErr, tc.failErr, "owner-credential", "whsec_")
 			if tc.sub == "" {
 				return
 			}
