@@ -2,7 +2,6 @@ package tokenverifier
 
 import (
 	"context"
-	"errors"
 	"testing"
 	"time"
 
@@ -47,17 +46,7 @@ func TestOperatorRevocation(t *testing.T) {
 			if err != nil || found == tc.crashed {
 				t.Fatalf("RevokeHash = %v, %v; want found %v", found, err, !tc.crashed)
 			}
-			deadline := time.Now().Add(5 * time.Second)
-			for {
-				_, err := v.Verify(ctx, "tok")
-				if errors.Is(err, ErrInvalid) {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("the revoked token is still valid at the edge: %v", err)
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
+			waitRevoked(ctx, t, v, "tok")
 		})
 	}
 }
