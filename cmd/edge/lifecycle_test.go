@@ -28,10 +28,16 @@ func startProductionEdge(t *testing.T, inst *origintest.Instance) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := strings.Replace(string(raw), "admin 127.0.0.1:2019", fmt.Sprintf("admin localhost:%d\n\tskip_install_trust", admin), 1)
-	cfg = strings.Replace(cfg, "{$IW_SITE_HOST:invoicewire.example} {", fmt.Sprintf("http://127.0.0.1:%d {", port), 1)
-	if cfg == string(raw) {
-		t.Fatal("the production Caddyfile's admin or site line moved; update this test")
+	t.Setenv("IW_EDGE_ADMIN_ADDR", fmt.Sprintf("localhost:%d", admin))
+	cfg := string(raw)
+	for _, r := range []struct{ old, new string }{
+		{"admin {$IW_EDGE_ADMIN_ADDR:127.0.0.1:2019}", "admin {$IW_EDGE_ADMIN_ADDR}\n\tskip_install_trust"},
+		{"{$IW_SITE_HOST:invoicewire.example} {", fmt.Sprintf("http://127.0.0.1:%d {", port)},
+	} {
+		if !strings.Contains(cfg, r.old) {
+			t.Fatalf("the production Caddyfile no longer has %q; update this test", r.old)
+		}
+		cfg = strings.Replace(cfg, r.old, r.new, 1)
 	}
 	loadCaddy(t, cfg, admin)
 	return fmt.Sprintf("http://127.0.0.1:%d", port)
