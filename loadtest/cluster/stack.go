@@ -192,10 +192,11 @@ func edgeCaddyfile(dir, admin string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	cfg := strings.Replace(string(b), "admin 127.0.0.1:2019", "admin "+admin, 1)
-	if cfg == string(b) {
-		return "", fmt.Errorf("cluster: caddyfile/Caddyfile.production no longer sets admin 127.0.0.1:2019")
+	const line = "admin {$IW_EDGE_ADMIN_ADDR:127.0.0.1:2019}"
+	if !bytes.Contains(b, []byte(line)) {
+		return "", fmt.Errorf("cluster: caddyfile/Caddyfile.production no longer has %q", line)
 	}
+	cfg := strings.Replace(string(b), line, "admin "+admin, 1)
 	path := filepath.Join(dir, "Caddyfile."+port(admin))
 	return path, os.WriteFile(path, []byte(cfg), 0o644)
 }
