@@ -87,7 +87,7 @@ func RecordToken(ctx context.Context, rdb redis.UniversalClient, clientID, hash 
 // its client's token set. found says whether the token existed. Revoking an
 // unknown token is not an error.
 func RevokeHash(ctx context.Context, rdb redis.UniversalClient, hash string) (found bool, err error) {
-	key := "iw:token:" + hash
+	key := token.KeyOfHash(hash)
 	var client string
 	if b, err := rdb.Get(ctx, key).Bytes(); err == nil {
 		var rec token.Record
@@ -122,7 +122,7 @@ func Tokens(ctx context.Context, rdb redis.UniversalClient, clientID string) (ma
 	}
 	out := make(map[string]*token.Record, len(hashes))
 	for _, h := range hashes {
-		b, err := rdb.Get(ctx, "iw:token:"+h).Bytes()
+		b, err := rdb.Get(ctx, token.KeyOfHash(h)).Bytes()
 		if errors.Is(err, redis.Nil) {
 			continue
 		}

@@ -47,24 +47,6 @@ func Issue(ctx context.Context, rdb redis.UniversalClient, clientID string, ttl 
 	return raw, rec, nil
 }
 
-// RevokeHash deletes the token with the given SHA-256 hex and, when it
-// existed, announces it on ChannelRevocations so every verifier's cache
-// drops it at once (docs/decisions.md, bearer tokens). Revoking an unknown token is not an error (RFC
-// 7009 §2.2); found says whether there was one.
-func RevokeHash(ctx context.Context, rdb redis.UniversalClient, hash string) (found bool, err error) {
-	n, err := rdb.Del(ctx, "iw:token:"+hash).Result()
-	if err != nil {
-		return false, fmt.Errorf("token: deleting a revoked token: %w", err)
-	}
-	if n == 0 {
-		return false, nil
-	}
-	if err := rdb.Publish(ctx, ChannelRevocations, hash).Err(); err != nil {
-		return true, fmt.Errorf("token: announcing a revocation: %w", err)
-	}
-	return true, nil
-}
-
 // Unauthorized is the 401 of docs/decisions.md (bearer tokens) for a request to siteRoot's API:
 // invalid is false when no token was presented, true when one was presented
 // but is unknown, expired or revoked.

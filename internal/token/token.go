@@ -35,7 +35,10 @@ func Hash(raw string) string {
 }
 
 // Key is the Redis key of a raw token.
-func Key(raw string) string { return "iw:token:" + Hash(raw) }
+func Key(raw string) string { return KeyOfHash(Hash(raw)) }
+
+// KeyOfHash is the Redis key of the token whose SHA-256 hex is hash.
+func KeyOfHash(hash string) string { return "iw:token:" + hash }
 
 // ErrInvalid means the token is unknown, expired or revoked.
 var ErrInvalid = errors.New("token: invalid, expired or revoked")

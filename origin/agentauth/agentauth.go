@@ -99,7 +99,6 @@ func New(cfg Config, rdb redis.UniversalClient) *Service {
 func (s *Service) base() string { return s.siteRoot + "/api/v1" }
 
 func keyClient(id string) string { return clients.Key(id) }
-func keyTokens(id string) string { return clients.TokensKey(id) }
 
 // oauthError is a 400 whose message names the OAuth error code (docs/decisions.md, agent auth).
 func oauthError(code, msg string) *apierror.Error {
@@ -463,16 +462,8 @@ func (s *Service) Revoke(r *http.Request) (*respond.Response, error) {
 		return nil, oauthError("invalid_request", `token_type_hint must be "access_token" or "refresh_token".`)
 	}
 	if len(raw) <= token.MaxLength {
-		ctx := r.Context()
-		rec, err := token.Lookup(ctx, s.rdb, raw, s.now())
-		if err != nil && !errors.Is(err, token.ErrInvalid) {
+		if _, err := clients.RevokeHash(r.Context(), s.rdb, token.Hash(raw)); err != nil {
 			return nil, err
-		}
-		if _, err := token.RevokeHash(ctx, s.rdb, token.Hash(raw)); err != nil {
-			return nil, err
-		}
-		if rec != nil {
-			s.rdb.SRem(ctx, keyTokens(rec.ClientID), token.Hash(raw))
 		}
 	}
 	return &respond.Response{Status: http.StatusOK, CacheControl: respond.NoStore}, nil
