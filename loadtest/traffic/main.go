@@ -59,7 +59,8 @@
 // hot set (the 100 most popular URLs) and the load average, as a table on
 // stdout and in loadtest/out/traffic.md, with the raw figures in
 // loadtest/out/traffic.txt. With TRAFFIC_PROFILE=1 it also saves the
-// edge's CPU profile (20 s in the middle of the traffic phase, and the
+// edge's CPU profile (20 s in the middle of the traffic phase, with the
+// origin's beside it in origin-cpu.pprof, and the
 // middle halves of the single URL's and the hot set's in
 // edge-cpu-single.pprof and edge-cpu-hot.pprof) and heap
 // profile (at its end) from the admin API's /debug/pprof to
@@ -321,7 +322,7 @@ func benchTraffic(ctx context.Context) error {
 	// profile saves, with TRAFFIC_PROFILE (and when on), the admin API's
 	// /debug/pprof/<what> into work/<file> after delay, in the background;
 	// the function it returns waits for the file.
-	profile := func(on bool, delay time.Duration, what, file string) (wait func()) {
+	profileOf := func(admin string, on bool, delay time.Duration, what, file string) (wait func()) {
 		if !on || os.Getenv("TRAFFIC_PROFILE") == "" {
 			return func() {}
 		}
@@ -329,9 +330,12 @@ func benchTraffic(ctx context.Context) error {
 		go func() {
 			defer close(done)
 			time.Sleep(delay)
-			saveProfile("http://"+edgeAdmin+"/debug/pprof/"+what, filepath.Join(work, file))
+			saveProfile("http://"+admin+"/debug/pprof/"+what, filepath.Join(work, file))
 		}()
 		return func() { <-done }
+	}
+	profile := func(on bool, delay time.Duration, what, file string) (wait func()) {
+		return profileOf(edgeAdmin, on, delay, what, file)
 	}
 
 	// The middle halves of the single URL's and the hot set's phases are
@@ -353,8 +357,10 @@ func benchTraffic(ctx context.Context) error {
 	gc0, rs0, cs0 := readGC("http://"+edgeAdmin+"/metrics"), readRedisStats(ctx, rdb), readRedisStats(ctx, crdb)
 	o0 := origin.cpu()
 	profiled := profile(true, dur/4, "profile?seconds=20", "edge-cpu.pprof")
+	profiledOrigin := profileOf(originMetrics, true, dur/4, "profile?seconds=20", "origin-cpu.pprof")
 	res, rss := phase("traffic", traffic, dur, 0)
 	profiled()
+	profiledOrigin()
 	profile(true, 0, "heap", "edge-heap.pprof")()
 	o1 := origin.cpu()
 	gc1, rs1, cs1 := readGC("http://"+edgeAdmin+"/metrics"), readRedisStats(ctx, rdb), readRedisStats(ctx, crdb)

@@ -338,6 +338,7 @@ func buildPaged(ctx context.Context, c Corpus, n int, read articleRange, siteRoo
 		pending:  map[string]*deltaDoc{},
 		delta:    &segment{bySlug: map[string]uint32{}, byTerm: map[int32]*postingList{}},
 		added:    &vocabulary{terms: map[string]int32{}, surface: map[string]int32{}},
+		textGen:  newTextGen(),
 	}
 	base := &segment{docs: make([]docMeta, n), bySlug: make(map[string]uint32, n)}
 	ix.base = base

@@ -3,10 +3,13 @@ package ask
 import (
 	"context"
 	"fmt"
+	"hash/maphash"
 	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/dgraph-io/ristretto/v2"
 
 	"github.com/invoicewire/invoicewire/internal/content"
 )
@@ -18,8 +21,91 @@ import (
 // analysed then: splitting and scanning one article costs well under a
 // millisecond, and words the index knows are looked up, not stemmed.
 
+// Analysed texts are kept in a bounded cache (textCache), since the same
+// articles come back in answer after answer (the most read, and the ones
+// popular questions find) and analysing them took about a third of an
+// answer's CPU (docs/decisions.md, "Analysed article texts are cached").
+// An entry is used only for the same text analysed with the same
+// vocabulary and entity names: it holds a fingerprint of the text it was
+// made from and the textGen of the index that made it, and anything else
+// is a miss. The store is still read for every answer, so a retracted or
+// changed article is never quoted from the cache.
+
+// textCacheBytes bounds the cache of analysed texts: about 2,000 articles
+// of 8 KB (an entry costs about twice its text: the sentences and their
+// term ids).
+const textCacheBytes = 32 << 20
+
+// textCache is the process's cache of analysed texts, shared by every
+// index (entries of another index's textGen are misses). ristretto keeps a
+// hash of each key, not the key.
+var textCache = sync.OnceValue(func() *ristretto.Cache[string, *cachedText] {
+	c, err := ristretto.NewCache(&ristretto.Config[string, *cachedText]{
+		NumCounters: 10 * textCacheBytes / 16384, MaxCost: textCacheBytes, BufferItems: 64,
+	})
+	if err != nil {
+		panic(fmt.Sprintf("ask: the text cache's fixed configuration was refused: %v", err))
+	}
+	return c
+})
+
+// cachedText is one analysed article and what it was made from.
+type cachedText struct {
+	fingerprint uint64
+	gen         uint64
+	d           *doc
+}
+
+// textGens numbers the vocabularies and entity matchers docText reads: an
+// index gets a new number when it is built and whenever a change adds to
+// its vocabulary, so a word that had no id when a text was analysed and
+// has one now makes that analysis a miss.
+var textGens atomic.Uint64
+
+func newTextGen() uint64 { return textGens.Add(1) }
+
+// textSeed keys the fingerprints; it is the process's own, so two
+// different texts cannot be made to collide from outside.
+var textSeed = maphash.MakeSeed()
+
+// fingerprint hashes what docText reads of an article.
+func fingerprint(a *content.Article) uint64 {
+	var h maphash.Hash
+	h.SetSeed(textSeed)
+	for _, s := range [...]string{a.Slug, a.Title, a.Dek, a.Body} {
+		h.WriteString(s)
+		h.WriteByte(0)
+	}
+	maphash.WriteComparable(&h, a.PublishedAt.UnixNano())
+	return h.Sum64()
+}
+
+// cost estimates the bytes an analysed text holds: its text, its term
+// ids, its entities and a sentence header each.
+func (d *doc) cost() int64 {
+	n := len(d.slug) + len(d.title) + len(d.url) + 4*len(d.ids) + 8*len(d.ents) + 128
+	for _, s := range d.sentences {
+		n += len(s.text) + 48
+	}
+	return int64(n)
+}
+
+// analysed returns a's analysed text, from the cache when it holds one
+// made from the same text by an index with the same vocabulary.
+func (ix *Index) analysed(a *content.Article, st *stemmer) *doc {
+	fp := fingerprint(a)
+	c := textCache()
+	if t, ok := c.Get(a.Slug); ok && t.fingerprint == fp && t.gen == ix.textGen {
+		return t.d
+	}
+	d := ix.docText(a, st)
+	c.Set(a.Slug, &cachedText{fingerprint: fp, gen: ix.textGen, d: d}, d.cost())
+	return d
+}
+
 // doc is the text of one article of an answer, analysed for quoting.
-// Answer code reads it through these fields:
+// It is never changed once made: answers under way share it. Answer code
+// reads it through these fields:
 //
 //   - slug, title, url, published: what a result shows;
 //   - sentences: the article's sentences in reading order (text.go);
@@ -71,7 +157,7 @@ func (ix *Index) load(ctx context.Context, hits []hit) ([]hit, error) {
 				return
 			}
 			if a := articles[i]; a != nil {
-				hits[i].text = ix.docText(a, st)
+				hits[i].text = ix.analysed(a, st)
 			}
 		}
 	}

@@ -165,6 +165,9 @@ type Index struct {
 	siteRoot string
 	// seq is the engine's change counter when the base build began.
 	seq uint64
+	// textGen identifies vocab, added and entities for the cache of
+	// analysed texts (doctext.go): it changes whenever they do.
+	textGen uint64
 }
 
 // Corpus is what an index is built from: the published articles and the

@@ -113,6 +113,9 @@ func (ix *Index) with(changes []change) *Index {
 		}
 		added.surface[w] = lid
 	}
+	if added != nil {
+		nx.textGen = newTextGen()
+	}
 	for _, dd := range fresh {
 		for k, lid := range dd.ids {
 			dd.ids[k] = global[lid]

@@ -1,0 +1,87 @@
+package ask
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/invoicewire/invoicewire/internal/content"
+)
+
+// TestAnalysedTextsCached: an article's analysis is reused only for the
+// same text under the same vocabulary. A text changed in the store (read
+// before the index applied its change) is analysed again, and so is every
+// text once a change gives a word an id it did not have, since the cached
+// analysis dropped that word; a change that adds no word keeps the
+// analyses.
+func TestAnalysedTextsCached(t *testing.T) {
+	corpus, err := content.Load(corpusDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix := buildIndex(Corpus{Articles: corpus.Articles, Countries: corpus.Countries, Specs: corpus.Specs}, testSiteRoot)
+	original := corpus.Articles[0]
+	// The same article with one more sentence, of a word no article has.
+	const word = "zorblaxic"
+	edited := *original
+	edited.Body += "\n\nThe zorblaxic register opens next spring.\n"
+
+	// analyse analyses a with ix and waits for the cache to take the
+	// result (ristretto admits entries asynchronously).
+	analyse := func(ix *Index, a *content.Article) *doc {
+		d := ix.analysed(a, newStemmer())
+		textCache().Wait()
+		return d
+	}
+	first := analyse(ix, original)
+	afterEdit := ix.with([]change{{slug: edited.Slug, a: &edited}})
+	wordID, known := afterEdit.surfaceID(word)
+	if !known {
+		t.Fatalf("%q has no id after the change that adds it", word)
+	}
+	unchanged := *corpus.Articles[1]
+	afterNoNewWord := afterEdit.with([]change{{slug: unchanged.Slug, a: &unchanged}})
+
+	for _, tc := range []struct {
+		desc      string
+		ix        *Index
+		a         *content.Article
+		wantSame  bool // the cached analysis of original, by ix
+		wantWord  bool // the analysis has the word's sentence
+		wantWrdID bool // ... and the word's id
+	}{
+		{desc: "same text, same index: the cached analysis", ix: ix, a: original, wantSame: true},
+		{desc: "same text, a copy of the article: the cached analysis", ix: ix, a: new(*original), wantSame: true},
+		{desc: "text changed in the store, index not yet told: analysed again", ix: ix, a: &edited, wantWord: true},
+		{desc: "change adds the word: analysed again, the word has its id", ix: afterEdit, a: &edited, wantWord: true, wantWrdID: true},
+		{desc: "change adds no word: the analysis under the vocabulary before it", ix: afterNoNewWord, a: &edited, wantWord: true, wantWrdID: true},
+	} {
+		t.Run(tc.desc, func(t *testing.T) {
+			d := analyse(tc.ix, tc.a)
+			if same := d == first; same != tc.wantSame {
+				t.Errorf("cached analysis reused: %v, want %v", same, tc.wantSame)
+			}
+			hasWord := slices.ContainsFunc(d.sentences, func(s sentence) bool { return strings.Contains(s.text, word) })
+			if hasWord != tc.wantWord {
+				t.Errorf("a sentence with %q: %v, want %v", word, hasWord, tc.wantWord)
+			}
+			if hasID := slices.Contains(d.ids, wordID); hasID != tc.wantWrdID {
+				t.Errorf("term id of %q among the analysis's ids: %v, want %v", word, hasID, tc.wantWrdID)
+			}
+			// Whatever the cache did, the analysis is the one made now.
+			if want := tc.ix.docText(tc.a, newStemmer()); !sameDoc(d, want) {
+				t.Errorf("analysis differs from the text analysed afresh")
+			}
+		})
+	}
+	if afterNoNewWord.textGen != afterEdit.textGen {
+		t.Errorf("a change that adds no word changed the index's text generation: its analyses would all be made again")
+	}
+}
+
+// sameDoc reports whether two analyses hold the same text, ids and
+// entities.
+func sameDoc(a, b *doc) bool {
+	return a.slug == b.slug && a.title == b.title && a.url == b.url && a.published.Equal(b.published) &&
+		slices.Equal(a.sentences, b.sentences) && slices.Equal(a.ids, b.ids) && slices.Equal(a.ents, b.ents)
+}
