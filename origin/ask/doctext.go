@@ -191,6 +191,7 @@ func (ix *Index) docText(a *content.Article, st *stemmer) *doc {
 	var seq, raw []string
 	for i := range d.sentences {
 		s := &d.sentences[i]
+		s.refersBack = s.quotable() && refersBack.MatchString(s.text)
 		s.start = uint32(len(d.ids))
 		seq, raw = seq[:0], raw[:0]
 		named := false

@@ -313,7 +313,7 @@ func (ix *Index) candidates(q *query, asked question, hits []hit, known float64)
 				}
 			}
 			context = context[:0]
-			if !row && refersBack.MatchString(s.text) {
+			if !row && s.refersBack {
 				for _, p := range before {
 					if !containsInt(matched, p) {
 						context = append(context, p)

@@ -44,6 +44,10 @@ type sentence struct {
 	// lead-in to complete it ("a domestic B2B start on 1 January 2030;"
 	// after a paragraph that does not introduce it): never quoted.
 	fragment bool
+	// refersBack is set on a quotable sentence that opens by referring to
+	// the one before (the refersBack pattern): it is matched once when the
+	// article is analysed, not for every answer that reads it.
+	refersBack bool
 }
 
 // quotable reports whether s may appear in a summary: a sentence, or a list
