@@ -5,12 +5,26 @@ import (
 	"fmt"
 )
 
+// StoredArticle is an article record as stored, decoded on demand: a
+// reader that knows these bytes already (the ask engine's cache of
+// analysed texts) skips decoding them.
+type StoredArticle []byte
+
+// Decode decodes the record.
+func (r StoredArticle) Decode() (*ArticleRecord, error) {
+	var rec ArticleRecord
+	if err := decodeRecord(r, &rec); err != nil {
+		return nil, fmt.Errorf("store: decoding an article: %w", err)
+	}
+	return &rec, nil
+}
+
 // ArticlesBySlug reads the records of several articles in one round trip
 // (one MGET: every article key shares the {content} hash tag, so the keys
-// sit in one slot of a cluster too). The result is aligned with slugs: nil
-// where no article has that slug. Retracted records are returned as they
-// are; the caller decides what a retraction means to it.
-func (s *Store) ArticlesBySlug(ctx context.Context, slugs []string) ([]*ArticleRecord, error) {
+// sit in one slot of a cluster too), undecoded. The result is aligned with
+// slugs: nil where no article has that slug. Retracted records are
+// returned as they are; the caller decides what a retraction means to it.
+func (s *Store) ArticlesBySlug(ctx context.Context, slugs []string) ([]StoredArticle, error) {
 	if len(slugs) == 0 {
 		return nil, nil
 	}
@@ -22,17 +36,11 @@ func (s *Store) ArticlesBySlug(ctx context.Context, slugs []string) ([]*ArticleR
 	if err != nil {
 		return nil, fmt.Errorf("store: reading %d articles: %w", len(slugs), err)
 	}
-	out := make([]*ArticleRecord, len(slugs))
+	out := make([]StoredArticle, len(slugs))
 	for i, d := range docs {
-		str, ok := d.(string)
-		if !ok {
-			continue // no such article
+		if str, ok := d.(string); ok {
+			out[i] = StoredArticle(str)
 		}
-		var rec ArticleRecord
-		if err := decodeRecord([]byte(str), &rec); err != nil {
-			return nil, fmt.Errorf("store: decoding article %q: %w", slugs[i], err)
-		}
-		out[i] = &rec
 	}
 	return out, nil
 }

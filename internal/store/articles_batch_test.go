@@ -41,12 +41,15 @@ func testArticlesBySlug(t *testing.T, rdb redis.UniversalClient) {
 		{desc: "asked twice", i: 4},
 	} {
 		t.Run(tc.desc, func(t *testing.T) {
-			rec := recs[tc.i]
 			if tc.missing {
-				if rec != nil {
-					t.Fatalf("got %q for an unknown slug", rec.Slug)
+				if recs[tc.i] != nil {
+					t.Fatalf("got %q for an unknown slug", recs[tc.i])
 				}
 				return
+			}
+			rec, err := recs[tc.i].Decode()
+			if err != nil {
+				t.Fatal(err)
 			}
 			if rec == nil || rec.Slug != slugs[tc.i] {
 				t.Fatalf("record %d = %+v, want %s", tc.i, rec, slugs[tc.i])
@@ -58,6 +61,15 @@ func testArticlesBySlug(t *testing.T, rdb redis.UniversalClient) {
 				t.Fatal("the record has no body")
 			}
 		})
+	}
+	// A record that does not decode is returned; decoding it says so.
+	if err := rdb.Set(ctx, "iw:{content}:article:broken", "{", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if recs, err := p.Store.ArticlesBySlug(ctx, []string{"broken"}); err != nil || recs[0] == nil {
+		t.Fatalf("a broken record: %v, %v", recs, err)
+	} else if _, err := recs[0].Decode(); err == nil {
+		t.Fatal("a broken record decoded")
 	}
 	if recs, err := p.Store.ArticlesBySlug(ctx, nil); err != nil || recs != nil {
 		t.Fatalf("no slugs: %v, %v", recs, err)

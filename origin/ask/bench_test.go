@@ -262,11 +262,11 @@ func BenchmarkArchiveScale(b *testing.B) {
 			}
 			return out, nil
 		}
-		memory := func(_ context.Context, slugs []string) ([]*content.Article, error) {
-			out := make([]*content.Article, len(slugs))
+		memory := func(_ context.Context, slugs []string) ([]sourced, error) {
+			out := make([]sourced, len(slugs))
 			for k, slug := range slugs {
 				if i, ok := bySlug[slug]; ok {
-					out[k] = src.Article(int(i))
+					out[k] = inMemory(src.Article(int(i)))
 				}
 			}
 			return out, nil
@@ -301,11 +301,11 @@ func BenchmarkArchiveScale(b *testing.B) {
 		e := mustNew(b, Config{Store: st, SiteRoot: testSiteRoot, Log: quiet})
 		e.idx.Store(ix)
 		shown := map[string]*content.Article{}
-		ix.source = func(ctx context.Context, slugs []string) ([]*content.Article, error) {
+		ix.source = func(ctx context.Context, slugs []string) ([]sourced, error) {
 			out, err := memory(ctx, slugs)
-			for _, a := range out {
-				if a != nil {
-					shown[a.Slug] = a
+			for _, s := range out {
+				if s.inMemory != nil {
+					shown[s.inMemory.Slug] = s.inMemory
 				}
 			}
 			return out, err

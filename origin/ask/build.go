@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/invoicewire/invoicewire/internal/content"
+	"github.com/invoicewire/invoicewire/internal/store"
 )
 
 // Building runs in two phases. Analysis (splitting, normalising, stemming)
@@ -287,8 +288,42 @@ func averages(sample []*content.Article, entities *entityMatcher) [numFields]flo
 
 // articleSource reads the articles of an answer in one go (one round trip
 // to the store, however many articles an answer shows). The result is
-// aligned with slugs: nil where an article is no longer published.
-type articleSource func(ctx context.Context, slugs []string) ([]*content.Article, error)
+// aligned with slugs.
+type articleSource func(ctx context.Context, slugs []string) ([]sourced, error)
+
+// sourced is one article an articleSource read: a stored record, decoded
+// only when its analysed text is not cached, or an article in memory.
+type sourced struct {
+	// fingerprint identifies the text: the same fingerprint, the same
+	// text (doctext.go).
+	fingerprint uint64
+	stored      store.StoredArticle
+	inMemory    *content.Article
+}
+
+// found reports whether the article exists (published or not).
+func (s sourced) found() bool { return s.stored != nil || s.inMemory != nil }
+
+// article returns the article, nil when it is no longer published.
+func (s sourced) article() (*content.Article, error) {
+	if s.stored == nil {
+		return s.inMemory, nil
+	}
+	rec, err := s.stored.Decode()
+	if err != nil || rec.Retracted() {
+		return nil, err
+	}
+	return &rec.Article, nil
+}
+
+// inMemory is a held in memory as an articleSource returns it (nil: not
+// found).
+func inMemory(a *content.Article) sourced {
+	if a == nil {
+		return sourced{}
+	}
+	return sourced{fingerprint: fingerprint(a), inMemory: a}
+}
 
 // corpusSource serves the articles of a corpus held in memory.
 func corpusSource(articles []*content.Article) articleSource {
@@ -298,10 +333,10 @@ func corpusSource(articles []*content.Article) articleSource {
 			bySlug[a.Slug] = a
 		}
 	}
-	return func(_ context.Context, slugs []string) ([]*content.Article, error) {
-		out := make([]*content.Article, len(slugs))
+	return func(_ context.Context, slugs []string) ([]sourced, error) {
+		out := make([]sourced, len(slugs))
 		for i, slug := range slugs {
-			out[i] = bySlug[slug]
+			out[i] = inMemory(bySlug[slug])
 		}
 		return out, nil
 	}

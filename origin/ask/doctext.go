@@ -29,7 +29,8 @@ import (
 // vocabulary and entity names: it holds a fingerprint of the text it was
 // made from and the textGen of the index that made it, and anything else
 // is a miss. The store is still read for every answer, so a retracted or
-// changed article is never quoted from the cache.
+// changed article is never quoted from the cache; a record whose stored
+// bytes are those the cached analysis was made from is not even decoded.
 
 // textCacheBytes bounds the cache of analysed texts: about 2,000 articles
 // of 8 KB (an entry costs about twice its text: the sentences and their
@@ -90,16 +91,19 @@ func (d *doc) cost() int64 {
 	return int64(n)
 }
 
-// analysed returns a's analysed text, from the cache when it holds one
-// made from the same text by an index with the same vocabulary.
-func (ix *Index) analysed(a *content.Article, st *stemmer) *doc {
-	fp := fingerprint(a)
-	c := textCache()
-	if t, ok := c.Get(a.Slug); ok && t.fingerprint == fp && t.gen == ix.textGen {
+// cachedText returns the cached analysis of the article slug whose text
+// has fingerprint fp, made by an index with ix's vocabulary, or nil.
+func (ix *Index) cachedText(slug string, fp uint64) *doc {
+	if t, ok := textCache().Get(slug); ok && t.fingerprint == fp && t.gen == ix.textGen {
 		return t.d
 	}
+	return nil
+}
+
+// analyse analyses a and caches the result under fingerprint fp.
+func (ix *Index) analyse(a *content.Article, fp uint64, st *stemmer) *doc {
 	d := ix.docText(a, st)
-	c.Set(a.Slug, &cachedText{fingerprint: fp, gen: ix.textGen, d: d}, d.cost())
+	textCache().Set(a.Slug, &cachedText{fingerprint: fp, gen: ix.textGen, d: d}, d.cost())
 	return d
 }
 
@@ -129,10 +133,11 @@ type sentEntity struct {
 	id   int32
 }
 
-// load reads the text of every hit in one round trip and analyses it,
-// dropping the hits whose article is no longer published (retracted since
-// the snapshot was made). Articles are analysed on up to GOMAXPROCS
-// goroutines: each is independent, and an answer shows up to 50.
+// load reads the text of every hit in one round trip and analyses it (or
+// takes its cached analysis), dropping the hits whose article is no longer
+// published (retracted since the snapshot was made). Articles are analysed
+// on up to GOMAXPROCS goroutines: each is independent, and an answer shows
+// up to 50.
 func (ix *Index) load(ctx context.Context, hits []hit) ([]hit, error) {
 	if len(hits) == 0 {
 		return hits, nil
@@ -141,28 +146,46 @@ func (ix *Index) load(ctx context.Context, hits []hit) ([]hit, error) {
 	for i, h := range hits {
 		slugs[i] = ix.meta(h.doc).slug
 	}
-	articles, err := ix.source(ctx, slugs)
+	sources, err := ix.source(ctx, slugs)
 	if err != nil {
 		return nil, fmt.Errorf("ask: reading %d articles: %w", len(slugs), err)
 	}
-	if len(articles) != len(hits) {
-		return nil, fmt.Errorf("ask: reading %d articles: %d returned", len(slugs), len(articles))
+	if len(sources) != len(hits) {
+		return nil, fmt.Errorf("ask: reading %d articles: %d returned", len(slugs), len(sources))
+	}
+	// The cached analyses first; the rest are decoded (a retracted one is
+	// dropped) and analysed.
+	var missed []int
+	articles := make([]*content.Article, len(hits))
+	for i, src := range sources {
+		if !src.found() {
+			continue
+		}
+		if d := ix.cachedText(slugs[i], src.fingerprint); d != nil {
+			hits[i].text = d
+			continue
+		}
+		if articles[i], err = src.article(); err != nil {
+			return nil, fmt.Errorf("ask: reading %q: %w", slugs[i], err)
+		}
+		if articles[i] != nil {
+			missed = append(missed, i)
+		}
 	}
 	var next atomic.Int32
 	analyse := func() {
 		st := newStemmer()
 		for {
-			i := int(next.Add(1)) - 1
-			if i >= len(hits) {
+			k := int(next.Add(1)) - 1
+			if k >= len(missed) {
 				return
 			}
-			if a := articles[i]; a != nil {
-				hits[i].text = ix.analysed(a, st)
-			}
+			i := missed[k]
+			hits[i].text = ix.analyse(articles[i], sources[i].fingerprint, st)
 		}
 	}
 	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(hits)) - 1 {
+	for range min(runtime.GOMAXPROCS(0), len(missed)) - 1 {
 		wg.Go(analyse)
 	}
 	analyse()

@@ -1,6 +1,7 @@
 package ask
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -29,8 +30,12 @@ func TestAnalysedTextsCached(t *testing.T) {
 	// analyse analyses a with ix and waits for the cache to take the
 	// result (ristretto admits entries asynchronously).
 	analyse := func(ix *Index, a *content.Article) *doc {
-		d := ix.analysed(a, newStemmer())
-		textCache().Wait()
+		fp := fingerprint(a)
+		d := ix.cachedText(a.Slug, fp)
+		if d == nil {
+			d = ix.analyse(a, fp, newStemmer())
+			textCache().Wait()
+		}
 		return d
 	}
 	first := analyse(ix, original)
@@ -84,4 +89,76 @@ func TestAnalysedTextsCached(t *testing.T) {
 func sameDoc(a, b *doc) bool {
 	return a.slug == b.slug && a.title == b.title && a.url == b.url && a.published.Equal(b.published) &&
 		slices.Equal(a.sentences, b.sentences) && slices.Equal(a.ids, b.ids) && slices.Equal(a.ents, b.ents)
+}
+
+// TestLoadReadsTheStoreFirst: with the text cache, an answer still reads
+// its articles from the store: an unchanged record is answered from the
+// cache, one edited in the store before the index was told is analysed
+// again, and one retracted meanwhile is dropped, never quoted from the
+// cache.
+func TestLoadReadsTheStoreFirst(t *testing.T) {
+	st, pub, a := published(t)
+	ctx := context.Background()
+	e := mustNew(t, Config{Store: st, SiteRoot: testSiteRoot, Log: quiet})
+	if err := e.Rebuild(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ix := e.idx.Load()
+	id, ok := ix.lookup(a.Slug)
+	if !ok {
+		t.Fatal("the article is not indexed")
+	}
+	load := func() []hit {
+		t.Helper()
+		hits, err := ix.load(ctx, []hit{{doc: id}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		textCache().Wait()
+		return hits
+	}
+	first := load()
+	if len(first) != 1 {
+		t.Fatalf("%d hits loaded, want 1", len(first))
+	}
+	edited := *a
+	edited.Body += "\n\nThe zorblaxic register opens next spring.\n"
+	for _, tc := range []struct {
+		desc     string
+		change   func() error
+		wantHits int
+		wantSame bool // the first load's analysis
+		wantWord bool // a sentence of the edit
+	}{
+		{desc: "unchanged: the cached analysis", change: func() error { return nil }, wantHits: 1, wantSame: true},
+		{desc: "edited in the store: analysed again", change: func() error {
+			_, err := pub.SyncArticle(ctx, &edited)
+			return err
+		}, wantHits: 1, wantWord: true},
+		{desc: "retracted in the store: dropped", change: func() error {
+			_, err := pub.Retract(ctx, a.Slug, "The agency denied the report.")
+			return err
+		}},
+	} {
+		t.Run(tc.desc, func(t *testing.T) {
+			if err := tc.change(); err != nil {
+				t.Fatal(err)
+			}
+			hits := load()
+			if len(hits) != tc.wantHits {
+				t.Fatalf("%d hits loaded, want %d", len(hits), tc.wantHits)
+			}
+			if len(hits) == 0 {
+				return
+			}
+			d := hits[0].text
+			if same := d == first[0].text; same != tc.wantSame {
+				t.Errorf("the first analysis reused: %v, want %v", same, tc.wantSame)
+			}
+			hasWord := slices.ContainsFunc(d.sentences, func(s sentence) bool { return strings.Contains(s.text, "zorblaxic") })
+			if hasWord != tc.wantWord {
+				t.Errorf("the edit's sentence analysed: %v, want %v", hasWord, tc.wantWord)
+			}
+		})
+	}
 }

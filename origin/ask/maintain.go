@@ -3,6 +3,7 @@ package ask
 import (
 	"context"
 	"fmt"
+	"hash/maphash"
 	"maps"
 	"math"
 	"slices"
@@ -172,22 +173,27 @@ func (e *Engine) read(ctx context.Context, named map[string]uint64) ([]change, e
 	}
 	changes := make([]change, len(slugs))
 	for i, slug := range slugs {
-		changes[i] = change{slug: slug, a: articles[i]}
+		a, err := articles[i].article()
+		if err != nil {
+			return nil, fmt.Errorf("ask: reading %q: %w", slug, err)
+		}
+		changes[i] = change{slug: slug, a: a}
 	}
 	return changes, nil
 }
 
-// readArticles reads published articles from the store with one MGET
-// (an articleSource): nil for an article retracted or gone.
-func (e *Engine) readArticles(ctx context.Context, slugs []string) ([]*content.Article, error) {
+// readArticles reads articles from the store with one MGET (an
+// articleSource), fingerprinted by their stored bytes: an article whose
+// analysed text is cached is not decoded.
+func (e *Engine) readArticles(ctx context.Context, slugs []string) ([]sourced, error) {
 	recs, err := e.cfg.Store.ArticlesBySlug(ctx, slugs)
 	if err != nil {
 		return nil, fmt.Errorf("ask: reading articles: %w", err)
 	}
-	out := make([]*content.Article, len(slugs))
+	out := make([]sourced, len(slugs))
 	for i, rec := range recs {
-		if rec != nil && !rec.Retracted() {
-			out[i] = &rec.Article
+		if rec != nil {
+			out[i] = sourced{fingerprint: maphash.Bytes(textSeed, rec), stored: rec}
 		}
 	}
 	return out, nil
