@@ -316,8 +316,8 @@ func (s sourced) article() (*content.Article, error) {
 	return &rec.Article, nil
 }
 
-// inMemory is a held in memory as an articleSource returns it (nil: not
-// found).
+// inMemory returns article a, held in memory, as an articleSource does
+// (a nil a: not found).
 func inMemory(a *content.Article) sourced {
 	if a == nil {
 		return sourced{}
