@@ -825,8 +825,9 @@ func caughtUp(t *testing.T, st *store.Store, keys ...string) time.Time {
 }
 
 // TestSitemapIndexLastmod: each file of the sitemap index carries the time
-// it last changed, the last change under its keys; a change moves the
-// lastmod of the files it changed and of no other.
+// it last changed, the last change under its keys, and the file itself
+// says the same in Last-Modified; a change moves the lastmod of the files
+// it changed and of no other.
 func TestSitemapIndexLastmod(t *testing.T) {
 	ctx := context.Background()
 	st := store.New(redistest.New(t).Client())
@@ -874,6 +875,12 @@ func TestSitemapIndexLastmod(t *testing.T) {
 			want, err := st.ChangedAt(ctx, fileKeys[path]...)
 			if err != nil || !lm.Equal(want) {
 				t.Errorf("%s: lastmod %v, its keys %v last changed %v (%v)", path, lm, fileKeys[path], want, err)
+			}
+			// The file itself says the same in Last-Modified.
+			req := httptest.NewRequest("GET", path, nil)
+			req.SetPathValue("file", strings.TrimPrefix(path, "/sitemaps/"))
+			if file, err := s.Sitemap(req); err != nil || !file.LastModified.Equal(lm) {
+				t.Errorf("%s: Last-Modified %v, the index's lastmod %v (%v)", path, file.LastModified, lm, err)
 			}
 			out[path] = lm
 			for _, k := range fileKeys[path] {

@@ -133,7 +133,8 @@ func (s *Site) SitemapIndex(r *http.Request) (*respond.Response, error) {
 // Sitemap answers GET /sitemaps/pages.xml and /sitemaps/articles-<n>.xml.
 // An article file lists the articles the store keeps in it (at most
 // store.SitemapURLs); it is tagged with its own surrogate key, so an edit
-// drops that file's cache entry and no other.
+// drops that file's cache entry and no other. Either file's Last-Modified
+// is the lastmod the index gives it.
 func (s *Site) Sitemap(r *http.Request) (*respond.Response, error) {
 	file := r.PathValue("file")
 	notFound := apierror.NotFound("No sitemap at this address.", "The sitemaps are listed at "+s.SiteRoot+"/sitemap-index.xml.")
@@ -147,6 +148,12 @@ func (s *Site) Sitemap(r *http.Request) (*respond.Response, error) {
 	if !ok || !ok2 || err != nil || n < 1 || strconv.FormatInt(n, 10) != num {
 		return nil, notFound
 	}
+	// Last-Modified is the file's last change, the lastmod the index
+	// gives it, read before the file as a feed's is (Feed).
+	changed, err := s.Store.ChangedAt(r.Context(), store.TagSitemapFile(n))
+	if err != nil {
+		return nil, err
+	}
 	urls, err := s.Store.SitemapFile(r.Context(), n)
 	if errors.Is(err, store.ErrNoSitemap) {
 		return nil, notFound
@@ -154,7 +161,9 @@ func (s *Site) Sitemap(r *http.Request) (*respond.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	return respond.Bytes(XMLType, appendURLSet(nil, s.SiteRoot, urls), store.TagSitemapFile(n)), nil
+	resp := respond.Bytes(XMLType, appendURLSet(nil, s.SiteRoot, urls), store.TagSitemapFile(n))
+	resp.LastModified = changed
+	return resp, nil
 }
 
 // appendURLSet appends the article sitemap of urls to b, byte for byte what
@@ -226,6 +235,10 @@ func safeXMLText(s string) bool {
 // audiences, countries, newsletter issues, the mandate timeline and the
 // developer portal (every page the navigation links).
 func (s *Site) pagesSitemap(r *http.Request) (*respond.Response, error) {
+	changed, err := s.Store.ChangedAt(r.Context(), pagesSitemapKeys...)
+	if err != nil {
+		return nil, err
+	}
 	set := urlSet{NS: nsSitemap}
 	add := func(path string) { set.URLs = append(set.URLs, sitemapURL{Loc: s.SiteRoot + path}) }
 	add("/")
@@ -251,7 +264,12 @@ func (s *Site) pagesSitemap(r *http.Request) (*respond.Response, error) {
 	}
 	add("/mandates")
 	add("/developers")
-	return xmlResponse(set, pagesSitemapKeys...)
+	resp, err := xmlResponse(set, pagesSitemapKeys...)
+	if err != nil {
+		return nil, err
+	}
+	resp.LastModified = changed
+	return resp, nil
 }
 
 // pagesSitemapKeys are the surrogate keys of the pages sitemap: what it
