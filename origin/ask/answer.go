@@ -248,8 +248,7 @@ type spanScore struct {
 // when a change replaced it, and a span of a when or amount question by
 // the phase it is about. ok is false when text has no span of the asked
 // kind.
-func (ix *Index) answerSpan(q *query, asked question, text string, sc scanned, matched, context, focus []int, known float64, sctx *spanContext) (best spanScore) {
-	spans := answerSpans(asked, text)
+func (ix *Index) answerSpan(q *query, asked question, text string, spans []span, sc scanned, matched, context, focus []int, known float64, sctx *spanContext) (best spanScore) {
 	if len(spans) == 0 || known == 0 {
 		return best
 	}
@@ -675,7 +674,7 @@ func (ix *Index) rowAnswer(q *query, asked question, phrases []synPhrase, header
 			}
 			cellCtx.cue = header[heads[k]:hEnd]
 		}
-		got := ix.answerSpan(q, asked, cell, sc, matched, nil, focus, known, &cellCtx)
+		got := ix.answerSpan(q, asked, cell, answerSpans(asked, cell), sc, matched, nil, focus, known, &cellCtx)
 		if !got.ok {
 			continue
 		}

@@ -82,11 +82,11 @@ func fingerprint(a *content.Article) uint64 {
 }
 
 // cost estimates the bytes an analysed text holds: its text, its term
-// ids, its entities and a sentence header each.
+// ids, its entities, a sentence header each and its span memo when full.
 func (d *doc) cost() int64 {
 	n := len(d.slug) + len(d.title) + len(d.url) + 4*len(d.ids) + 8*len(d.ents) + 128
 	for _, s := range d.sentences {
-		n += len(s.text) + 48
+		n += len(s.text) + 48 + spanMemoPerSentence*spanMemoEntryCost
 	}
 	return int64(n)
 }
@@ -124,6 +124,58 @@ type doc struct {
 	sentences []sentence
 	ids       []int32
 	ents      []sentEntity
+	// spans memoises the answer spans of its sentences (spansOf).
+	spans spanMemo
+}
+
+// spanMemo holds answerSpans' results for the sentences of one doc, by
+// sentence and by the fields of the question answerSpans reads: a cached
+// doc is quoted by answer after answer, and its sentences' spans were
+// found again by the same regexps each time (about half of an answer's
+// CPU once texts were cached). At most spanMemoPerSentence results a
+// sentence on average are kept, a bound doc.cost counts, so the text
+// cache's bound holds; past it, spans are found and not kept.
+type spanMemo struct {
+	mu sync.Mutex
+	m  map[spanKey][]span
+}
+
+// spanKey is a sentence and the fields of a question answerSpans reads.
+type spanKey struct {
+	sent    int32
+	kind    questionKind
+	unit    unitKind
+	group   bool
+	obliged bool
+}
+
+// spanMemoPerSentence bounds a doc's memo at this many results a sentence;
+// spanMemoEntryCost is the bytes doc.cost counts for each.
+const (
+	spanMemoPerSentence = 4
+	spanMemoEntryCost   = 96
+)
+
+// spansOf returns answerSpans(asked, sentence i's text), memoised. The
+// slice is shared: callers read it and never change it.
+func (d *doc) spansOf(i int, asked question) []span {
+	k := spanKey{sent: int32(i), kind: asked.kind, unit: asked.unit, group: asked.group, obliged: asked.obliged}
+	d.spans.mu.Lock()
+	sp, ok := d.spans.m[k]
+	d.spans.mu.Unlock()
+	if ok {
+		return sp
+	}
+	sp = answerSpans(asked, d.sentences[i].text)
+	d.spans.mu.Lock()
+	if d.spans.m == nil {
+		d.spans.m = map[spanKey][]span{}
+	}
+	if len(d.spans.m) < spanMemoPerSentence*len(d.sentences) {
+		d.spans.m[k] = sp
+	}
+	d.spans.mu.Unlock()
+	return sp
 }
 
 // sentEntity is a synthetic term (a country or spec) that sentence sent

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/invoicewire/invoicewire/internal/content"
@@ -158,6 +159,89 @@ func TestLoadReadsTheStoreFirst(t *testing.T) {
 			hasWord := slices.ContainsFunc(d.sentences, func(s sentence) bool { return strings.Contains(s.text, "zorblaxic") })
 			if hasWord != tc.wantWord {
 				t.Errorf("the edit's sentence analysed: %v, want %v", hasWord, tc.wantWord)
+			}
+		})
+	}
+}
+
+// TestSpanMemo: a doc's memoised spans are answerSpans' for every sentence
+// and question profile, read concurrently by answers under way; the memo
+// tells apart profiles that differ in any field answerSpans reads, and
+// stops at the size doc.cost counts for it.
+func TestSpanMemo(t *testing.T) {
+	corpus, err := content.Load(corpusDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix := buildIndex(Corpus{Articles: corpus.Articles, Countries: corpus.Countries, Specs: corpus.Specs}, testSiteRoot)
+	var profiles []question
+	for _, kind := range []questionKind{askWhat, askWhen, askName, askReason} {
+		profiles = append(profiles, question{kind: kind})
+	}
+	// Neighbours differ in one field: up the units, to a group, down the
+	// units again.
+	for unit := unitAny; unit <= unitCode; unit++ {
+		profiles = append(profiles, question{kind: askAmount, unit: unit})
+	}
+	for unit := unitCode + 1; unit > unitAny; unit-- {
+		profiles = append(profiles, question{kind: askAmount, unit: unit - 1, group: true})
+	}
+	profiles = append(profiles, question{kind: askYesNo}, question{kind: askYesNo, obliged: true})
+	// with returns the first article whose body has each of parts: the
+	// cases need sentences whose spans differ by profile.
+	with := func(parts ...string) *content.Article {
+		t.Helper()
+		for _, a := range corpus.Articles {
+			if !slices.ContainsFunc(parts, func(p string) bool { return !strings.Contains(a.Body, p) }) {
+				return a
+			}
+		}
+		t.Fatalf("no article has all of %q", parts)
+		return nil
+	}
+	for _, tc := range []struct {
+		desc string
+		a    *content.Article
+	}{
+		{desc: "amounts of money and shares", a: with("€", "%")},
+		{desc: "dates and durations", a: with("January", " days")},
+		{desc: "versions", a: with("3.0", "version")},
+	} {
+		t.Run(tc.desc, func(t *testing.T) {
+			// check asks every sentence of d for asked's spans, twice, from
+			// two answers at once (the race detector watches the memo).
+			check := func(d *doc, asked question) {
+				t.Helper()
+				var wg sync.WaitGroup
+				for range 2 {
+					wg.Go(func() {
+						for range 2 {
+							for i := range d.sentences {
+								if got, want := d.spansOf(i, asked), answerSpans(asked, d.sentences[i].text); !slices.Equal(got, want) {
+									t.Errorf("sentence %d, %+v: memo %v, answerSpans %v", i, asked, got, want)
+									return
+								}
+							}
+						}
+					})
+				}
+				wg.Wait()
+			}
+			// Each profile after the one before it on one doc, in
+			// pairs, so the memo holds both and must tell them apart.
+			for k := 1; k < len(profiles); k++ {
+				d := ix.docText(tc.a, newStemmer())
+				check(d, profiles[k-1])
+				check(d, profiles[k])
+			}
+			// Every profile on one doc: the memo fills to its bound and
+			// stops there, and answers stay right past it.
+			d := ix.docText(tc.a, newStemmer())
+			for _, asked := range profiles {
+				check(d, asked)
+			}
+			if n, limit := len(d.spans.m), spanMemoPerSentence*len(d.sentences); n != limit {
+				t.Errorf("%d results memoised, want the bound %d", n, limit)
 			}
 		})
 	}

@@ -371,7 +371,7 @@ func (ix *Index) candidates(q *query, asked question, hits []hit, known float64)
 				// yes-no answer that says yes or no a little more.
 				c.lead = (own + contextLeadWeight*inherited + q.coverageOf(intersect(matched, focus), known)) * prior / (1 + 0.02*float64(i))
 				if asked.kind == askYesNo {
-					if spans := answerSpans(asked, s.text); len(spans) > 0 {
+					if spans := d.spansOf(i, asked); len(spans) > 0 {
 						c.span, c.spanned = spans[0], true
 						c.lead *= yesNoBoost
 					}
@@ -384,7 +384,7 @@ func (ix *Index) candidates(q *query, asked question, hits []hit, known float64)
 				} else {
 					sc = ix.scan(q, s.text, sc)
 					sc.words = append(sc.words, shortWords...)
-					got = ix.answerSpan(q, asked, s.text, sc, matched, context, focus, known, &sctx)
+					got = ix.answerSpan(q, asked, s.text, d.spansOf(i, asked), sc, matched, context, focus, known, &sctx)
 				}
 				if got.ok {
 					c.span, c.spanned, c.margin = got.sp, true, got.second/got.v
