@@ -108,8 +108,9 @@ func (ix *Index) analyse(a *content.Article, fp uint64, st *stemmer) *doc {
 }
 
 // doc is the text of one article of an answer, analysed for quoting.
-// It is never changed once made: answers under way share it. Answer code
-// reads it through these fields:
+// Answers under way share it, so nothing in it changes once made but its
+// span memo, which fills under its own lock. Answer code reads it through
+// these fields:
 //
 //   - slug, title, url, published: what a result shows;
 //   - sentences: the article's sentences in reading order (text.go);
