@@ -12,6 +12,7 @@ import (
 	"github.com/dgraph-io/ristretto/v2"
 
 	"github.com/invoicewire/invoicewire/internal/content"
+	"github.com/invoicewire/invoicewire/internal/store"
 )
 
 // The index keeps no article text: at a million articles the sentences and
@@ -69,7 +70,12 @@ func newTextGen() uint64 { return textGens.Add(1) }
 // different texts cannot be made to collide from outside.
 var textSeed = maphash.MakeSeed()
 
-// fingerprint hashes what docText reads of an article.
+// storedFingerprint hashes a stored record's bytes: the fingerprint of an
+// article read from the store, taken before (and instead of) decoding it.
+// An engine reads from one source, so it never compares the two kinds.
+func storedFingerprint(rec store.StoredArticle) uint64 { return maphash.Bytes(textSeed, rec) }
+
+// fingerprint hashes what docText reads of an article held in memory.
 func fingerprint(a *content.Article) uint64 {
 	var h maphash.Hash
 	h.SetSeed(textSeed)

@@ -3,7 +3,6 @@ package ask
 import (
 	"context"
 	"fmt"
-	"hash/maphash"
 	"maps"
 	"math"
 	"slices"
@@ -193,7 +192,7 @@ func (e *Engine) readArticles(ctx context.Context, slugs []string) ([]sourced, e
 	out := make([]sourced, len(slugs))
 	for i, rec := range recs {
 		if rec != nil {
-			out[i] = sourced{fingerprint: maphash.Bytes(textSeed, rec), stored: rec}
+			out[i] = sourced{fingerprint: storedFingerprint(rec), stored: rec}
 		}
 	}
 	return out, nil
