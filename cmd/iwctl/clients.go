@@ -106,16 +106,23 @@ func revokeClientTokens(ctx context.Context, rdb redis.UniversalClient, id strin
 	return nil
 }
 
-// clientsCommand runs `iwctl clients show|delete CLIENT`.
+// clientsCommand runs `iwctl clients list` and `iwctl clients
+// show|delete CLIENT`.
 func clientsCommand(ctx context.Context, rdb redis.UniversalClient, args []string, out io.Writer) error {
-	if len(args) == 0 || (args[0] != "show" && args[0] != "delete") {
-		return usageError{"clients takes the subcommand show or delete"}
+	if len(args) == 0 || (args[0] != "list" && args[0] != "show" && args[0] != "delete") {
+		return usageError{"clients takes the subcommand list, show or delete"}
 	}
 	fs := flag.NewFlagSet("clients "+args[0], flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	ids, err := positional(fs, args[1:])
 	if err != nil {
 		return err
+	}
+	if args[0] == "list" {
+		if len(ids) != 0 {
+			return usageError{"clients list takes no arguments"}
+		}
+		return listClients(ctx, rdb, out)
 	}
 	if len(ids) != 1 || !clientID.MatchString(ids[0]) {
 		return usageError{"clients " + args[0] + " takes exactly one client id"}
@@ -158,8 +165,7 @@ func showClient(ctx context.Context, rdb redis.UniversalClient, id string, out i
 		return fmt.Errorf("clients show: no such client %s", id)
 	}
 	if rec != nil {
-		fmt.Fprintf(out, "client %s name=%q contact=%s identity=%s issued=%s\n", id, rec.ClientName, orDash(rec.Contact),
-			rec.IdentityType, time.Unix(rec.IssuedAt, 0).UTC().Format(time.RFC3339))
+		printClient(out, rec)
 	} else {
 		fmt.Fprintf(out, "client %s registration=deleted\n", id)
 	}
@@ -177,20 +183,49 @@ func showClient(ctx context.Context, rdb redis.UniversalClient, id string, out i
 	return nil
 }
 
+// listClients prints every registered client, then how many.
+func listClients(ctx context.Context, rdb redis.UniversalClient, out io.Writer) error {
+	n := 0
+	err := clients.Each(ctx, rdb, func(recs []*clients.Record) error {
+		for _, rec := range recs {
+			printClient(out, rec)
+		}
+		n += len(recs)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("clients list: %w (after %d clients)", err, n)
+	}
+	fmt.Fprintf(out, "%d clients\n", n)
+	return nil
+}
+
+// printClient writes a client's registration on one line.
+func printClient(out io.Writer, rec *clients.Record) {
+	fmt.Fprintf(out, "client %s name=%q contact=%s identity=%s issued=%s\n", rec.ClientID, rec.ClientName, orDash(rec.Contact),
+		rec.IdentityType, time.Unix(rec.IssuedAt, 0).UTC().Format(time.RFC3339))
+}
+
 // printSubscription writes one subscription on one line. The receiver is
 // shown by its host only: the rest of its URL may carry the owner's
 // credentials, and the secret is never shown.
 func printSubscription(out io.Writer, s *webhook.Subscription) {
-	host := "-"
-	if u, err := url.Parse(s.URL); err == nil && u.Host != "" {
-		host = u.Host
-	}
+	host := orDash(receiverHost(s))
 	reason := "-"
 	if s.Status != webhook.StatusActive {
 		reason = orDash(s.DisabledReason)
 	}
 	fmt.Fprintf(out, "subscription %s client=%s status=%s reason=%s events=%s receiver=%s created=%s\n",
 		s.ID, orDash(s.ClientID), s.Status, reason, strings.Join(s.Events, ","), host, s.CreatedAt.UTC().Format(time.RFC3339))
+}
+
+// receiverHost is the host (and port, if any) of a subscription's
+// receiver URL, empty when it does not parse.
+func receiverHost(s *webhook.Subscription) string {
+	if u, err := url.Parse(s.URL); err == nil {
+		return u.Host
+	}
+	return ""
 }
 
 // positional parses flags placed anywhere among the positional arguments,

@@ -65,7 +65,9 @@ const usage = `usage:
   iwctl deadletters list [--limit N]
   iwctl deadletters replay [ID...] [--subscription SUB]
   iwctl tokens revoke HASH... | --client CLIENT
+  iwctl clients list
   iwctl clients show|delete CLIENT
+  iwctl subscriptions list [--client CLIENT] [--status STATUS] [--host HOST]
   iwctl subscriptions show|disable|enable SUB
 `
 
@@ -103,8 +105,11 @@ var commandUsage = map[string]string{
   gets 401. The client stays registered and can claim a new token (clients
   delete ends that). Exits 1 when a named token or the client is not found.
 `,
-	"clients": `usage: iwctl clients show CLIENT
+	"clients": `usage: iwctl clients list
+       iwctl clients show CLIENT
        iwctl clients delete CLIENT
+  list prints every registered client, one line each, in no particular
+  order, then how many.
   show prints the client's registration, its live tokens (by hash, with
   their expiry) and its webhook subscriptions.
   delete removes the client's registration, revokes its tokens and deletes
@@ -112,9 +117,14 @@ var commandUsage = map[string]string{
   finishes a run that was cut short; it exits 1 when nothing of the client
   is left.
 `,
-	"subscriptions": `usage: iwctl subscriptions show SUB
+	"subscriptions": `usage: iwctl subscriptions list [--client CLIENT] [--status active|disabled] [--host HOST]
+       iwctl subscriptions show SUB
        iwctl subscriptions disable SUB
        iwctl subscriptions enable SUB
+  list prints the subscriptions, one line each, then how many: every one in
+  no particular order, or those of CLIENT newest first; --status and --host
+  (the receiver's host, port included if its URL has one) keep only those
+  that match.
   show prints the subscription (the receiver by its host only).
   disable stops its deliveries: no new one is made for it, its pending ones
   become dead letters as they come due, unattempted, and its owner sees

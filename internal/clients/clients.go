@@ -28,6 +28,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/invoicewire/invoicewire/internal/redisscan"
 	"github.com/invoicewire/invoicewire/internal/token"
 	"github.com/invoicewire/invoicewire/internal/webhook"
 )
@@ -258,4 +259,46 @@ func Get(ctx context.Context, rdb redis.UniversalClient, id string) (*Record, er
 		return nil, fmt.Errorf("clients: decoding a client: %w", err)
 	}
 	return &rec, nil
+}
+
+// Each calls fn with every registered client, in no particular order, a
+// batch of them at a time, until fn returns an error: iwctl clients list,
+// for operators. Clients are keyed by their own hash tags, spread over
+// every master of a Redis Cluster, and no index lists them, so it walks
+// their records with SCAN (package redisscan), which never blocks Redis; a
+// client registered, expired or deleted meanwhile may or may not be
+// passed.
+func Each(ctx context.Context, rdb redis.UniversalClient, fn func([]*Record) error) error {
+	// The record's key ends with its hash tag's "}": the pattern leaves out
+	// the client's other keys (":tokens", ":deleting").
+	return redisscan.Keys(ctx, rdb, "iw:client:{*}", func(ctx context.Context, keys []string) error {
+		pipe := rdb.Pipeline()
+		cmds := make([]*redis.StringCmd, len(keys))
+		for i, k := range keys {
+			cmds[i] = pipe.Get(ctx, k)
+		}
+		if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+			return fmt.Errorf("clients: reading clients: %w", err)
+		}
+		recs := make([]*Record, 0, len(keys))
+		for _, c := range cmds {
+			b, err := c.Bytes()
+			if errors.Is(err, redis.Nil) {
+				// Expired or deleted since the scan saw it.
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("clients: reading %s: %w", c.Args()[1], err)
+			}
+			var rec Record
+			if err := json.Unmarshal(b, &rec); err != nil {
+				return fmt.Errorf("clients: decoding %s: %w", c.Args()[1], err)
+			}
+			recs = append(recs, &rec)
+		}
+		if len(recs) == 0 {
+			return nil
+		}
+		return fn(recs)
+	})
 }

@@ -25,9 +25,12 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/invoicewire/invoicewire/internal/redisscan"
 )
 
 // Key names.
@@ -317,4 +320,24 @@ func (s *Store) Attempts(ctx context.Context, id string) ([]Attempt, error) {
 		}
 	}
 	return out, nil
+}
+
+// Each calls fn with every subscription, in no particular order, a batch
+// of them at a time, until fn returns an error: iwctl subscriptions list,
+// for operators. No index lists them all (a client's and a kind's do), so
+// it walks the {subs} keys with SCAN (package redisscan), which never
+// blocks Redis; a subscription created or deleted meanwhile may or may not
+// be passed.
+func (s *Store) Each(ctx context.Context, fn func([]*Subscription) error) error {
+	return redisscan.Keys(ctx, s.rdb, keyPrefix+"sub:*", func(ctx context.Context, keys []string) error {
+		ids := make([]string, len(keys))
+		for i, k := range keys {
+			ids[i] = strings.TrimPrefix(k, keyPrefix+"sub:")
+		}
+		subs, err := s.getMany(ctx, ids)
+		if err != nil || len(subs) == 0 {
+			return err
+		}
+		return fn(subs)
+	})
 }
