@@ -183,6 +183,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if r.RequestURI == "*" && r.Method != http.MethodOptions {
+		// The asterisk form names the server, not a resource, and only
+		// OPTIONS takes it (RFC 9112 §3.2.4); read as a path it became a
+		// redirect to "*/" that caches would keep.
+		e := s.errorEntry("unmatched", apierror.BadRequest("The request target * is only for OPTIONS.", "Request a path, such as /api/v1/."))
+		e.header["Cache-Control"] = noStoreValue
+		s.write(w, r, e, start)
+		return
+	}
 	rte := s.router.match(r)
 	if rte != nil && rte.raw != nil {
 		// Streams and protocol handlers: the shared part of the writer is

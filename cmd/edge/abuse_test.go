@@ -81,6 +81,27 @@ func TestClientMistakesAre4xx(t *testing.T) {
 		})
 	}
 
+	// The asterisk form is for OPTIONS only (RFC 9112 §3.2.4): a GET of
+	// it was once redirected to "*/", and the edge kept that redirect.
+	t.Run("GET * twice", func(t *testing.T) {
+		c := rawConn(t, edge)
+		br := bufio.NewReader(c)
+		for range 2 {
+			fmt.Fprint(c, "GET * HTTP/1.1\r\nHost: localhost\r\n\r\n")
+			resp, body := readResponse(t, br)
+			if resp.StatusCode != 400 || !isJSONError(body, "bad_request") || resp.Header.Get("Location") != "" ||
+				resp.Header.Get("Cache-Control") != "no-store" || strings.Contains(resp.Header.Get("Cache-Status"), "hit") {
+				t.Fatalf("%d, Location %q, Cache-Control %q, Cache-Status %q: %s", resp.StatusCode, resp.Header.Get("Location"),
+					resp.Header.Get("Cache-Control"), resp.Header.Get("Cache-Status"), body)
+			}
+		}
+		// net/http answers this one itself (its globalOptionsHandler).
+		fmt.Fprint(c, "OPTIONS * HTTP/1.1\r\nHost: localhost\r\n\r\n")
+		if resp, body := readResponse(t, br); resp.StatusCode != 200 {
+			t.Fatalf("OPTIONS *: %d %s", resp.StatusCode, body)
+		}
+	})
+
 	t.Run("malformed chunked body", func(t *testing.T) {
 		c := rawConn(t, edge)
 		fmt.Fprint(c, "POST /ask HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n")
