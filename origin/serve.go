@@ -378,7 +378,7 @@ func (s *Server) refuseMethod(r *http.Request, rte *route) *apierror.Error {
 			return token.Unauthorized(s.cfg.SiteRoot, r.Method, false)
 		}
 		if token.Malformed(r.Header) {
-			return token.MalformedRequest(s.cfg.SiteRoot)
+			return token.MalformedToken(s.cfg.SiteRoot)
 		}
 		if _, err := token.Lookup(r.Context(), s.store.Client(), raw, time.Now()); err != nil {
 			if !errors.Is(err, token.ErrInvalid) {

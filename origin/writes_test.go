@@ -571,26 +571,31 @@ func TestSubscriptionIdempotency(t *testing.T) {
 	sameSnapshot(t, before, snapshot(t, inst.Store.Client()))
 }
 
-// TestMalformedBearerIs400: wherever the origin reads a bearer credential
+// TestMalformedBearerIs401: wherever the origin reads a bearer credential
 // (a write to a path that takes none, a client's configuration endpoint), a
-// credential that is no token at all is a malformed request, 400 with
-// error="invalid_request" (RFC 6750 §3.1), not a wrong token's 401.
-func TestMalformedBearerIs400(t *testing.T) {
+// credential that is no token at all, or Authorization sent twice, is an
+// invalid token: 401 unauthorized with error="invalid_token" (the
+// contract's answer to a missing or invalid token; RFC 6750 §3.1 counts a
+// malformed token as invalid), and changes nothing.
+func TestMalformedBearerIs401(t *testing.T) {
 	inst := origintest.Start(t, allowLoopback)
 	reg := register(t, inst, "anonymous")
 	for _, tc := range []struct {
-		desc, method, path, authorization string
+		desc, method, path string
+		authorization      []string
 	}{
-		{desc: "write to a read-only path, empty credential", method: "PUT", path: "/api/v1/articles", authorization: "Bearer"},
-		{desc: "write to a read-only path, two words", method: "DELETE", path: "/api/v1/articles", authorization: "Bearer a b"},
-		{desc: "client configuration read", method: "GET", path: "/api/v1/agent-auth/register/" + reg.ClientID, authorization: "Bearer a b"},
-		{desc: "client configuration delete", method: "DELETE", path: "/api/v1/agent-auth/register/" + reg.ClientID, authorization: "Bearer "},
+		{desc: "write to a read-only path, empty credential", method: "PUT", path: "/api/v1/articles", authorization: []string{"Bearer"}},
+		{desc: "write to a read-only path, two words", method: "DELETE", path: "/api/v1/articles", authorization: []string{"Bearer a b"}},
+		{desc: "client configuration read", method: "GET", path: "/api/v1/agent-auth/register/" + reg.ClientID, authorization: []string{"Bearer a b"}},
+		{desc: "client configuration delete", method: "DELETE", path: "/api/v1/agent-auth/register/" + reg.ClientID, authorization: []string{"Bearer "}},
+		{desc: "client configuration delete, its own token and another", method: "DELETE", path: "/api/v1/agent-auth/register/" + reg.ClientID,
+			authorization: []string{"Bearer " + reg.RegistrationAccessToken, "Bearer other"}},
 	} {
 		t.Run(tc.desc, func(t *testing.T) {
-			resp, body := call(t, inst, tc.method, tc.path, "", "", http.Header{"Authorization": {tc.authorization}})
-			wantError(t, resp, body, 400, "bad_request", "")
-			if ch := resp.Header.Get("WWW-Authenticate"); !strings.Contains(ch, `error="invalid_request"`) {
-				t.Errorf("WWW-Authenticate %q, want error=\"invalid_request\"", ch)
+			resp, body := call(t, inst, tc.method, tc.path, "", "", http.Header{"Authorization": tc.authorization})
+			wantError(t, resp, body, 401, "unauthorized", "")
+			if ch := resp.Header.Get("WWW-Authenticate"); !strings.Contains(ch, `error="invalid_token"`) {
+				t.Errorf("WWW-Authenticate %q, want error=\"invalid_token\"", ch)
 			}
 		})
 	}

@@ -13,10 +13,10 @@
 //     one) and write methods (POST, PUT, PATCH, DELETE) under the API prefix
 //     need a valid token: missing → 401
 //     unauthorized with a Bearer challenge (RFC 6750 §3, RFC 9728 §5.1);
-//     a Bearer credential that is no token ("Bearer", "Bearer a b") → 400
-//     bad_request with error="invalid_request" (RFC 6750 §3.1, a malformed
-//     request); presented but unknown, expired or revoked → 401 with
-//     error="invalid_token". A valid token passes, with X-Invoicewire-Client
+//     a Bearer credential that is no token ("Bearer", "Bearer a b", or
+//     Authorization sent twice), or one presented but unknown, expired or
+//     revoked → 401 with error="invalid_token" (RFC 6750 §3.1 counts a
+//     malformed token as invalid). A valid token passes, with X-Invoicewire-Client
 //     set to its client id; a write on a route without writes then gets the
 //     origin's 405.
 //   - Everything else (public reads, the site) passes; Authorization is
@@ -164,9 +164,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	}
 	if kind == credentialsMalformed {
 		outcomes.WithLabelValues("malformed").Inc()
-		e := token.MalformedRequest(h.SiteRoot)
-		e.Header = http.Header{"Www-Authenticate": {token.MalformedChallenge(h.SiteRoot)}}
-		return caddyhttp.Error(http.StatusBadRequest, e)
+		e := token.MalformedToken(h.SiteRoot)
+		e.Header = http.Header{"Www-Authenticate": e.Header["WWW-Authenticate"]}
+		return caddyhttp.Error(http.StatusUnauthorized, e)
 	}
 	rec, err := h.verifier.Verify(r.Context(), raw)
 	switch {
@@ -237,10 +237,14 @@ const (
 // bearer extracts a bearer token (RFC 6750 §2.1; the scheme is
 // case-insensitive). Another scheme counts as no credentials: RFC 6750
 // §3.1 sends no error code to a client that used an unsupported method. A
-// Bearer credential that is not a b64token ("Bearer", "Bearer a b") is a
-// malformed request (RFC 6750 §3.1, invalid_request); one longer than any
+// Bearer credential that is not a b64token ("Bearer", "Bearer a b"), or
+// Authorization sent twice (a singleton field, RFC 9110 §11.6.2: which
+// one counts would be the order's), is malformed; one longer than any
 // token issued is a presented, invalid token.
 func bearer(h http.Header) (string, credentials) {
+	if len(h["Authorization"]) > 1 {
+		return "", credentialsMalformed
+	}
 	v := h.Get("Authorization")
 	scheme, cred, _ := strings.Cut(v, " ")
 	if !strings.EqualFold(scheme, "Bearer") {

@@ -22,9 +22,8 @@ func TestAdapt(t *testing.T) { edgetest.AssertAdaptFiles(t) }
 const siteRoot = "https://invoicewire.example"
 
 const (
-	challenge          = `Bearer realm="invoicewire", resource_metadata="https://invoicewire.example/.well-known/oauth-protected-resource"`
-	challengeInvalid   = challenge + `, error="invalid_token"`
-	challengeMalformed = challenge + `, error="invalid_request"`
+	challenge        = `Bearer realm="invoicewire", resource_metadata="https://invoicewire.example/.well-known/oauth-protected-resource"`
+	challengeInvalid = challenge + `, error="invalid_token"`
 )
 
 // origin is a fake origin recording what reached it.
@@ -97,10 +96,12 @@ func TestBearerAuth(t *testing.T) {
 	}{
 		{desc: "subscribe without token", method: "POST", path: "/api/v1/webhooks", status: 401, challenge: challenge},
 		{desc: "subscribe with unknown token", method: "POST", path: "/api/v1/webhooks", header: []string{"Authorization: Bearer wrong"}, status: 401, challenge: challengeInvalid},
-		{desc: "subscribe with empty bearer is malformed", method: "POST", path: "/api/v1/webhooks", header: []string{"Authorization: Bearer "}, status: 400, challenge: challengeMalformed},
-		{desc: "subscribe with a bare Bearer is malformed", method: "POST", path: "/api/v1/webhooks", header: []string{"Authorization: Bearer"}, status: 400, challenge: challengeMalformed},
-		{desc: "subscribe with two tokens is malformed", method: "POST", path: "/api/v1/webhooks", header: []string{"Authorization: Bearer a b"}, status: 400, challenge: challengeMalformed},
-		{desc: "subscribe with garbage token is malformed", method: "POST", path: "/api/v1/webhooks", header: []string{"Authorization: Bearer a b\"c"}, status: 400, challenge: challengeMalformed},
+		{desc: "subscribe with empty bearer is malformed", method: "POST", path: "/api/v1/webhooks", header: []string{"Authorization: Bearer "}, status: 401, challenge: challengeInvalid},
+		{desc: "subscribe with a bare Bearer is malformed", method: "POST", path: "/api/v1/webhooks", header: []string{"Authorization: Bearer"}, status: 401, challenge: challengeInvalid},
+		{desc: "subscribe with two tokens is malformed", method: "POST", path: "/api/v1/webhooks", header: []string{"Authorization: Bearer a b"}, status: 401, challenge: challengeInvalid},
+		{desc: "subscribe with garbage token is malformed", method: "POST", path: "/api/v1/webhooks", header: []string{"Authorization: Bearer a b\"c"}, status: 401, challenge: challengeInvalid},
+		{desc: "a valid token beside a second Authorization is malformed", method: "POST", path: "/api/v1/webhooks", header: []string{"Authorization: Bearer good-token", "Authorization: Bearer wrong"}, status: 401, challenge: challengeInvalid},
+		{desc: "a valid token after a second Authorization is malformed", method: "POST", path: "/api/v1/webhooks", header: []string{"Authorization: Basic dXNlcjpwYXNz", "Authorization: Bearer good-token"}, status: 401, challenge: challengeInvalid},
 		{desc: "subscribe with oversized token", method: "POST", path: "/api/v1/webhooks", header: []string{long}, status: 401, challenge: challengeInvalid},
 		{desc: "basic credentials count as none", method: "POST", path: "/api/v1/webhooks", header: []string{"Authorization: Basic dXNlcjpwYXNz"}, status: 401, challenge: challenge},
 		{desc: "subscribe with valid token", method: "POST", path: "/api/v1/webhooks", header: []string{"Authorization: Bearer good-token"}, status: 200, client: "cli_owner"},

@@ -61,18 +61,13 @@ func Unauthorized(siteRoot, method string, invalid bool) *apierror.Error {
 	return e
 }
 
-// MalformedRequest is the 400 of a request whose Authorization header is
-// a Bearer credential that is not a token at all (Malformed; RFC 6750
-// §3.1, error="invalid_request"), with the contract's JSON error body.
-func MalformedRequest(siteRoot string) *apierror.Error {
-	e := apierror.BadRequest("The Authorization header is malformed: send Authorization: Bearer <token>, one token with no spaces.",
-		"Claim a token at "+siteRoot+"/api/v1/agent-auth/claim; see "+siteRoot+"/auth.md.")
-	e.Header = http.Header{"WWW-Authenticate": {MalformedChallenge(siteRoot)}}
+// MalformedToken is the 401 of a request whose Authorization is a Bearer
+// credential that is no token (Malformed): the contract answers a missing
+// or invalid token with 401 unauthorized, and RFC 6750 §3.1 names a
+// malformed token invalid_token, so it is a wrong token's 401 with a
+// message that says what is wrong.
+func MalformedToken(siteRoot string) *apierror.Error {
+	e := Unauthorized(siteRoot, "", true)
+	e.Message = "The Authorization header holds no bearer token: send one header, Authorization: Bearer <token>, with one token and no spaces."
 	return e
-}
-
-// MalformedChallenge is the WWW-Authenticate value of a malformed request
-// (RFC 6750 §3.1, invalid_request).
-func MalformedChallenge(siteRoot string) string {
-	return `Bearer realm="invoicewire", resource_metadata="` + siteRoot + `/.well-known/oauth-protected-resource", error="invalid_request"`
 }

@@ -85,10 +85,14 @@ func FromHeader(h http.Header) (raw string, present bool) {
 
 // Malformed reports an Authorization header of the Bearer scheme whose
 // credential is not a b64token (RFC 6750 §2.1): empty ("Bearer"), or with
-// a space or another character no token has ("Bearer a b"). RFC 6750 §3.1
-// calls that a malformed request: 400 invalid_request (MalformedRequest),
-// not 401 invalid_token.
+// a space or another character no token has ("Bearer a b"); or
+// Authorization sent more than once, which would leave the token to the
+// order of the fields (it is a singleton field, RFC 9110 §11.6.2). Either
+// is answered as an invalid token (MalformedToken).
 func Malformed(h http.Header) bool {
+	if len(h["Authorization"]) > 1 {
+		return true
+	}
 	scheme, cred, _ := strings.Cut(h.Get("Authorization"), " ")
 	return strings.EqualFold(scheme, "Bearer") && !B64Token(strings.TrimSpace(cred))
 }

@@ -262,9 +262,7 @@ func (s *Service) managed(r *http.Request) (*client, error) {
 		return nil, token.Unauthorized(s.siteRoot, r.Method, false)
 	}
 	if token.Malformed(r.Header) {
-		// RFC 6750 §3.1: a credential that is no token is a malformed
-		// request, not a wrong token.
-		return nil, token.MalformedRequest(s.siteRoot)
+		return nil, token.MalformedToken(s.siteRoot)
 	}
 	c, err := s.loadClient(r.Context(), r.PathValue("client_id"))
 	if err != nil {

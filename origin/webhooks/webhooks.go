@@ -66,8 +66,8 @@ func ClientOf(r *http.Request) string {
 
 // Authenticated wraps h so it runs only for a valid bearer token carrying
 // scope (docs/decisions.md, bearer tokens): none → 401; a Bearer credential that is no token
-// ("Bearer", "Bearer a b") → 400 error="invalid_request" (RFC 6750 §3.1); unknown, expired or
-// revoked → 401 with error="invalid_token"; a token without the scope → 403. The origin is
+// ("Bearer", "Bearer a b", or two Authorization fields), unknown, expired or revoked → 401 with
+// error="invalid_token" (RFC 6750 §3.1); a token without the scope → 403. The origin is
 // authoritative: it looks the token up in Redis on every request.
 func (s *Service) Authenticated(scope string, h respond.Handler) respond.Handler {
 	return func(r *http.Request) (*respond.Response, error) {
@@ -76,7 +76,7 @@ func (s *Service) Authenticated(scope string, h respond.Handler) respond.Handler
 			return nil, token.Unauthorized(s.cfg.SiteRoot, r.Method, false)
 		}
 		if token.Malformed(r.Header) {
-			return nil, token.MalformedRequest(s.cfg.SiteRoot)
+			return nil, token.MalformedToken(s.cfg.SiteRoot)
 		}
 		rec, err := token.Lookup(r.Context(), s.subs.Client(), raw, s.cfg.Now())
 		if errors.Is(err, token.ErrInvalid) {
