@@ -283,7 +283,9 @@ func (s *Server) searchArticles(ctx context.Context, _ *sdk.CallToolRequest, in 
 	out := SearchOutput{Items: []ArticleSummary{}}
 	words := queryWords(in.Query)
 	if len(words) == 0 {
-		if strings.TrimSpace(in.Query) != "" {
+		// Only a query left out lists every article: blanks are a query
+		// without words, as punctuation is.
+		if in.Query != "" {
 			return nil, out, toolError("the query %q has no words: search for words of letters or digits", in.Query)
 		}
 		p, err := s.Store.Articles(ctx, f, in.Offset, limit, nil)

@@ -118,6 +118,7 @@ func TestTools(t *testing.T) {
 		{desc: "a hyphenated word matches its compound", tool: "search_articles", args: map[string]any{"query": "E-INVOICING"}, wantText: `"count":29,`},
 		{desc: "a part of a compound is a word", tool: "search_articles", args: map[string]any{"query": "invoicing"}, wantText: `"count":29,`},
 		{desc: "a query without words", tool: "search_articles", args: map[string]any{"query": "!!!"}, wantErr: "no words"},
+		{desc: "a blank query", tool: "search_articles", args: map[string]any{"query": " \t "}, wantErr: "no words"},
 		{desc: "retracted articles are not found", tool: "search_articles", args: map[string]any{"query": "synthetic", "limit": 50}, wantText: `"count":29`, wantNot: origintest.RetractedSlug},
 		{desc: "unknown section", tool: "search_articles", args: map[string]any{"section": "sport"}, wantErr: "section"},
 		{desc: "country of three letters", tool: "search_articles", args: map[string]any{"country": "deu"}, wantErr: "country"},
