@@ -60,13 +60,23 @@ func (s *Site) Feed(r *http.Request) (*respond.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	self := s.SiteRoot + r.URL.Path
-	var entry *api.Feed
-	for _, f := range api.FeedCatalog(s.SiteRoot, countries, counts) {
-		if f.URL == self {
-			entry = &f
-			break
+	catalog := api.FeedCatalog(s.SiteRoot, countries, counts)
+	find := func(path string) *api.Feed {
+		for i := range catalog {
+			if catalog[i].URL == s.SiteRoot+path {
+				return &catalog[i]
+			}
 		}
+		return nil
+	}
+	self := s.SiteRoot + r.URL.Path
+	entry := find(r.URL.Path)
+	if lower := strings.ToLower(r.URL.Path); entry == nil && lower != r.URL.Path && strings.HasPrefix(lower, "/feeds/country/") && find(lower) != nil {
+		// A country's code is lowercase, but /countries/DE answers as
+		// /countries/de (docs/decisions.md, "Identifiers and links"); a
+		// feed has one address, which readers keep as its identity, so
+		// the code in capitals is sent there.
+		return respond.Redirect(r, s.SiteRoot, lower, keys...), nil
 	}
 	if entry == nil {
 		e := apierror.NotFound("No feed at this address.", "The feeds are listed at "+s.SiteRoot+"/api/v1/feeds.")

@@ -159,8 +159,25 @@ func TestFeedsMatchTheCatalog(t *testing.T) {
 			}
 		})
 	}
+	// Country codes are lowercase; one in capitals is sent to its feed's
+	// one address (docs/decisions.md, "Identifiers and links").
+	t.Run("a country's code in capitals", func(t *testing.T) {
+		noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		for _, path := range []string{"/feeds/country/DE.xml", "/feeds/country/De.json"} {
+			resp, err := noFollow.Get(inst.SiteRoot + path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			want := inst.SiteRoot + strings.ToLower(path)
+			if resp.StatusCode != 301 || resp.Header.Get("Location") != want {
+				t.Errorf("%s: %d, Location %q; want 301 to %s", path, resp.StatusCode, resp.Header.Get("Location"), want)
+			}
+		}
+	})
 	t.Run("feeds the catalog does not list", func(t *testing.T) {
-		for _, path := range []string{"/feeds/country/nl.xml", "/feeds/country/nl.json", "/feeds/country/zz.json", "/feeds/section/sport.xml", "/feeds/audience/cfo.json", "/feeds/all.rss", "/feeds/section/mandates.atom"} {
+		for _, path := range []string{"/feeds/country/nl.xml", "/feeds/country/nl.json", "/feeds/country/zz.json", "/feeds/country/ZZ.json", "/feeds/section/sport.xml",
+			"/feeds/audience/cfo.json", "/feeds/all.rss", "/feeds/section/mandates.atom", "/feeds/SECTION/mandates.xml"} {
 			resp, body := get(t, inst, path)
 			if resp.StatusCode != 404 || !strings.Contains(string(body), `"not_found"`) {
 				t.Errorf("%s: %d %s", path, resp.StatusCode, body)
