@@ -2,7 +2,9 @@ package ratelimitheaders
 
 import (
 	"context"
+	"errors"
 	"math"
+	"net"
 	"strconv"
 	"sync"
 	"time"
@@ -65,6 +67,14 @@ const syncWorkers = 256
 // When Redis is unreachable each edge keeps counting locally (the counts
 // wait and are pushed when Redis returns, if their window is still open);
 // a request is never failed for it.
+//
+// Refunds: a request counted by take can be given back (giveBack, for the
+// register budget, whose unit is a client created). A refund takes back
+// this edge's own count only, never what the other edges pushed: from the
+// counts not yet pushed when there are any, else it is noted (refunds) and
+// the next sync pushes it, netted with the new counts, as one Increment
+// (INCRBY takes a negative amount). So the shared total falls by exactly
+// the units given back, and an edge's own net count never goes below zero.
 type limiter struct {
 	window   time.Duration
 	interval time.Duration
@@ -96,16 +106,27 @@ func pushAfter(quota int64) uint32 {
 	return uint32(min(max(quota/unpushedShare, 1), math.MaxUint32))
 }
 
-// counter is one client's state in one window.
+// counter is one client's state in one window. It is 24 bytes, and its
+// slot in a clientTable 32 with the hash, as it was at 20: refunds took
+// room the alignment left.
 type counter struct {
 	window  uint32 // the window's number (mod 2^32) these counts belong to
 	pending uint32 // counted here, not yet pushed
-	pushed  uint32 // counted here and pushed
+	pushed  uint32 // counted here and pushed, net of the refunds pushed
 	others  uint32 // the other edges' count at the last sync
 	seen    uint32 // when last counted, seconds since the limiter started
+	// refunds are units given back here (giveBack) after their count was
+	// pushed; the next sync subtracts them in Redis. pending + pushed ≥
+	// refunds always: an edge gives back only what it counted.
+	refunds uint32
 }
 
-func (c *counter) total() int64 { return int64(c.pending) + int64(c.pushed) + int64(c.others) }
+func (c *counter) total() int64 {
+	return int64(c.pending) + int64(c.pushed) - int64(c.refunds) + int64(c.others)
+}
+
+// own is what this edge counted, net of what it gave back.
+func (c *counter) own() int64 { return int64(c.pending) + int64(c.pushed) - int64(c.refunds) }
 
 type shard struct {
 	mu       sync.Mutex
@@ -118,7 +139,10 @@ type shard struct {
 
 // decision is the outcome for one request.
 type decision struct {
-	allowed   bool
+	allowed bool
+	// window is the number (mod 2^32) of the window the request was
+	// counted in: what giveBack needs to find its unit again.
+	window    uint32
 	remaining int64
 	reset     time.Duration // until the window ends
 }
@@ -251,7 +275,44 @@ func (l *limiter) takeHash(h uint64, quota int64) decision {
 	total := c.total()
 	s.mu.Unlock()
 
-	return decision{allowed: total <= quota, remaining: max(quota-total, 0), reset: end.Sub(now)}
+	return decision{allowed: total <= quota, window: w, remaining: max(quota-total, 0), reset: end.Sub(now)}
+}
+
+// giveBack undoes the count of one request of the client whose key hashes
+// to h, which takeHash counted in window w (its decision's window), and
+// returns where the client stands now against quota. Each request taken
+// may be given back once; the caller sees to that. Nothing is given back
+// (ok false) once window w is over, or when the client has no count of
+// this edge left in it: evicted, and counted afresh since (its evicted
+// count stays in the sketch, whose estimate is never below it).
+func (l *limiter) giveBack(h uint64, w uint32, quota int64) (d decision, ok bool) {
+	now := l.now()
+	n, end := l.windowOf(now)
+	if uint32(n) != w {
+		return decision{}, false
+	}
+	s := &l.shards[h%shards]
+	s.mu.Lock()
+	c, found := s.counters.get(h)
+	if !found || c.window != w || c.own() <= 0 {
+		s.mu.Unlock()
+		return decision{}, false
+	}
+	if c.pending > 0 {
+		// Not pushed yet: the unit never leaves this edge.
+		c.pending--
+	} else {
+		// Pushed: the next sync subtracts it in Redis. A client with
+		// nothing else to push joins the sync's list here.
+		if c.refunds == 0 && l.rdb != nil {
+			s.dirty = append(s.dirty, h)
+		}
+		c.refunds++
+	}
+	s.counters.put(h, c)
+	total := c.total()
+	s.mu.Unlock()
+	return decision{allowed: total <= quota, window: w, remaining: max(quota-total, 0), reset: end.Sub(now)}, true
 }
 
 // evictSample is how many entries an eviction compares.
@@ -296,11 +357,13 @@ func (l *limiter) run(ctx context.Context) {
 	}
 }
 
-// push is one client's new count on its way to Redis.
+// push is one client's new count on its way to Redis: add counted, sub
+// given back, sent as one Increment of add - sub.
 type push struct {
-	hash   uint64
-	window int64
-	delta  uint32
+	hash     uint64
+	window   int64
+	add, sub uint32
+	dropSub  bool // see maybeApplied
 }
 
 // sync pushes the new counts of the clients counted since the last sync and
@@ -312,6 +375,8 @@ func (l *limiter) sync(ctx context.Context) {
 	l.mu.Lock()
 	jobs := l.jobs[:0]
 	l.jobs = nil
+	// While Redis fails, refunds wait here (holdRefunds).
+	holdRefunds := l.failing
 	l.mu.Unlock()
 	defer func() {
 		l.mu.Lock()
@@ -325,11 +390,26 @@ func (l *limiter) sync(ctx context.Context) {
 		s.dirty, s.spare = s.spare[:0], nil
 		for _, h := range dirty {
 			c, ok := s.counters.get(h)
-			if !ok || c.pending == 0 || c.window != uint32(n) {
+			if !ok || c.pending == 0 && c.refunds == 0 || c.window != uint32(n) {
 				continue // evicted, or its window is over (Redis lets it expire)
 			}
-			jobs = append(jobs, push{hash: h, window: n, delta: c.pending})
-			c.pushed += c.pending
+			j := push{hash: h, window: n, add: c.pending}
+			if holdRefunds {
+				// Redis failed at the last sync: a push that fails again
+				// may fail after reaching Redis, and a refund must not
+				// then be pushed twice (maybeApplied). So only the new
+				// count goes, an increment of 0 when there is none, which
+				// tells when Redis is back; the refunds wait for that.
+				if c.refunds > 0 {
+					s.dirty = append(s.dirty, h)
+				}
+			} else {
+				j.sub = c.refunds
+				c.refunds = 0
+			}
+			jobs = append(jobs, j)
+			// pushed stays ≥ 0: pending + pushed ≥ refunds.
+			c.pushed = c.pushed + j.add - j.sub
 			c.pending = 0
 			s.counters.put(h, c)
 		}
@@ -342,7 +422,7 @@ func (l *limiter) sync(ctx context.Context) {
 	remote, err := l.remoteStore()
 	if err != nil {
 		l.fail(err)
-		l.restore(jobs)
+		l.restore(jobs) // nothing was sent
 		return
 	}
 	rate := ulule.Rate{Period: l.window + l.interval, Limit: counterLimit}
@@ -362,8 +442,11 @@ func (l *limiter) sync(ctx context.Context) {
 		go func() {
 			defer wg.Done()
 			for j := range next {
-				rc, err := remote.Increment(cctx, sharedKey(j.hash, j.window), int64(j.delta), rate)
+				rc, err := remote.Increment(cctx, sharedKey(j.hash, j.window), int64(j.add)-int64(j.sub), rate)
 				if err != nil {
+					if !unsent(err) {
+						j.maybeApplied()
+					}
 					failedMu.Lock()
 					failed = append(failed, j)
 					if firstErr == nil {
@@ -422,17 +505,47 @@ func (l *limiter) learn(j push, total int64) {
 	s.mu.Unlock()
 }
 
-// restore puts back counts that could not be pushed.
+// maybeApplied marks a push whose Increment failed after it may have
+// reached Redis (a timeout, a connection lost while reading the answer):
+// pushed again, it would count twice. Counted twice, added requests only
+// make the budget stricter, as they always have; but a refund applied
+// twice would take from Redis a unit that was charged. So a push that
+// gives back more than it adds keeps its refund only when it was surely
+// not sent (unsent); otherwise the refund is dropped and the units count
+// again, which errs on the strict side.
+func (j *push) maybeApplied() {
+	if j.sub > j.add {
+		j.dropSub = true
+	}
+}
+
+// unsent reports whether a failed Increment surely never reached Redis:
+// no connection could be had (dialling failed, the pool timed out, the
+// client is closed).
+func unsent(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial" ||
+		errors.Is(err, redis.ErrPoolTimeout) || errors.Is(err, redis.ErrPoolExhausted) || errors.Is(err, redis.ErrClosed)
+}
+
+// restore puts back counts that could not be pushed: the requests added
+// are counted as not pushed again, and the refunds are noted again unless
+// the push was marked dropSub (maybeApplied), in which case they count
+// again.
 func (l *limiter) restore(jobs []push) {
 	for _, j := range jobs {
 		s := &l.shards[j.hash%shards]
 		s.mu.Lock()
 		if c, ok := s.counters.get(j.hash); ok && c.window == uint32(j.window) {
-			if c.pending == 0 {
+			if c.pending == 0 && c.refunds == 0 {
 				s.dirty = append(s.dirty, j.hash)
 			}
-			c.pending += j.delta
-			c.pushed -= j.delta
+			// Undo the sync's c.pushed += add - sub.
+			c.pushed = c.pushed - j.add + j.sub
+			c.pending += j.add
+			if !j.dropSub {
+				c.refunds += j.sub
+			}
 			s.counters.put(j.hash, c)
 		}
 		s.mu.Unlock()

@@ -411,9 +411,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		allowedIP.Inc()
 	}
 	if r.Method == http.MethodPost && strings.TrimSuffix(path.Clean(r.URL.Path), "/") == h.RegisterPath {
-		if err := h.countRegistration(w, r, b, addressKey(r)); err != nil {
+		reg, err := h.countRegistration(w, r, b, addressKey(r))
+		if err != nil {
 			return err
 		}
+		return serveRegistration(w, r, next, reg)
 	}
 	return serveCounted(w, r, next)
 }

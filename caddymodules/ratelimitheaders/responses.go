@@ -2,6 +2,7 @@ package ratelimitheaders
 
 import (
 	"errors"
+	"io"
 	"net/http"
 	"strconv"
 	"sync/atomic"
@@ -72,18 +73,66 @@ func serveCounted(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler
 	// answer's goroutine), and one small allocation is cheap beside a hit.
 	sw := &statusWriter{ResponseWriterWrapper: caddyhttp.ResponseWriterWrapper{ResponseWriter: w}}
 	err := next.ServeHTTP(sw, r)
-	code := sw.code
+	code := finalStatus(sw.code, err)
+	responses.inc(code)
+	return err
+}
+
+// finalStatus is the status of an answer: the one written, else the
+// status of the error returned, else 200.
+func finalStatus(written int, err error) int {
 	switch {
-	case code != 0:
+	case written != 0:
+		return written
 	case err != nil:
-		code = http.StatusInternalServerError
+		code := http.StatusInternalServerError
 		var he caddyhttp.HandlerError
 		if errors.As(err, &he) && he.StatusCode != 0 {
 			code = he.StatusCode
 		}
+		return code
 	default:
-		code = http.StatusOK
+		return http.StatusOK
 	}
+}
+
+// serveRegistration is serveCounted for a registration: the answer's
+// status and fields settle its unit of the register budget, before they
+// are sent (registerWriter), or, when next wrote nothing, once it returns.
+func serveRegistration(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, reg *registration) error {
+	rw := &registerWriter{statusWriter: statusWriter{ResponseWriterWrapper: caddyhttp.ResponseWriterWrapper{ResponseWriter: w}}, reg: reg}
+	err := next.ServeHTTP(rw, r)
+	code := finalStatus(rw.code, err)
+	reg.settle(code, w.Header())
 	responses.inc(code)
 	return err
+}
+
+// registerWriter settles a registration when its final status is written,
+// while its header fields can still change. A body written without a
+// status writes 200 first, as net/http would.
+type registerWriter struct {
+	statusWriter
+	reg *registration
+}
+
+func (w *registerWriter) WriteHeader(code int) {
+	if w.code == 0 && code >= 200 {
+		w.reg.settle(code, w.Header())
+	}
+	w.statusWriter.WriteHeader(code)
+}
+
+func (w *registerWriter) Write(b []byte) (int, error) {
+	if w.code == 0 {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.statusWriter.Write(b)
+}
+
+func (w *registerWriter) ReadFrom(r io.Reader) (int64, error) {
+	if w.code == 0 {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.statusWriter.ReadFrom(r)
 }
