@@ -28,7 +28,7 @@ import (
 // receiver finishes attempts: a fast host shared by many subscriptions is
 // throttled by its own speed only, while a receiver that hangs gets a few
 // claims a second rather than every waiting delivery re-claimed every few
-// hundred milliseconds. No delivery waits longer than the attempt timeout,
+// hundred milliseconds. No deferral is longer than the attempt timeout,
 // by when every attempt in flight there has ended.
 
 // deferMin is the least a deferred delivery waits before it is due again.
