@@ -23,6 +23,7 @@ type metrics struct {
 	deadLetters prometheus.Counter
 	disabled    *prometheus.CounterVec
 	dropped     prometheus.Counter
+	deferred    prometheus.Counter
 	queueDue    prometheus.Gauge
 	queueLater  prometheus.Gauge
 	deadLength  prometheus.Gauge
@@ -66,6 +67,10 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "iw_worker_deliveries_dropped_total",
 			Help: "Deliveries dropped because their subscription was deleted, or their event body had expired.",
 		}),
+		deferred: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "iw_worker_deliveries_deferred_total",
+			Help: "Deliveries handed back to the queue unattempted because their receiver already had IW_WORKER_PER_RECEIVER deliveries in flight from this worker; not attempts, and each is counted every time it is deferred.",
+		}),
 		queueDue: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "iw_worker_queue_due",
 			Help: "Deliveries due now and not yet claimed (all workers).",
@@ -87,7 +92,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Help: "Events read by a worker but not yet fanned out and acknowledged.",
 		}),
 	}
-	cs := []prometheus.Collector{m.attempts, m.latency, m.endToEnd, m.events, m.fannedOut, m.deadLetters, m.disabled, m.dropped, m.queueDue, m.queueLater, m.deadLength, m.streamLag, m.pending}
+	cs := []prometheus.Collector{m.attempts, m.latency, m.endToEnd, m.events, m.fannedOut, m.deadLetters, m.disabled, m.dropped, m.deferred, m.queueDue, m.queueLater, m.deadLength, m.streamLag, m.pending}
 	if err := metricsreg.Register(reg, cs...); err != nil {
 		return nil, fmt.Errorf("worker: %w", err)
 	}

@@ -69,6 +69,12 @@ type Config struct {
 	ClaimIdle time.Duration
 	// Concurrency bounds deliveries in flight (64).
 	Concurrency int
+	// PerReceiver bounds the deliveries in flight to one receiver (a
+	// subscription URL's host:port, whatever subscriptions share it), so a
+	// receiver that holds every request for the whole Timeout can take
+	// only that many of the Concurrency slots (8; docs/decisions.md,
+	// "Per-receiver bound"). It is per worker process.
+	PerReceiver int
 	// DisableAfter disables a subscription failing this long (72 h).
 	DisableAfter time.Duration
 	// DeadLetterMax caps the dead-letter stream (10000).
@@ -110,6 +116,9 @@ func (c *Config) defaults() {
 	if c.Concurrency <= 0 {
 		c.Concurrency = 64
 	}
+	if c.PerReceiver <= 0 {
+		c.PerReceiver = 8
+	}
 	if c.DisableAfter <= 0 {
 		c.DisableAfter = 72 * time.Hour
 	}
@@ -148,6 +157,10 @@ type Worker struct {
 	finishes chan finishReq
 	inflight sync.WaitGroup
 	bodies   bodyCache
+
+	// receivers holds the per-receiver bound (docs/decisions.md,
+	// "Per-receiver bound").
+	receivers *receivers
 }
 
 // New builds a worker on rdb.
@@ -164,7 +177,8 @@ func New(cfg Config, rdb redis.UniversalClient) (*Worker, error) {
 		cfg: cfg, rdb: rdb, store: webhook.NewStore(rdb), clients: newClients(cfg.Policy, cfg.Timeout),
 		metrics: m, log: cfg.Log.With("consumer", cfg.Consumer),
 		wake: make(chan struct{}, 1), slots: make(chan struct{}, cfg.Concurrency), finishes: make(chan finishReq, cfg.Concurrency),
-		bodies: bodyCache{m: map[string][]byte{}},
+		bodies:    bodyCache{m: map[string][]byte{}},
+		receivers: newReceivers(cfg.PerReceiver, cfg.Timeout),
 	}, nil
 }
 
@@ -398,16 +412,62 @@ func (w *Worker) deliverLoop(ctx, hard context.Context) {
 			pause(ctx, time.Second)
 			continue
 		}
-		for i, j := range jobs {
-			if i > 0 {
+		// A delivery whose receiver is at its bound is handed back
+		// instead of taking a slot (docs/decisions.md, "Per-receiver
+		// bound"); the slot taken above goes to the first one launched.
+		var deferred []*webhook.Job
+		var until []time.Time
+		launched := 0
+		for _, j := range jobs {
+			sub, body := subs[j.SubID], bodies[j.EventID]
+			key, started := "", time.Time{}
+			// Only a delivery that will be sent counts: one of a deleted
+			// or disabled subscription, or with its body expired, is
+			// settled without a connection.
+			if sub != nil && sub.Status == webhook.StatusActive && body != nil {
+				var ok bool
+				key = receiverKey(sub.URL)
+				if started, ok = w.receivers.acquire(key); !ok {
+					deferred = append(deferred, j)
+					until = append(until, w.receivers.deferUntil(key, now))
+					continue
+				}
+			}
+			if launched > 0 {
 				w.slots <- struct{}{} // free counted them
 			}
+			launched++
 			w.inflight.Add(1)
 			go func() {
 				defer w.inflight.Done()
 				defer func() { <-w.slots }()
-				w.deliver(hard, j, subs[j.SubID], bodies[j.EventID])
+				w.deliver(hard, j, sub, body)
+				if key != "" {
+					w.receivers.release(key, started)
+				}
 			}()
+		}
+		if launched == 0 {
+			<-w.slots
+		}
+		if len(deferred) > 0 {
+			w.deferJobs(ctx, deferred, until, now)
+		}
+	}
+}
+
+// deferJobs hands back deliveries whose receiver is at its bound, each due
+// again at its until. One that cannot be handed back (Redis unreachable)
+// comes due again when its lease runs out, as after a crash.
+func (w *Worker) deferJobs(ctx context.Context, jobs []*webhook.Job, until []time.Time, now time.Time) {
+	w.metrics.deferred.Add(float64(len(jobs)))
+	// Not cut short by shutdown: a delivery handed back now is due again
+	// in a moment rather than after its lease.
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	for i, err := range w.store.Defer(dctx, jobs, until, now) {
+		if err != nil {
+			w.log.Error("worker: deferring a delivery to a busy receiver; it comes due again after its lease", "delivery", jobs[i].ID, "err", err)
 		}
 	}
 }

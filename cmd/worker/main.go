@@ -47,6 +47,7 @@ func run(ctx context.Context, p *process.Process) error {
 		Lease:         cfg.WorkerLease,
 		ClaimIdle:     cfg.WorkerClaimIdle,
 		Concurrency:   cfg.WorkerConcurrency,
+		PerReceiver:   cfg.WorkerPerReceiver,
 		DisableAfter:  cfg.WebhookDisableAfter,
 		DeadLetterMax: cfg.WebhookDeadLetterMax,
 		Registry:      p.Ops.Registry,
@@ -55,7 +56,7 @@ func run(ctx context.Context, p *process.Process) error {
 	if err != nil {
 		return err
 	}
-	log.Info("worker started", "metrics", cfg.WorkerMetricsAddr, "key_id", key.ID, "concurrency", cfg.WorkerConcurrency)
+	log.Info("worker started", "metrics", cfg.WorkerMetricsAddr, "key_id", key.ID, "concurrency", cfg.WorkerConcurrency, "per_receiver", cfg.WorkerPerReceiver)
 	w.Run(ctx, cfg.ShutdownGrace)
 	log.Info("worker stopped")
 	return nil

@@ -74,6 +74,10 @@ type Config struct {
 	WorkerMetricsAddr string
 	// WorkerConcurrency bounds the deliveries one worker has in flight (IW_WORKER_CONCURRENCY).
 	WorkerConcurrency int
+	// WorkerPerReceiver bounds the deliveries one worker has in flight to
+	// one receiver host:port, so a hanging receiver cannot take every
+	// slot (IW_WORKER_PER_RECEIVER; docs/decisions.md, "Per-receiver bound").
+	WorkerPerReceiver int
 	// WorkerLease is how long a claimed delivery stays invisible to other
 	// workers; a crashed worker's deliveries are retried after it (IW_WORKER_LEASE).
 	WorkerLease time.Duration
@@ -105,6 +109,7 @@ var Defaults = Config{
 	WebhookDeadLetterMax: 10000,
 	WorkerMetricsAddr:    "127.0.0.1:8082",
 	WorkerConcurrency:    64,
+	WorkerPerReceiver:    8,
 	WorkerLease:          30 * time.Second,
 	WorkerClaimIdle:      60 * time.Second,
 }
@@ -215,6 +220,7 @@ func FromLookup(lookup func(string) (string, bool)) (Config, error) {
 	}{
 		{"IW_WEBHOOK_DEAD_LETTER_MAX", 1, func(n int64) { c.WebhookDeadLetterMax = n }},
 		{"IW_WORKER_CONCURRENCY", 1, func(n int64) { c.WorkerConcurrency = int(n) }},
+		{"IW_WORKER_PER_RECEIVER", 1, func(n int64) { c.WorkerPerReceiver = int(n) }},
 	}
 	for _, n := range ints {
 		if v, ok := lookup(n.name); ok && v != "" {

@@ -39,6 +39,12 @@ func TestFromLookup(t *testing.T) {
 				t.Fatalf("SigningKey = %q", c.SigningKey)
 			}
 		}},
+		{desc: "per-receiver bound", env: map[string]string{"IW_WORKER_PER_RECEIVER": "3"}, check: func(t *testing.T, c Config) {
+			if c.WorkerPerReceiver != 3 || Defaults.WorkerPerReceiver != 8 {
+				t.Fatalf("WorkerPerReceiver = %d (default %d)", c.WorkerPerReceiver, Defaults.WorkerPerReceiver)
+			}
+		}},
+		{desc: "per-receiver bound zero", env: map[string]string{"IW_WORKER_PER_RECEIVER": "0"}, wantErr: "IW_WORKER_PER_RECEIVER"},
 		{desc: "signing key too short", env: map[string]string{"IW_SIGNING_KEY": "c2hvcnQ"}, wantErr: "IW_SIGNING_KEY"},
 	}
 	for _, tc := range cases {

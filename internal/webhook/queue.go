@@ -183,11 +183,28 @@ func (s *Store) Claim(ctx context.Context, now time.Time, lease time.Duration, n
 func (s *Store) Release(ctx context.Context, jobs []*Job, now time.Time) error {
 	for _, j := range jobs {
 		if err := finishScript.Run(ctx, s.rdb, []string{KeyDue, keyJob(j.ID), keySub(j.SubID), keyLog(j.SubID), KeyDead},
-			j.ID, j.Lease, "release", msec(now), msec(now), "", 0, 0, "", "").Err(); err != nil {
+			j.ID, j.Lease, FinishRelease, msec(now), msec(now), "", 0, 0, "", "").Err(); err != nil {
 			return fmt.Errorf("webhook: releasing %s: %w", j.ID, err)
 		}
 	}
 	return nil
+}
+
+// Defer hands claimed deliveries back unattempted, each due again at its
+// until[i], in one round trip: their receiver already has as many
+// deliveries in flight from this worker as it may (docs/decisions.md,
+// "Per-receiver bound"). Nothing else of the job changes: no attempt is
+// logged or counted, and the failure clock is not touched. Like every
+// finish it is fenced by the lease, so a delivery another worker has
+// claimed since (this one's lease ran out) is left alone; and if Defer
+// never runs (a crash, Redis unreachable), the lease runs out and the
+// delivery comes due again as after any crash. errs[i] belongs to jobs[i].
+func (s *Store) Defer(ctx context.Context, jobs []*Job, until []time.Time, now time.Time) []error {
+	batch := make([]Finished, len(jobs))
+	for i, j := range jobs {
+		batch[i] = Finished{Job: j, Outcome: Outcome{Mode: FinishRelease, Next: until[i]}, Now: now}
+	}
+	return s.FinishBatch(ctx, batch, 0)
 }
 
 // Bodies returns the stored envelopes of events; a missing one is absent
@@ -250,6 +267,10 @@ const (
 	// FinishDrop: the subscription was deleted by its owner, who asked for
 	// its deliveries to stop; the job is dropped.
 	FinishDrop = "drop"
+	// FinishRelease: the delivery was not attempted (the worker is
+	// stopping, or its receiver is at its bound); it is due again at Next,
+	// with nothing else changed.
+	FinishRelease = "release"
 )
 
 // Outcome is how one claimed delivery ended.
