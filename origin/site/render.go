@@ -123,7 +123,9 @@ var faviconICO, _ = files.ReadFile("assets/favicon.ico")
 const FaviconType = "image/vnd.microsoft.icon"
 
 // FaviconCacheControl keeps the favicon for a day: its address has no
-// content version, so a new icon must be able to replace it.
+// content version, so a new icon must be able to replace it. An asset asked
+// for without the current version (?v=AssetsVersion) is kept as long, for
+// the same reason.
 const FaviconCacheControl = "public, max-age=86400, stale-while-revalidate=604800"
 
 // Favicon answers GET /favicon.ico.
@@ -133,8 +135,9 @@ func (s *Site) Favicon(*http.Request) (*respond.Response, error) {
 	return resp, nil
 }
 
-// AssetCacheControl lets browsers and caches keep assets for a year: their
-// URLs carry a content version (?v=…), so a new file has a new URL.
+// AssetCacheControl lets browsers and caches keep an asset for a year when
+// its URL carries the current content version (?v=AssetsVersion): a new
+// file then has a new URL.
 const AssetCacheControl = "public, max-age=31536000, immutable"
 
 // tagAssets is the surrogate key of the assets (they change only on deploy).
@@ -151,7 +154,10 @@ func (s *Site) Asset(r *http.Request) (*respond.Response, error) {
 	default:
 		return nil, notFoundPage(s.SiteRoot)
 	}
-	resp.CacheControl = AssetCacheControl
+	resp.CacheControl = FaviconCacheControl
+	if r.URL.Query().Get("v") == AssetsVersion {
+		resp.CacheControl = AssetCacheControl
+	}
 	return resp, nil
 }
 

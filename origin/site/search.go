@@ -230,7 +230,7 @@ func (s *Site) OpenSearch(*http.Request) (*respond.Response, error) {
 		ShortName:     "Invoicewire",
 		Description:   "Search Invoicewire's news about e-invoicing, Peppol and national mandates.",
 		InputEncoding: "UTF-8",
-		Image:         openSearchImage{Width: 64, Height: 64, Type: "image/svg+xml", URL: s.SiteRoot + "/assets/icon.svg"},
+		Image:         openSearchImage{Width: 64, Height: 64, Type: "image/svg+xml", URL: s.SiteRoot + "/assets/icon.svg?v=" + AssetsVersion},
 		URLs: []openSearchURL{
 			{Type: "text/html", Method: "get", Template: s.SiteRoot + "/search?q={searchTerms}"},
 			{Type: OpenSearchType, Rel: "self", Template: s.SiteRoot + "/opensearch.xml"},

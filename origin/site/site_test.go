@@ -545,12 +545,21 @@ func TestPageHeaders(t *testing.T) {
 			t.Errorf("JSON-LD %v", ld)
 		}
 	})
-	t.Run("assets are cached for a year", func(t *testing.T) {
-		resp, body := get(t, inst, "/assets/site.css?v=x")
-		if resp.Header.Get("Cache-Control") != site.AssetCacheControl || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/css") || len(body) == 0 {
-			t.Errorf("%d %s %s", resp.StatusCode, resp.Header.Get("Cache-Control"), resp.Header.Get("Content-Type"))
-		}
-	})
+	// Only the URL of the current version is immutable: an address
+	// without it (the bare one, an old version's) must let a new file in.
+	for _, tc := range []struct{ desc, path, want string }{
+		{desc: "the current version is cached for a year", path: "/assets/site.css?v=" + site.AssetsVersion, want: site.AssetCacheControl},
+		{desc: "the icon's current version too", path: "/assets/icon.svg?v=" + site.AssetsVersion, want: site.AssetCacheControl},
+		{desc: "without a version, a day", path: "/assets/site.css", want: site.FaviconCacheControl},
+		{desc: "an old version, a day", path: "/assets/icon.svg?v=old", want: site.FaviconCacheControl},
+	} {
+		t.Run(tc.desc, func(t *testing.T) {
+			resp, body := get(t, inst, tc.path)
+			if resp.StatusCode != 200 || resp.Header.Get("Cache-Control") != tc.want || len(body) == 0 {
+				t.Errorf("%d, Cache-Control %q; want 200, %q", resp.StatusCode, resp.Header.Get("Cache-Control"), tc.want)
+			}
+		})
+	}
 }
 
 // TestCorrectionShowsOnThePage corrects an article and finds the note on
