@@ -158,12 +158,13 @@ func (j *jsonErrors) Flush() {
 // Unwrap gives http.ResponseController the underlying writer.
 func (j *jsonErrors) Unwrap() http.ResponseWriter { return j.ResponseWriter }
 
-// namesGoTypes reports whether an SDK reason speaks of Go's types (a
-// decoder's "cannot unmarshal … into Go value of type jsonrpc2.…", an id of
-// "map[string]interface {}"): errors speak JSON, not Go
-// (docs/decisions.md, JSON errors), so such a reason gives way to ours.
+// namesGoTypes reports whether an SDK reason speaks of Go's types or its
+// decoder (a "cannot unmarshal … into Go value of type jsonrpc2.…", an id
+// of "map[string]interface {}", "unmarshaling jsonrpc message: unexpected
+// EOF"): errors speak JSON, not Go (docs/decisions.md, JSON errors), so
+// such a reason gives way to ours.
 func namesGoTypes(reason string) bool {
-	for _, s := range []string{"Go value", "Go struct field", "interface {", "map[", "jsonrpc2.", "reflect."} {
+	for _, s := range []string{"Go value", "Go struct field", "interface {", "map[", "jsonrpc2.", "reflect.", "unmarshal"} {
 		if strings.Contains(reason, s) {
 			return true
 		}
