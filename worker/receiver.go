@@ -134,8 +134,10 @@ func (r *receivers) deferUntil(key string, now time.Time) time.Time {
 	defer r.mu.Unlock()
 	st := r.m[key]
 	if st == nil {
-		st = &receiverState{}
-		r.m[key] = st
+		// Its attempts ended since the bound was found: a slot is free.
+		// Nothing is kept for it, so the map still holds only receivers
+		// with work in flight.
+		return now.Add(deferMin)
 	}
 	// How long an attempt there takes: the average of those finished, or
 	// longer if the oldest one in flight has already run longer (a
