@@ -34,6 +34,21 @@ import (
 // deferMin is the least a deferred delivery waits before it is due again.
 const deferMin = 100 * time.Millisecond
 
+// Slow receivers share part of the slots (docs/decisions.md, "Per-receiver
+// bound"). The bound is per host:port, and an attacker can name many: 8
+// hanging ports took all 64 slots again. So a receiver is slow once an
+// attempt there has taken slowAttempt, or half the attempt timeout if that
+// is less (finished, or still running), and is remembered as slow for
+// slowMemory; together, slow receivers hold at
+// most half the slots, and the other half stays with receivers that
+// answer. A receiver slow for the first time is found out only after
+// slowAttempt, so its first attempts may take slots outside the share
+// until they time out, once per host per slowMemory.
+const (
+	slowAttempt = 2 * time.Second
+	slowMemory  = 10 * time.Minute
+)
+
 // receiverKey names the receiver of a subscription URL for the bound: its
 // authority, lowercased, with the scheme's default port made explicit, so
 // https://Hooks.example and https://hooks.example:443/other share one.
@@ -62,30 +77,68 @@ func receiverKey(raw string) string {
 type receivers struct {
 	limit  int
 	maxGap time.Duration // the longest a deferral waits (the attempt timeout)
+	// slowShare is how many attempts slow receivers may have in flight
+	// together: half the worker's slots.
+	slowShare int
+	// slowAfter is how long an attempt takes at a slow receiver.
+	slowAfter time.Duration
 
 	mu sync.Mutex
 	m  map[string]*receiverState
+	// slowInFlight counts the attempts in flight that were given to a
+	// receiver known to be slow.
+	slowInFlight int
+	// sweepAt is when the receivers remembered as slow are next looked
+	// through for those to forget.
+	sweepAt time.Time
 }
 
 type receiverState struct {
-	// starts are the wall-clock start times of the attempts in flight.
-	starts []time.Time
+	// starts are the attempts in flight.
+	starts []attempt
 	// took is a moving average of how long attempts there took.
 	took time.Duration
 	// next is the earliest due time (scheduling clock) of the next
 	// deferral, so deferred deliveries come back spaced out.
 	next time.Time
+	// slowUntil: an attempt here took slowAttempt or more; the receiver
+	// counts as slow until then (wall clock).
+	slowUntil time.Time
 }
 
-func newReceivers(limit int, timeout time.Duration) *receivers {
-	return &receivers{limit: limit, maxGap: timeout, m: map[string]*receiverState{}}
+// attempt is one attempt in flight: when it began, and whether it counts
+// in the slow receivers' share.
+type attempt struct {
+	at   time.Time
+	slow bool
 }
 
-// acquire takes one of key's slots, reporting false when all are taken.
-// started must be handed to release.
+func newReceivers(limit, slots int, timeout time.Duration) *receivers {
+	return &receivers{limit: limit, maxGap: timeout, slowShare: max(slots/2, 1), slowAfter: min(slowAttempt, timeout/2),
+		m: map[string]*receiverState{}}
+}
+
+// slow reports whether st is a slow receiver at now: remembered as one, or
+// with an attempt in flight for slowAfter already.
+func (st *receiverState) slow(now time.Time, slowAfter time.Duration) bool {
+	if st.slowUntil.After(now) {
+		return true
+	}
+	for _, a := range st.starts {
+		if now.Sub(a.at) >= slowAfter {
+			return true
+		}
+	}
+	return false
+}
+
+// acquire takes one of key's slots, reporting false when all are taken,
+// or when key is slow and the slow receivers' share is taken. started must
+// be handed to release.
 func (r *receivers) acquire(key string) (started time.Time, ok bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	started = time.Now()
 	st := r.m[key]
 	if st == nil {
 		st = &receiverState{}
@@ -94,8 +147,14 @@ func (r *receivers) acquire(key string) (started time.Time, ok bool) {
 	if len(st.starts) >= r.limit {
 		return time.Time{}, false
 	}
-	started = time.Now()
-	st.starts = append(st.starts, started)
+	slow := st.slow(started, r.slowAfter)
+	if slow && r.slowInFlight >= r.slowShare {
+		return time.Time{}, false
+	}
+	if slow {
+		r.slowInFlight++
+	}
+	st.starts = append(st.starts, attempt{at: started, slow: slow})
 	return started, true
 }
 
@@ -107,23 +166,39 @@ func (r *receivers) release(key string, started time.Time) {
 	if st == nil {
 		return
 	}
-	for i, s := range st.starts {
-		if s.Equal(started) {
+	for i, a := range st.starts {
+		if a.at.Equal(started) {
+			if a.slow {
+				r.slowInFlight--
+			}
 			st.starts = append(st.starts[:i], st.starts[i+1:]...)
 			break
 		}
 	}
-	took := time.Since(started)
+	now := time.Now()
+	took := now.Sub(started)
 	if st.took == 0 {
 		st.took = took
 	} else {
 		st.took += (took - st.took) / 4
 	}
-	if len(st.starts) == 0 {
-		// Idle: whatever comes back finds a free slot, so there is no
-		// pacing to remember. The map holds only receivers with work in
-		// flight.
+	if took >= r.slowAfter {
+		st.slowUntil = now.Add(slowMemory)
+	}
+	if len(st.starts) == 0 && !st.slowUntil.After(now) {
+		// Idle and not slow: whatever comes back finds a free slot, so
+		// there is nothing to remember.
 		delete(r.m, key)
+	}
+	if now.After(r.sweepAt) {
+		// The map holds receivers with work in flight and those slow
+		// within slowMemory: forget the rest now and then.
+		for k, s := range r.m {
+			if len(s.starts) == 0 && !s.slowUntil.After(now) {
+				delete(r.m, k)
+			}
+		}
+		r.sweepAt = now.Add(slowMemory)
 	}
 }
 
@@ -135,8 +210,6 @@ func (r *receivers) deferUntil(key string, now time.Time) time.Time {
 	st := r.m[key]
 	if st == nil {
 		// Its attempts ended since the bound was found: a slot is free.
-		// Nothing is kept for it, so the map still holds only receivers
-		// with work in flight.
 		return now.Add(deferMin)
 	}
 	// How long an attempt there takes: the average of those finished, or
@@ -144,8 +217,8 @@ func (r *receivers) deferUntil(key string, now time.Time) time.Time {
 	// receiver that just began to hang).
 	took := st.took
 	wall := time.Now()
-	for _, s := range st.starts {
-		took = max(took, wall.Sub(s))
+	for _, a := range st.starts {
+		took = max(took, wall.Sub(a.at))
 	}
 	// Jitter keeps several workers' deferrals of one receiver apart.
 	due := now.Add(deferMin + rand.N(deferMin/2))

@@ -214,3 +214,76 @@ func TestPerReceiverBound(t *testing.T) {
 		})
 	}
 }
+
+// TestSlowReceiversShare: receivers on many ports, each at its own bound,
+// hold together at most half the worker's slots once they are known to be
+// slow (docs/decisions.md, "Per-receiver bound"), so the other half keeps
+// delivering to receivers that answer.
+//
+// Without the share, four hanging ports with a bound of 2 each take all
+// four slots, and the fast receivers wait for the attempts to time out.
+func TestSlowReceiversShare(t *testing.T) {
+	h := newHarness(t)
+	var hanging []*hangingReceiver
+	var hangingSubs []*webhook.Subscription
+	for range 4 {
+		hr := newHangingReceiver(t)
+		hanging = append(hanging, hr)
+		for i := range 2 {
+			hangingSubs = append(hangingSubs, h.subscribe(t, fmt.Sprintf("%s/hook/%d", hr.URL, i), "secret-of-sixteen+", events.ArticlePublished, events.SpecUpdated))
+		}
+	}
+	var fast []*receiver
+	for range 3 {
+		rc := newReceiver(t, nil)
+		h.subscribe(t, rc.URL+"/a", "secret-of-sixteen+", events.SpecUpdated)
+		h.subscribe(t, rc.URL+"/b", "secret-of-sixteen+", events.SpecUpdated)
+		fast = append(fast, rc)
+	}
+
+	const timeout = 1500 * time.Millisecond
+	cfg := h.config()
+	cfg.Timeout = timeout
+	cfg.Concurrency = 4
+	cfg.PerReceiver = 2
+	cfg.Schedule = []time.Duration{time.Hour}
+	cfg.ThrottleFloor = -1
+	h.start(t, cfg)
+
+	// The first event goes to the hanging ports only; each of them is
+	// found slow when an attempt there times out.
+	h.publish(t, events.ArticlePublished, map[string]string{"slug": "first"})
+	eventually(t, 30*time.Second, "an attempt timed out at every hanging port", func() bool {
+		for _, sub := range hangingSubs {
+			if len(h.attempts(t, sub.ID)) == 0 {
+				return false
+			}
+		}
+		return true
+	})
+
+	// The second goes to every subscriber: the hanging ports' eight
+	// deliveries may take two slots, and the fast receivers have the
+	// other two.
+	published := time.Now()
+	e := h.publish(t, events.SpecUpdated, map[string]string{"slug": "second"})
+	for i, rc := range fast {
+		eventually(t, 10*time.Second, fmt.Sprintf("fast receiver %d's deliveries", i), func() bool { return rc.count() == 2 })
+		for _, d := range rc.deliveries() {
+			if d.Header.Get("webhook-id") != e.ID {
+				t.Errorf("fast receiver %d got %s, want %s", i, d.Header.Get("webhook-id"), e.ID)
+			}
+			if took := d.At.Sub(published); took > time.Second {
+				t.Errorf("fast receiver %d got the event after %s, with four slow ports at their bound (timeout %s)", i, took.Round(time.Millisecond), timeout)
+			}
+		}
+	}
+	held := 0
+	for _, hr := range hanging {
+		now, _, _ := hr.counts()
+		held += now
+	}
+	if held > 2 {
+		t.Errorf("the slow ports hold %d requests at once, want at most 2 (half of 4 slots)", held)
+	}
+}

@@ -178,7 +178,7 @@ func New(cfg Config, rdb redis.UniversalClient) (*Worker, error) {
 		metrics: m, log: cfg.Log.With("consumer", cfg.Consumer),
 		wake: make(chan struct{}, 1), slots: make(chan struct{}, cfg.Concurrency), finishes: make(chan finishReq, cfg.Concurrency),
 		bodies:    bodyCache{m: map[string][]byte{}},
-		receivers: newReceivers(cfg.PerReceiver, cfg.Timeout),
+		receivers: newReceivers(cfg.PerReceiver, cfg.Concurrency, cfg.Timeout),
 	}, nil
 }
 
