@@ -447,6 +447,7 @@ func TestBadInput(t *testing.T) {
 		{desc: "revoke: unknown hint", path: "/api/v1/agent-auth/revoke", contentType: json_, body: `{"token":"x","token_type_hint":"id_token"}`, status: 400, code: "bad_request"},
 		{desc: "revoke: token a number", path: "/api/v1/agent-auth/revoke", contentType: json_, body: `{"token":5}`, status: 400, code: "bad_request"},
 		{desc: "revoke: text/plain", path: "/api/v1/agent-auth/revoke", contentType: "text/plain", body: "token=x", status: 415, code: "unsupported_media_type"},
+		{desc: "revoke: a registration access token", path: "/api/v1/agent-auth/revoke", contentType: form, body: "token=" + reg.RegistrationAccessToken, status: 400, code: "bad_request", contains: "unsupported_token_type"},
 		{desc: "subscribe: malformed JSON", path: "/api/v1/webhooks", contentType: json_, body: `{"url":`, header: auth, status: 400, code: "bad_request"},
 		{desc: "subscribe: form body", path: "/api/v1/webhooks", contentType: form, body: "url=x", header: auth, status: 415, code: "unsupported_media_type"},
 		{desc: "subscribe: oversized", path: "/api/v1/webhooks", contentType: json_, body: `{"url":"` + strings.Repeat("a", 70<<10) + `"}`, header: auth, status: 413, code: "payload_too_large"},

@@ -214,7 +214,7 @@ func (s *Service) Register(r *http.Request) (*respond.Response, error) {
 	now := s.now()
 	c.ClientID = events.NewID("cli_", now)
 	c.IssuedAt = now.Unix()
-	rat := token.Random("iwr_")
+	rat := token.Random(registrationTokenPrefix)
 	c.RegistrationTokenHash = token.Hash(rat)
 	b, err := json.Marshal(c)
 	if err != nil {
@@ -443,8 +443,15 @@ func errNeedsAssertion() *apierror.Error {
 	return oauthError("invalid_grant", "no token can be issued for this client_id without a valid ID-JAG for it.")
 }
 
+// registrationTokenPrefix starts every registration access token, which
+// reads or deletes a client (RFC 7592) and is not an access token.
+const registrationTokenPrefix = "iwr_"
+
 // Revoke answers POST /agent-auth/revoke: 200 with an empty body for every
-// well-formed request, whether or not the token existed (RFC 7009 §2.2).
+// well-formed request, whether or not the token existed (RFC 7009 §2.2). A
+// registration access token is not revoked here: 400
+// unsupported_token_type (RFC 7009 §2.2.1) says so, where a 200 would let
+// its holder believe it dead while it still deletes the client.
 func (s *Service) Revoke(r *http.Request) (*respond.Response, error) {
 	f, err := formOrJSON(r, []string{"token", "token_type_hint"})
 	if err != nil {
@@ -458,6 +465,9 @@ func (s *Service) Revoke(r *http.Request) (*respond.Response, error) {
 	case "", "access_token", "refresh_token":
 	default:
 		return nil, oauthError("invalid_request", `token_type_hint must be "access_token" or "refresh_token".`)
+	}
+	if strings.HasPrefix(raw, registrationTokenPrefix) {
+		return nil, oauthError("unsupported_token_type", "a registration access token is not revoked here; it ends with its client: DELETE the registration_client_uri (RFC 7592 §2.3).")
 	}
 	if len(raw) <= token.MaxLength {
 		if _, err := clients.RevokeHash(r.Context(), s.rdb, token.Hash(raw)); err != nil {
