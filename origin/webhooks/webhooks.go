@@ -129,7 +129,7 @@ type created struct {
 
 // Create answers POST /webhooks (201 SubscriptionCreated).
 func (s *Service) Create(r *http.Request) (*respond.Response, error) {
-	test, err := testFlag(r)
+	test, inQuery, err := testFlag(r)
 	if err != nil {
 		return nil, err
 	}
@@ -137,8 +137,12 @@ func (s *Service) Create(r *http.Request) (*respond.Response, error) {
 	if _, err := respond.DecodeJSON(r, respond.MaxBody, &req); err != nil {
 		return nil, err
 	}
-	if req.Test != nil && *req.Test {
-		test = true
+	if req.Test != nil {
+		if inQuery && *req.Test != test {
+			// Either reading would ignore what the client said once.
+			return nil, apierror.BadRequest("test is true in one of the query and the body and false in the other.", "Give test once, as the query parameter or the body field.")
+		}
+		test = *req.Test
 	}
 	kinds := "Event kinds: " + strings.Join(events.Kinds, ", ") + "."
 	if req.URL == nil {
@@ -244,25 +248,26 @@ func (s *Service) Create(r *http.Request) (*respond.Response, error) {
 	return resp, nil
 }
 
-// testFlag reads the query parameter test (docs/decisions.md, subscriptions): true/false or 1/0.
-func testFlag(r *http.Request) (bool, error) {
+// testFlag reads the query parameter test (docs/decisions.md, subscriptions): true/false or 1/0,
+// and whether it was given.
+func testFlag(r *http.Request) (test, given bool, err error) {
 	query, err := respond.Query(r)
 	if err != nil {
-		return false, err
+		return false, false, err
 	}
 	vs, ok := query["test"]
 	if !ok {
-		return false, nil
+		return false, false, nil
 	}
 	if len(vs) == 1 {
 		switch strings.ToLower(vs[0]) {
 		case "true", "1":
-			return true, nil
+			return true, true, nil
 		case "false", "0":
-			return false, nil
+			return false, true, nil
 		}
 	}
-	return false, apierror.BadRequest("The query parameter test must be true or false.", "Send ?test=true to receive one synthetic event per subscribed kind.")
+	return false, true, apierror.BadRequest("The query parameter test must be true or false.", "Send ?test=true to receive one synthetic event per subscribed kind.")
 }
 
 // testEvents builds the catalog's synthetic event of each kind
