@@ -15,6 +15,7 @@ import (
 
 	"github.com/invoicewire/invoicewire/internal/events"
 	"github.com/invoicewire/invoicewire/internal/webhook"
+	"github.com/invoicewire/invoicewire/worker"
 )
 
 // hangingReceiver never answers: each request is held until the worker
@@ -80,6 +81,37 @@ func counterValue(t *testing.T, reg *prometheus.Registry, name string) float64 {
 	return 0
 }
 
+// hangTimeout is the attempt timeout of the bound's tests: what a hanging
+// receiver holds each request for.
+const hangTimeout = 1500 * time.Millisecond
+
+// subscribeFast starts n receivers that answer at once, each with two
+// subscriptions to spec.updated.
+func subscribeFast(t *testing.T, h *harness, n int) []*receiver {
+	var fast []*receiver
+	for range n {
+		rc := newReceiver(t, nil)
+		h.subscribe(t, rc.URL+"/a", "secret-of-sixteen+", events.SpecUpdated)
+		h.subscribe(t, rc.URL+"/b", "secret-of-sixteen+", events.SpecUpdated)
+		fast = append(fast, rc)
+	}
+	return fast
+}
+
+// boundedConfig is the harness's worker with the attempt timeout above,
+// concurrency slots and a per-receiver bound, and one retry an hour later:
+// each delivery to a hanging receiver is attempted once in these tests and
+// then waits.
+func boundedConfig(h *harness, concurrency, bound int) worker.Config {
+	cfg := h.config()
+	cfg.Timeout = hangTimeout
+	cfg.Concurrency = concurrency
+	cfg.PerReceiver = bound
+	cfg.Schedule = []time.Duration{time.Hour}
+	cfg.ThrottleFloor = -1
+	return cfg
+}
+
 // TestPerReceiverBound: a receiver that holds every request until the
 // attempt times out, with many subscriptions (of several clients, at
 // different paths of one host:port), takes at most PerReceiver of the
@@ -123,24 +155,9 @@ func TestPerReceiverBound(t *testing.T) {
 				}
 				hanging = append(hanging, sub)
 			}
-			var fast []*receiver
-			for range tc.fast {
-				rc := newReceiver(t, nil)
-				h.subscribe(t, rc.URL+"/a", "secret-of-sixteen+", events.SpecUpdated)
-				h.subscribe(t, rc.URL+"/b", "secret-of-sixteen+", events.SpecUpdated)
-				fast = append(fast, rc)
-			}
-
-			const timeout = 1500 * time.Millisecond
+			fast := subscribeFast(t, h, tc.fast)
 			reg := prometheus.NewRegistry()
-			cfg := h.config()
-			cfg.Timeout = timeout
-			cfg.Concurrency = tc.concurrency
-			cfg.PerReceiver = tc.bound
-			// One retry, an hour later: each delivery to the hanging
-			// receiver is attempted once in this test and then waits.
-			cfg.Schedule = []time.Duration{time.Hour}
-			cfg.ThrottleFloor = -1
+			cfg := boundedConfig(h, tc.concurrency, tc.bound)
 			cfg.Registry = reg
 			h.start(t, cfg)
 
@@ -166,7 +183,7 @@ func TestPerReceiverBound(t *testing.T) {
 					took := d.At.Sub(published)
 					slowest = max(slowest, took)
 					if took > time.Second {
-						t.Errorf("fast receiver %d got the event after %s, with the hanging receiver holding requests (timeout %s)", i, took.Round(time.Millisecond), timeout)
+						t.Errorf("fast receiver %d got the event after %s, with the hanging receiver holding requests (timeout %s)", i, took.Round(time.Millisecond), hangTimeout)
 					}
 				}
 			}
@@ -233,22 +250,8 @@ func TestSlowReceiversShare(t *testing.T) {
 			hangingSubs = append(hangingSubs, h.subscribe(t, fmt.Sprintf("%s/hook/%d", hr.URL, i), "secret-of-sixteen+", events.ArticlePublished, events.SpecUpdated))
 		}
 	}
-	var fast []*receiver
-	for range 3 {
-		rc := newReceiver(t, nil)
-		h.subscribe(t, rc.URL+"/a", "secret-of-sixteen+", events.SpecUpdated)
-		h.subscribe(t, rc.URL+"/b", "secret-of-sixteen+", events.SpecUpdated)
-		fast = append(fast, rc)
-	}
-
-	const timeout = 1500 * time.Millisecond
-	cfg := h.config()
-	cfg.Timeout = timeout
-	cfg.Concurrency = 4
-	cfg.PerReceiver = 2
-	cfg.Schedule = []time.Duration{time.Hour}
-	cfg.ThrottleFloor = -1
-	h.start(t, cfg)
+	fast := subscribeFast(t, h, 3)
+	h.start(t, boundedConfig(h, 4, 2))
 
 	// The first event goes to the hanging ports only; each of them is
 	// found slow when an attempt there times out.
@@ -274,7 +277,7 @@ func TestSlowReceiversShare(t *testing.T) {
 				t.Errorf("fast receiver %d got %s, want %s", i, d.Header.Get("webhook-id"), e.ID)
 			}
 			if took := d.At.Sub(published); took > time.Second {
-				t.Errorf("fast receiver %d got the event after %s, with four slow ports at their bound (timeout %s)", i, took.Round(time.Millisecond), timeout)
+				t.Errorf("fast receiver %d got the event after %s, with four slow ports at their bound (timeout %s)", i, took.Round(time.Millisecond), hangTimeout)
 			}
 		}
 	}

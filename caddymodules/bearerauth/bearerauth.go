@@ -237,22 +237,16 @@ const (
 // bearer extracts a bearer token (RFC 6750 §2.1; the scheme is
 // case-insensitive). Another scheme counts as no credentials: RFC 6750
 // §3.1 sends no error code to a client that used an unsupported method. A
-// Bearer credential that is not a b64token ("Bearer", "Bearer a b"), or
-// Authorization sent twice (a singleton field, RFC 9110 §11.6.2: which
-// one counts would be the order's), is malformed; one longer than any
-// token issued is a presented, invalid token.
+// credential token.Malformed refuses (no token, or Authorization sent
+// twice) is malformed, as at the origin; one longer than any token issued
+// is a presented, invalid token.
 func bearer(h http.Header) (string, credentials) {
-	if len(h["Authorization"]) > 1 {
+	if token.Malformed(h) {
 		return "", credentialsMalformed
 	}
-	v := h.Get("Authorization")
-	scheme, cred, _ := strings.Cut(v, " ")
-	if !strings.EqualFold(scheme, "Bearer") {
+	cred, present := token.FromHeader(h)
+	if !present || cred == "" {
 		return "", credentialsNone
-	}
-	cred = strings.TrimSpace(cred)
-	if !token.B64Token(cred) {
-		return "", credentialsMalformed
 	}
 	if len(cred) > token.MaxLength {
 		return "", credentialsBearer

@@ -254,6 +254,11 @@ func Get(ctx context.Context, rdb redis.UniversalClient, id string) (*Record, er
 	if err != nil {
 		return nil, fmt.Errorf("clients: reading a client: %w", err)
 	}
+	return decodeRecord(b)
+}
+
+// decodeRecord decodes a client's stored record.
+func decodeRecord(b []byte) (*Record, error) {
 	var rec Record
 	if err := json.Unmarshal(b, &rec); err != nil {
 		return nil, fmt.Errorf("clients: decoding a client: %w", err)
@@ -290,11 +295,11 @@ func Each(ctx context.Context, rdb redis.UniversalClient, fn func([]*Record) err
 			if err != nil {
 				return fmt.Errorf("clients: reading %s: %w", c.Args()[1], err)
 			}
-			var rec Record
-			if err := json.Unmarshal(b, &rec); err != nil {
-				return fmt.Errorf("clients: decoding %s: %w", c.Args()[1], err)
+			rec, err := decodeRecord(b)
+			if err != nil {
+				return fmt.Errorf("%w (%s)", err, c.Args()[1])
 			}
-			recs = append(recs, &rec)
+			recs = append(recs, rec)
 		}
 		if len(recs) == 0 {
 			return nil
