@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -16,32 +15,17 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/invoicewire/invoicewire/internal/cmdtest"
 	"github.com/invoicewire/invoicewire/internal/events"
 	"github.com/invoicewire/invoicewire/worker"
 )
 
-// buildWorker compiles cmd/worker once per test binary.
-var buildWorker = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "iw-worker-bin")
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "worker")
-	out, err := exec.Command("go", "build", "-o", bin, "../cmd/worker").CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("go build ../cmd/worker: %v: %s", err, out)
-	}
-	return bin, nil
-})
+func TestMain(m *testing.M) { os.Exit(cmdtest.Run(m)) }
 
 // startWorkerProcess runs the real worker binary against the harness.
 func (h *harness) startWorkerProcess(t testing.TB, extraEnv ...string) *exec.Cmd {
 	t.Helper()
-	bin, err := buildWorker()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin)
+	cmd := exec.Command(cmdtest.Build(t, "worker"))
 	cmd.Env = append(os.Environ(),
 		"IW_REDIS_URL="+h.redis.URL(),
 		"IW_PUBLIC_URL="+siteRoot,

@@ -9,25 +9,24 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/invoicewire/invoicewire/internal/cmdtest"
 	"github.com/invoicewire/invoicewire/internal/content/contenttest"
 	"github.com/invoicewire/invoicewire/internal/redistest"
 	"github.com/invoicewire/invoicewire/internal/store"
 )
 
+func TestMain(m *testing.M) { os.Exit(cmdtest.Run(m)) }
+
 // TestTwoOriginProcesses runs the real origin binary twice over one Redis: a
 // retraction and a new article become visible on both within a second, the
 // metrics listener answers, and SIGTERM stops each cleanly.
 func TestTwoOriginProcesses(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "origin")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("building the origin: %v\n%s", err, out)
-	}
+	bin := cmdtest.Build(t, "origin")
 	rs := redistest.New(t)
 	ctx := context.Background()
 	pub := &store.Publisher{Store: store.New(rs.Client()), SiteRoot: "http://localhost:8080", Now: time.Now}
@@ -135,10 +134,7 @@ func freeAddr(t *testing.T) string {
 // taken: it exits non-zero, says so in a JSON record at error level, and
 // never logs that it is listening.
 func TestStartFailureLogsJSON(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "origin")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("building the origin: %v\n%s", err, out)
-	}
+	bin := cmdtest.Build(t, "origin")
 	rs := redistest.New(t)
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

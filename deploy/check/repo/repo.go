@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"testing"
@@ -101,9 +102,18 @@ func Sorted(m map[string]bool) []string {
 
 // Build compiles the named commands of the repository (cmd/<name>) into dir
 // with the service's own module and build cache, and returns their paths.
+// They are built with -race when the running test binary was (make test):
+// the build then reuses the race-compiled packages the service's own test
+// pass left in the cache instead of compiling Caddy's tree a second time,
+// and the race detector watches the processes too. The service's
+// internal/cmdtest does the same; this module cannot import it.
 func Build(t testing.TB, root, dir string, names ...string) map[string]string {
 	t.Helper()
-	args := []string{"build", "-o", dir + string(filepath.Separator)}
+	args := []string{"build"}
+	if raceBuilt() {
+		args = append(args, "-race")
+	}
+	args = append(args, "-o", dir+string(filepath.Separator))
 	out := map[string]string{}
 	for _, n := range names {
 		args = append(args, "./cmd/"+n)
@@ -116,4 +126,16 @@ func Build(t testing.TB, root, dir string, names ...string) map[string]string {
 		t.Fatalf("repo: go %s: %v\n%s", strings.Join(args, " "), err, b)
 	}
 	return out
+}
+
+// raceBuilt reports whether the running binary was built with -race.
+func raceBuilt() bool {
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range info.Settings {
+			if s.Key == "-race" {
+				return s.Value == "true"
+			}
+		}
+	}
+	return false
 }
