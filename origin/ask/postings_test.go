@@ -42,11 +42,23 @@ func TestPostingListContains(t *testing.T) {
 					t.Fatalf("contains(%d) = %v, want %v", d, got, in[d])
 				}
 			}
-			for d := range doc + 10 {
-				if tc.maxGap > 10 && !in[d] && rng.IntN(1000) != 0 {
-					continue // a sample of the articles not in the list
+			if tc.maxGap <= 10 {
+				for d := range doc + 10 {
+					check(d)
 				}
-				check(d)
+			} else {
+				// Every posting and its neighbours, and a sample of the
+				// tens of millions of articles between them.
+				for d := range in {
+					check(d)
+					check(d + 1)
+					if d > 0 {
+						check(d - 1)
+					}
+				}
+				for range 100_000 {
+					check(uint32(rng.IntN(int(doc) + 10)))
+				}
 			}
 			check(endDoc - 1)
 		})
