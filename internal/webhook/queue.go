@@ -183,7 +183,7 @@ func (s *Store) Claim(ctx context.Context, now time.Time, lease time.Duration, n
 func (s *Store) Release(ctx context.Context, jobs []*Job, now time.Time) error {
 	for _, j := range jobs {
 		if err := finishScript.Run(ctx, s.rdb, []string{KeyDue, keyJob(j.ID), keySub(j.SubID), keyLog(j.SubID), KeyDead},
-			j.ID, j.Lease, FinishRelease, msec(now), msec(now), "", 0, 0, "", "").Err(); err != nil {
+			j.ID, j.Lease, FinishRelease, msec(now), msec(now), "", 0, 0, "", "", j.SubID).Err(); err != nil {
 			return fmt.Errorf("webhook: releasing %s: %w", j.ID, err)
 		}
 	}
@@ -253,7 +253,8 @@ const (
 	// FinishDead: the last retry failed; the job goes to the dead letters.
 	FinishDead = "dead"
 	// FinishDisable: the subscription is disabled (410, or failing too
-	// long); the job goes to the dead letters.
+	// long) as an operator's Disable disables it (luaDisable: one already
+	// disabled keeps its reason); the job goes to the dead letters.
 	FinishDisable = "disable"
 	// FinishShelve: the subscription was disabled before this attempt (by
 	// a 410 or the failing rule, on another delivery, or by an operator);
@@ -288,11 +289,15 @@ type Outcome struct {
 }
 
 // finishScript records how a claimed delivery ended. KEYS: due, job, sub,
-// log, dead, then the subscription's kind sets. ARGV: delivery id, lease,
-// mode, now ms, next ms, attempt JSON (or ""), attempts made, dead-letter
-// cap, disabled reason, dead-letter JSON. It returns 0 when the lease was
-// lost to another worker (only the attempt is logged then).
-var finishScript = redis.NewScript(`
+// log, dead, then the subscription's kind sets (for FinishDisable).
+// ARGV: delivery id, lease, mode, now ms, next ms, attempt JSON (or ""),
+// attempts made, dead-letter cap, disabled reason, dead-letter JSON,
+// subscription id. It returns 0 when the lease was lost to another worker
+// (only the attempt is logged then; the subscription is not disabled
+// either: the outcome belongs to the lease's holder), else 1. FinishDisable
+// disables the subscription with luaDisable, as an operator's Disable does,
+// in this script, so the dead letter and the disable are one step.
+var finishScript = redis.NewScript(luaDisable + `
 local id, lease, mode, now = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local subExists = redis.call('EXISTS', KEYS[3]) == 1
 if ARGV[6] ~= '' and subExists then
@@ -322,13 +327,11 @@ end
 if mode == 'dead' or mode == 'disable' or mode == 'shelve' then
   redis.call('XADD', KEYS[5], 'MAXLEN', '~', ARGV[8], '*', 'delivery', ARGV[10])
 end
-if (mode == 'dead' or mode == 'disable') and subExists then
+if mode == 'dead' and subExists then
   redis.call('HSETNX', KEYS[3], 'failing_since', now)
 end
-if mode == 'disable' and subExists then
-  redis.call('HSET', KEYS[3], 'status', 'disabled', 'disabled_reason', ARGV[9], 'disabled_at', now)
-  local sid = redis.call('HGET', KEYS[3], 'id')
-  for i = 6, #KEYS do redis.call('SREM', KEYS[i], sid) end
+if mode == 'disable' then
+  disableSub(KEYS[3], ARGV[11], ARGV[9], now, KEYS, 6)
 end
 return 1
 `)
@@ -411,10 +414,13 @@ func (s *Store) Finish(ctx context.Context, j *Job, sub *Subscription, o Outcome
 
 func finishArgs(j *Job, sub *Subscription, o Outcome, deadMax int64, now time.Time) ([]string, []any, error) {
 	keys := []string{KeyDue, keyJob(j.ID), keySub(j.SubID), keyLog(j.SubID), KeyDead}
-	if sub != nil {
-		for _, k := range sub.Events {
-			keys = append(keys, keyKind(k))
+	if o.Mode == FinishDisable {
+		// Without its kind sets the subscription would be disabled but
+		// still fanned out to.
+		if sub == nil || sub.ID != j.SubID {
+			return nil, nil, fmt.Errorf("webhook: disabling %s after %s needs the subscription", j.SubID, j.ID)
 		}
+		keys = append(keys, kindKeys(sub)...)
 	}
 	attempt := ""
 	if o.Attempt != nil {
@@ -442,7 +448,7 @@ func finishArgs(j *Job, sub *Subscription, o Outcome, deadMax int64, now time.Ti
 	if o.Attempt != nil {
 		made = o.Attempt.Attempt
 	}
-	return keys, []any{j.ID, j.Lease, o.Mode, msec(now), msec(o.Next), attempt, made, deadMax, o.Reason, dead}, nil
+	return keys, []any{j.ID, j.Lease, o.Mode, msec(now), msec(o.Next), attempt, made, deadMax, o.Reason, dead, j.SubID}, nil
 }
 
 // QueueDepth is the number of deliveries due by now and the number
