@@ -79,11 +79,15 @@ func TestDisableSameEitherPath(t *testing.T) {
 		// the others must be as created.
 		want    map[string]string
 		deleted bool
+		// changes: this disable is the one that disables it (Disable
+		// answers SwitchDone, FinishBatch RecordedDisabled).
+		changes bool
 	}{
 		{
-			desc:   "active, never failed: a 410",
-			reason: "gone",
-			want:   map[string]string{"status": StatusDisabled, "disabled_reason": "gone", "disabled_at": itoa(msec(now)), "failing_since": ""},
+			desc:    "active, never failed: a 410",
+			reason:  "gone",
+			want:    map[string]string{"status": StatusDisabled, "disabled_reason": "gone", "disabled_at": itoa(msec(now)), "failing_since": ""},
+			changes: true,
 		},
 		{
 			desc:   "active, failing for 73 h: the failing rule",
@@ -91,12 +95,14 @@ func TestDisableSameEitherPath(t *testing.T) {
 			prep: func(t *testing.T) {
 				rdb.HSet(ctx, keySub(id), "failing_since", msec(failing))
 			},
-			want: map[string]string{"status": StatusDisabled, "disabled_reason": "failing", "disabled_at": itoa(msec(now)), "failing_since": itoa(msec(failing))},
+			want:    map[string]string{"status": StatusDisabled, "disabled_reason": "failing", "disabled_at": itoa(msec(now)), "failing_since": itoa(msec(failing))},
+			changes: true,
 		},
 		{
-			desc:   "active: an operator",
-			reason: ReasonOperator,
-			want:   map[string]string{"status": StatusDisabled, "disabled_reason": ReasonOperator, "disabled_at": itoa(msec(now)), "failing_since": ""},
+			desc:    "active: an operator",
+			reason:  ReasonOperator,
+			want:    map[string]string{"status": StatusDisabled, "disabled_reason": ReasonOperator, "disabled_at": itoa(msec(now)), "failing_since": ""},
+			changes: true,
 		},
 		{
 			desc:   "disabled by an operator while an attempt was in flight: the 410 keeps the operator's reason and time",
@@ -152,18 +158,21 @@ func TestDisableSameEitherPath(t *testing.T) {
 
 	paths := []struct {
 		name    string
-		disable func(t *testing.T, sub *Subscription, reason string, deleted bool)
+		disable func(t *testing.T, sub *Subscription, reason string, deleted, changes bool)
 	}{
-		{"operator (Store.Disable)", func(t *testing.T, sub *Subscription, reason string, deleted bool) {
+		{"operator (Store.Disable)", func(t *testing.T, sub *Subscription, reason string, deleted, changes bool) {
 			res, _, err := s.Disable(ctx, id, reason, now)
+			want := map[bool]string{true: SwitchDone, false: SwitchUnchanged}[changes]
 			switch {
 			case deleted && !errors.Is(err, ErrNotFound):
 				t.Fatalf("Disable of a deleted subscription: %q, %v; want ErrNotFound", res, err)
 			case !deleted && err != nil:
 				t.Fatal(err)
+			case !deleted && res != want:
+				t.Errorf("Disable answered %q, want %q", res, want)
 			}
 		}},
-		{"worker (FinishDisable)", func(t *testing.T, sub *Subscription, reason string, deleted bool) {
+		{"worker (FinishDisable)", func(t *testing.T, sub *Subscription, reason string, deleted, changes bool) {
 			e, err := events.New(events.SpecUpdated, now.Add(-time.Minute), map[string]string{"slug": "x"})
 			if err != nil {
 				t.Fatal(err)
@@ -179,8 +188,12 @@ func TestDisableSameEitherPath(t *testing.T) {
 			status, msg := 410, "410 Gone"
 			a := &Attempt{EventID: e.ID, EventType: e.Type, Attempt: 1, AttemptedAt: now, Outcome: OutcomeFailed, StatusCode: &status, Error: &msg}
 			o := Outcome{Mode: FinishDisable, Attempt: a, Reason: reason, LastStatus: status, LastError: msg}
-			if errs := s.FinishBatch(ctx, []Finished{{Job: jobs[0], Sub: sub, Outcome: o, Now: now}}, 100); errs[0] != nil {
+			res, errs := s.FinishBatch(ctx, []Finished{{Job: jobs[0], Sub: sub, Outcome: o, Now: now}}, 100)
+			if errs[0] != nil {
 				t.Fatal(errs[0])
+			}
+			if want := map[bool]FinishResult{true: RecordedDisabled, false: Recorded}[changes]; res[0] != want {
+				t.Errorf("FinishBatch reported %d, want %d", res[0], want)
 			}
 			if n, _ := rdb.XLen(ctx, KeyDead).Result(); n != 1 {
 				t.Errorf("%d dead letters, want the delivery's", n)
@@ -197,7 +210,7 @@ func TestDisableSameEitherPath(t *testing.T) {
 				if tc.prep != nil {
 					tc.prep(t)
 				}
-				p.disable(t, sub, tc.reason, tc.deleted)
+				p.disable(t, sub, tc.reason, tc.deleted, tc.changes)
 				st := readStoredSub(t, rdb, id, client)
 				got = append(got, st)
 
@@ -238,9 +251,10 @@ func TestFinishDisableFenced(t *testing.T) {
 		desc      string
 		reclaimed bool
 		want      string
+		result    FinishResult
 	}{
-		{desc: "lease held: disabled", want: StatusDisabled},
-		{desc: "lease lost to another worker: left active", reclaimed: true, want: StatusActive},
+		{desc: "lease held: disabled", want: StatusDisabled, result: RecordedDisabled},
+		{desc: "lease lost to another worker: left active", reclaimed: true, want: StatusActive, result: LeaseLost},
 	}
 	rs := redistest.New(t)
 	s := NewStore(rs.Client())
@@ -272,9 +286,9 @@ func TestFinishDisableFenced(t *testing.T) {
 				}
 			}
 			a := &Attempt{EventID: e.ID, EventType: e.Type, Attempt: 1, AttemptedAt: now, Outcome: OutcomeFailed}
-			ok, err := s.Finish(ctx, jobs[0], sub, Outcome{Mode: FinishDisable, Attempt: a, Reason: "gone", LastStatus: 410}, 100, now)
-			if err != nil || ok == tc.reclaimed {
-				t.Fatalf("Finish: %v, %v; want %v", ok, err, !tc.reclaimed)
+			res, err := s.Finish(ctx, jobs[0], sub, Outcome{Mode: FinishDisable, Attempt: a, Reason: "gone", LastStatus: 410}, 100, now)
+			if err != nil || res != tc.result {
+				t.Fatalf("Finish: %d, %v; want %d", res, err, tc.result)
 			}
 			got, err := s.Get(ctx, "", sub.ID)
 			if err != nil {
