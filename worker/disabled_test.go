@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/invoicewire/invoicewire/internal/events"
 	"github.com/invoicewire/invoicewire/internal/logging"
 	"github.com/invoicewire/invoicewire/internal/webhook"
@@ -107,6 +109,83 @@ func TestPendingOfStoppedSubscription(t *testing.T) {
 			}
 			if strings.Contains(logs.String(), secret) {
 				t.Error("the log holds the subscription's secret")
+			}
+		})
+	}
+}
+
+// TestDisableCountedOnce: the subscription-disabled counter and warning
+// line are for the finish that disabled the subscription, not for every
+// 410 (docs/decisions.md, operator commands). Several deliveries of one
+// subscription are in flight at once when the receiver answers 410 to
+// all, or an operator disables it while one is: each delivery becomes a
+// dead letter, but the subscription is disabled once, with the first
+// reason.
+func TestDisableCountedOnce(t *testing.T) {
+	testCases := []struct {
+		desc       string
+		deliveries int
+		// meanwhile runs while every attempt waits for its answer.
+		meanwhile   func(t *testing.T, h *harness, sub *webhook.Subscription)
+		wantReason  string
+		wantCounted float64
+	}{
+		{desc: "three deliveries answered 410 at once", deliveries: 3, wantReason: "gone", wantCounted: 1},
+		{
+			desc:       "disabled by an operator while a delivery is in flight, then answered 410",
+			deliveries: 1,
+			meanwhile: func(t *testing.T, h *harness, sub *webhook.Subscription) {
+				if res, _, err := h.store.Disable(context.Background(), sub.ID, webhook.ReasonOperator, time.Now()); err != nil || res != webhook.SwitchDone {
+					t.Errorf("Disable: %q, %v", res, err)
+				}
+			},
+			wantReason: webhook.ReasonOperator,
+		},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			h := newHarness(t)
+			logs := &logging.Buffer{}
+			reg := prometheus.NewRegistry()
+			cfg := h.config()
+			cfg.Registry = reg
+			cfg.Timeout, cfg.Lease = 5*time.Second, 10*time.Second
+			cfg.Log = slog.New(slog.NewJSONHandler(logs, nil))
+			release := make(chan struct{})
+			rc := newReceiver(t, func(n int, w http.ResponseWriter, r *http.Request) {
+				select {
+				case <-release:
+				case <-time.After(4 * time.Second):
+				}
+				w.WriteHeader(http.StatusGone)
+			})
+			sub := h.subscribe(t, rc.URL+"/hook", "secret-of-sixteen+", events.SpecUpdated)
+			for range tc.deliveries {
+				h.publishTo(t, sub)
+			}
+			h.start(t, cfg)
+			eventually(t, 10*time.Second, "every delivery in flight", func() bool { return rc.count() == tc.deliveries })
+			if tc.meanwhile != nil {
+				tc.meanwhile(t, h, sub)
+			}
+			close(release)
+			eventually(t, 10*time.Second, "an empty queue", func() bool { return h.idle(t) })
+
+			s, err := h.store.Get(context.Background(), "", sub.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Status != webhook.StatusDisabled || s.DisabledReason != tc.wantReason {
+				t.Errorf("status %q, reason %q; want disabled, %q", s.Status, s.DisabledReason, tc.wantReason)
+			}
+			if n := h.rdb.XLen(context.Background(), webhook.KeyDead).Val(); n != int64(tc.deliveries) {
+				t.Errorf("%d dead letters, want %d", n, tc.deliveries)
+			}
+			if got := counterValue(t, reg, "iw_worker_subscriptions_disabled_total"); got != tc.wantCounted {
+				t.Errorf("iw_worker_subscriptions_disabled_total = %v, want %v", got, tc.wantCounted)
+			}
+			if got := strings.Count(logs.String(), `"msg":"worker: subscription disabled"`); got != int(tc.wantCounted) {
+				t.Errorf("%d \"subscription disabled\" log lines, want %v", got, tc.wantCounted)
 			}
 		})
 	}

@@ -510,12 +510,14 @@ func (w *Worker) load(ctx context.Context, jobs []*webhook.Job) (map[string]*web
 
 // deliver makes one attempt of j and records its outcome.
 func (w *Worker) deliver(ctx context.Context, j *webhook.Job, sub *webhook.Subscription, body []byte) {
-	finish := func(o webhook.Outcome) {
-		done := make(chan error, 1)
+	finish := func(o webhook.Outcome) webhook.FinishResult {
+		done := make(chan finishDone, 1)
 		w.finishes <- finishReq{webhook.Finished{Job: j, Sub: sub, Outcome: o, Now: w.cfg.Clock()}, done}
-		if err := <-done; err != nil {
-			w.log.Error("worker: recording a delivery; it comes due again after its lease", "delivery", j.ID, "err", err)
+		d := <-done
+		if d.err != nil {
+			w.log.Error("worker: recording a delivery; it comes due again after its lease", "delivery", j.ID, "err", d.err)
 		}
+		return d.res
 	}
 	if sub == nil {
 		// The owner deleted the subscription and so asked for its
@@ -582,21 +584,28 @@ func (w *Worker) deliver(ctx context.Context, j *webhook.Job, sub *webhook.Subsc
 		next := o.Next.UTC()
 		a.NextAttemptAt = &next
 	}
-	switch o.Mode {
-	case webhook.FinishDead:
+	if o.Mode == webhook.FinishDead || o.Mode == webhook.FinishDisable {
 		w.metrics.deadLetters.Inc()
-	case webhook.FinishDisable:
-		w.metrics.deadLetters.Inc()
+	}
+	// Only the finish that disabled the subscription counts and logs it:
+	// another delivery's 410 or an operator may have disabled it first,
+	// and then it keeps that reason (docs/decisions.md, operator commands).
+	if finish(o) == webhook.RecordedDisabled {
 		w.metrics.disabled.WithLabelValues(o.Reason).Inc()
 		w.log.Warn("worker: subscription disabled", "subscription", sub.ID, "reason", o.Reason)
 	}
-	finish(o)
 }
 
 // finishReq asks the finisher to record one outcome.
 type finishReq struct {
 	f    webhook.Finished
-	done chan<- error
+	done chan<- finishDone
+}
+
+// finishDone is what the finisher did with one outcome.
+type finishDone struct {
+	res webhook.FinishResult
+	err error
 }
 
 // finisher records outcomes in batches: whatever has queued up while the
@@ -625,10 +634,10 @@ func (w *Worker) finisher(stopped chan<- struct{}) {
 		}
 		// Recording is never cut short by shutdown: its own context.
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		errs := w.store.FinishBatch(ctx, items, w.cfg.DeadLetterMax)
+		res, errs := w.store.FinishBatch(ctx, items, w.cfg.DeadLetterMax)
 		cancel()
 		for i, r := range batch {
-			r.done <- errs[i]
+			r.done <- finishDone{res[i], errs[i]}
 		}
 	}
 }

@@ -22,18 +22,38 @@ const (
 	SwitchUnchanged = "unchanged"
 )
 
-// disableScript disables a subscription. KEYS: sub, then its kind sets.
-// ARGV: id, reason, now ms. The kind sets lose it whether or not it was
-// active, so a run repeated after a crash mends them too. Its pending
-// deliveries are not touched here: the worker dead-letters each as it
-// comes due (FinishShelve).
-var disableScript = redis.NewScript(`
-local st = redis.call('HGET', KEYS[1], 'status')
-if not st then return 'missing' end
-for i = 2, #KEYS do redis.call('SREM', KEYS[i], ARGV[1]) end
-if st ~= 'active' then return 'unchanged' end
-redis.call('HSET', KEYS[1], 'status', 'disabled', 'disabled_reason', ARGV[2], 'disabled_at', ARGV[3])
-return 'done'
+// luaDisable is the Lua function that disables a subscription: the one
+// state change behind every way a subscription stops, an operator's
+// (disableScript) and the worker's after a 410 or the failing rule
+// (finishScript's FinishDisable), which embed it, so a disabled
+// subscription is stored alike whichever disabled it. It takes the id out
+// of the kind sets kinds[first..] (no new delivery is made for it) and, if
+// it was active, sets status, disabled_reason and disabled_at: 'done'. One
+// already disabled keeps its reason and time, the first decision standing
+// (docs/decisions.md, operator commands): 'unchanged'. The kind sets lose
+// it whatever its status, so a run repeated mends them too. A deleted one
+// is 'missing' and nothing is written (no stub hash). The failure clock
+// (failing_since) is left alone: it only decides the auto-disable of an
+// active subscription, and enabling clears it. The caller passes the kind
+// sets of the subscription's kinds, which never change after it is
+// created, in the {subs} slot like the subscription.
+const luaDisable = `
+local function disableSub(sub, id, reason, now, kinds, first)
+  local st = redis.call('HGET', sub, 'status')
+  if not st then return 'missing' end
+  for i = first, #kinds do redis.call('SREM', kinds[i], id) end
+  if st ~= 'active' then return 'unchanged' end
+  redis.call('HSET', sub, 'status', 'disabled', 'disabled_reason', reason, 'disabled_at', now)
+  return 'done'
+end
+`
+
+// disableScript disables a subscription (luaDisable). KEYS: sub, then its
+// kind sets. ARGV: id, reason, now ms. Its pending deliveries are not
+// touched here: the worker dead-letters each as it comes due
+// (FinishShelve).
+var disableScript = redis.NewScript(luaDisable + `
+return disableSub(KEYS[1], ARGV[1], ARGV[2], ARGV[3], KEYS, 2)
 `)
 
 // enableScript makes a disabled subscription active again. KEYS: sub,
@@ -72,6 +92,16 @@ func (s *Store) Enable(ctx context.Context, id string) (string, *Subscription, e
 	return s.toggle(ctx, enableScript, id)
 }
 
+// kindKeys are the kind sets of a subscription's kinds: what enabling and
+// disabling it (luaDisable) add it to or take it out of.
+func kindKeys(sub *Subscription) []string {
+	keys := make([]string, len(sub.Events))
+	for i, k := range sub.Events {
+		keys[i] = keyKind(k)
+	}
+	return keys
+}
+
 func (s *Store) toggle(ctx context.Context, script *redis.Script, id string, args ...any) (string, *Subscription, error) {
 	sub, err := s.Get(ctx, "", id)
 	if err != nil {
@@ -79,10 +109,7 @@ func (s *Store) toggle(ctx context.Context, script *redis.Script, id string, arg
 	}
 	// A subscription's kinds never change after it is created, so the
 	// kind sets read here are the ones the script must touch.
-	keys := []string{keySub(id)}
-	for _, k := range sub.Events {
-		keys = append(keys, keyKind(k))
-	}
+	keys := append([]string{keySub(id)}, kindKeys(sub)...)
 	res, err := script.Run(ctx, s.rdb, keys, append([]any{id}, args...)...).Text()
 	if err != nil {
 		return "", nil, fmt.Errorf("webhook: changing the status of %s: %w", id, err)

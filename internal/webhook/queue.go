@@ -183,7 +183,7 @@ func (s *Store) Claim(ctx context.Context, now time.Time, lease time.Duration, n
 func (s *Store) Release(ctx context.Context, jobs []*Job, now time.Time) error {
 	for _, j := range jobs {
 		if err := finishScript.Run(ctx, s.rdb, []string{KeyDue, keyJob(j.ID), keySub(j.SubID), keyLog(j.SubID), KeyDead},
-			j.ID, j.Lease, FinishRelease, msec(now), msec(now), "", 0, 0, "", "").Err(); err != nil {
+			j.ID, j.Lease, FinishRelease, msec(now), msec(now), "", 0, 0, "", "", j.SubID).Err(); err != nil {
 			return fmt.Errorf("webhook: releasing %s: %w", j.ID, err)
 		}
 	}
@@ -204,7 +204,8 @@ func (s *Store) Defer(ctx context.Context, jobs []*Job, until []time.Time, now t
 	for i, j := range jobs {
 		batch[i] = Finished{Job: j, Outcome: Outcome{Mode: FinishRelease, Next: until[i]}, Now: now}
 	}
-	return s.FinishBatch(ctx, batch, 0)
+	_, errs := s.FinishBatch(ctx, batch, 0)
+	return errs
 }
 
 // Bodies returns the stored envelopes of events; a missing one is absent
@@ -253,7 +254,8 @@ const (
 	// FinishDead: the last retry failed; the job goes to the dead letters.
 	FinishDead = "dead"
 	// FinishDisable: the subscription is disabled (410, or failing too
-	// long); the job goes to the dead letters.
+	// long) as an operator's Disable disables it (luaDisable: one already
+	// disabled keeps its reason); the job goes to the dead letters.
 	FinishDisable = "disable"
 	// FinishShelve: the subscription was disabled before this attempt (by
 	// a 410 or the failing rule, on another delivery, or by an operator);
@@ -288,11 +290,17 @@ type Outcome struct {
 }
 
 // finishScript records how a claimed delivery ended. KEYS: due, job, sub,
-// log, dead, then the subscription's kind sets. ARGV: delivery id, lease,
-// mode, now ms, next ms, attempt JSON (or ""), attempts made, dead-letter
-// cap, disabled reason, dead-letter JSON. It returns 0 when the lease was
-// lost to another worker (only the attempt is logged then).
-var finishScript = redis.NewScript(`
+// log, dead, then the subscription's kind sets (for FinishDisable).
+// ARGV: delivery id, lease, mode, now ms, next ms, attempt JSON (or ""),
+// attempts made, dead-letter cap, disabled reason, dead-letter JSON,
+// subscription id. It returns 0 when the lease was lost to another worker
+// (only the attempt is logged then; the subscription is not disabled
+// either: the outcome belongs to the lease's holder), 2 when FinishDisable
+// disabled the subscription (it was active), else 1: a FinishResult.
+// FinishDisable disables the subscription with luaDisable, as an
+// operator's Disable does, in this script, so the dead letter and the
+// disable are one step.
+var finishScript = redis.NewScript(luaDisable + `
 local id, lease, mode, now = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local subExists = redis.call('EXISTS', KEYS[3]) == 1
 if ARGV[6] ~= '' and subExists then
@@ -322,13 +330,11 @@ end
 if mode == 'dead' or mode == 'disable' or mode == 'shelve' then
   redis.call('XADD', KEYS[5], 'MAXLEN', '~', ARGV[8], '*', 'delivery', ARGV[10])
 end
-if (mode == 'dead' or mode == 'disable') and subExists then
+if mode == 'dead' and subExists then
   redis.call('HSETNX', KEYS[3], 'failing_since', now)
 end
-if mode == 'disable' and subExists then
-  redis.call('HSET', KEYS[3], 'status', 'disabled', 'disabled_reason', ARGV[9], 'disabled_at', now)
-  local sid = redis.call('HGET', KEYS[3], 'id')
-  for i = 6, #KEYS do redis.call('SREM', KEYS[i], sid) end
+if mode == 'disable' and disableSub(KEYS[3], ARGV[11], ARGV[9], now, KEYS, 6) == 'done' then
+  return 2
 end
 return 1
 `)
@@ -346,6 +352,22 @@ type DeadLetter struct {
 	At           time.Time `json:"at"`
 }
 
+// FinishResult is what recording one outcome did (Finish, FinishBatch).
+type FinishResult int
+
+const (
+	// LeaseLost: another worker claimed the delivery after this one's
+	// lease ran out; only the attempt was logged.
+	LeaseLost FinishResult = iota
+	// Recorded: the outcome was recorded.
+	Recorded
+	// RecordedDisabled: the outcome was recorded and disabled the
+	// subscription, active until then (FinishDisable). A FinishDisable of
+	// a subscription already disabled (an operator, or a 410 to another
+	// of its deliveries) or deleted is Recorded.
+	RecordedDisabled
+)
+
 // Finished is one claimed job's outcome, for FinishBatch.
 type Finished struct {
 	Job     *Job
@@ -355,9 +377,10 @@ type Finished struct {
 }
 
 // FinishBatch records many outcomes in one round trip (a pipeline of the
-// same script Finish runs); errs[i] belongs to batch[i].
-func (s *Store) FinishBatch(ctx context.Context, batch []Finished, deadMax int64) []error {
-	errs := make([]error, len(batch))
+// same script Finish runs); res[i] and errs[i] belong to batch[i].
+func (s *Store) FinishBatch(ctx context.Context, batch []Finished, deadMax int64) (res []FinishResult, errs []error) {
+	res = make([]FinishResult, len(batch))
+	errs = make([]error, len(batch))
 	keys := make([][]string, len(batch))
 	args := make([][]any, len(batch))
 	for i, f := range batch {
@@ -387,34 +410,43 @@ func (s *Store) FinishBatch(ctx context.Context, batch []Finished, deadMax int64
 		}
 	}
 	for i, c := range cmds {
-		if c != nil && c.Err() != nil {
-			errs[i] = fmt.Errorf("webhook: finishing %s: %w", batch[i].Job.ID, c.Err())
+		if c == nil {
+			continue
 		}
+		n, err := c.Int()
+		if err != nil {
+			errs[i] = fmt.Errorf("webhook: finishing %s: %w", batch[i].Job.ID, err)
+			continue
+		}
+		res[i] = FinishResult(n)
 	}
-	return errs
+	return res, errs
 }
 
-// Finish records the outcome of a claimed job. It reports false when the
-// job's lease had been lost to another worker, in which case only the
+// Finish records the outcome of a claimed job. It reports LeaseLost when
+// the job's lease had been lost to another worker, in which case only the
 // attempt was logged.
-func (s *Store) Finish(ctx context.Context, j *Job, sub *Subscription, o Outcome, deadMax int64, now time.Time) (bool, error) {
+func (s *Store) Finish(ctx context.Context, j *Job, sub *Subscription, o Outcome, deadMax int64, now time.Time) (FinishResult, error) {
 	keys, args, err := finishArgs(j, sub, o, deadMax, now)
 	if err != nil {
-		return false, err
+		return LeaseLost, err
 	}
 	n, err := finishScript.Run(ctx, s.rdb, keys, args...).Int()
 	if err != nil {
-		return false, fmt.Errorf("webhook: finishing %s: %w", j.ID, err)
+		return LeaseLost, fmt.Errorf("webhook: finishing %s: %w", j.ID, err)
 	}
-	return n == 1, nil
+	return FinishResult(n), nil
 }
 
 func finishArgs(j *Job, sub *Subscription, o Outcome, deadMax int64, now time.Time) ([]string, []any, error) {
 	keys := []string{KeyDue, keyJob(j.ID), keySub(j.SubID), keyLog(j.SubID), KeyDead}
-	if sub != nil {
-		for _, k := range sub.Events {
-			keys = append(keys, keyKind(k))
+	if o.Mode == FinishDisable {
+		// Without its kind sets the subscription would be disabled but
+		// still fanned out to.
+		if sub == nil || sub.ID != j.SubID {
+			return nil, nil, fmt.Errorf("webhook: disabling %s after %s needs the subscription", j.SubID, j.ID)
 		}
+		keys = append(keys, kindKeys(sub)...)
 	}
 	attempt := ""
 	if o.Attempt != nil {
@@ -442,7 +474,7 @@ func finishArgs(j *Job, sub *Subscription, o Outcome, deadMax int64, now time.Ti
 	if o.Attempt != nil {
 		made = o.Attempt.Attempt
 	}
-	return keys, []any{j.ID, j.Lease, o.Mode, msec(now), msec(o.Next), attempt, made, deadMax, o.Reason, dead}, nil
+	return keys, []any{j.ID, j.Lease, o.Mode, msec(now), msec(o.Next), attempt, made, deadMax, o.Reason, dead, j.SubID}, nil
 }
 
 // QueueDepth is the number of deliveries due by now and the number
