@@ -198,9 +198,12 @@ type Conn struct {
 	conflict  atomic.Bool
 
 	// The scanner's state: the start of the current line (lower-cased),
-	// its length, and what the current header block has named so far.
+	// its length, whether a line of the current head came before it (else
+	// it is a request line, RFC 9112 §2.1), and what the current header
+	// block has named so far.
 	line         [20]byte
 	lineLen      int
+	inHead       bool
 	sawCL, sawTE bool
 }
 
@@ -216,7 +219,7 @@ func (c *Conn) Read(p []byte) (int, error) {
 // Write writes p, or the JSON answer in place of net/http's own plain-text
 // answer to a request it could not parse (rawerrors.go).
 func (c *Conn) Write(p []byte) (int, error) {
-	if out, ok := rewriteRawError(p, time.Now()); ok {
+	if out, ok := rewriteRawError(p, time.Now(), c.readingRequestLine); ok {
 		if _, err := c.Conn.Write(out); err != nil {
 			return 0, err
 		}
@@ -235,6 +238,12 @@ func (c *Conn) Close() error {
 	})
 	return err
 }
+
+// readingRequestLine reports whether the line being read is a request line
+// that has not ended: net/http's 431 then means that the request target
+// alone was over its limit. It is asked only about net/http's own answers,
+// which it writes after reading failed, never while a read is under way.
+func (c *Conn) readingRequestLine() bool { return !c.inHead && c.lineLen > 0 }
 
 // FramingConflict reports whether a request head read on this connection
 // carried both Content-Length and Transfer-Encoding (RFC 9112 §6.1).
@@ -264,6 +273,7 @@ func (c *Conn) scan(b []byte) {
 			case hasPrefix(c.line[:min(l, len(c.line))], "transfer-encoding:"):
 				c.sawTE = true
 			}
+			c.inHead = l > 0
 			c.lineLen = 0
 			continue
 		}

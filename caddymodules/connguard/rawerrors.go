@@ -44,7 +44,10 @@ const expectationFailedPrefix = "HTTP/1.1 417 Expectation Failed\r\n"
 // rewriteRawError returns the JSON answer that replaces p when p is one of
 // net/http's own error answers, and false for anything else. It looks at the
 // first bytes only, so the cost on every other write is a comparison or two.
-func rewriteRawError(p []byte, now time.Time) ([]byte, bool) {
+// A 431 becomes 414 when requestLine reports that net/http gave up in the
+// request line: the request target alone was too long (RFC 9110 §15.5.15,
+// docs/decisions.md "Request-target length").
+func rewriteRawError(p []byte, now time.Time, requestLine func() bool) ([]byte, bool) {
 	const prefix = "HTTP/1."
 	if len(p) < len(prefix)+6 || string(p[:len(prefix)]) != prefix || (p[9] != '4' && p[9] != '5') {
 		return nil, false
@@ -65,6 +68,9 @@ func rewriteRawError(p []byte, now time.Time) ([]byte, bool) {
 	if err != nil {
 		return nil, false
 	}
+	if status == http.StatusRequestHeaderFieldsTooLarge && requestLine() {
+		status = http.StatusRequestURITooLong
+	}
 	// The status line is "HTTP/1.1 400 Bad Request: missing required Host
 	// header" where net/http has a reason; its reasons are fixed texts that
 	// never echo the request.
@@ -81,6 +87,9 @@ func rawErrorFor(status int, reason string) *apierror.Error {
 	case http.StatusRequestHeaderFieldsTooLarge:
 		return apierror.New(status, "The request's header fields are too large.",
 			"Send shorter header fields and a shorter request target.")
+	case http.StatusRequestURITooLong:
+		return apierror.New(status, "The request target (path and query) is too long.",
+			"Send a shorter URL (RFC 9110 §15.5.15).")
 	case http.StatusNotImplemented:
 		return apierror.New(status, "This transfer coding is not supported.",
 			"Send a body with Content-Length or Transfer-Encoding: chunked (RFC 9112 §6).")

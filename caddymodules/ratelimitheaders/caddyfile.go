@@ -8,6 +8,7 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/dustin/go-humanize"
 )
 
 func init() {
@@ -40,6 +41,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	    register_path   <path where clients register>
 //	    register_quota  <registrations per register_window and address>
 //	    register_window <seconds or duration>
+//	    max_target      <size of the longest request target, e.g. 8KiB>
 //	}
 //
 // Values usually come from the environment, e.g.
@@ -97,6 +99,15 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			default:
 				h.RegisterQuota = n
 			}
+		case "max_target":
+			if val == "" {
+				continue
+			}
+			n, err := humanize.ParseBytes(val)
+			if err != nil || n > 1<<30 {
+				return d.Errf("max_target must be a size such as 8KiB, got %q", val)
+			}
+			h.MaxTarget = int(n)
 		case "window", "sync_interval", "register_window":
 			if val == "" {
 				continue

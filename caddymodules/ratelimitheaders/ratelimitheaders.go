@@ -75,6 +75,11 @@ var (
 
 var limiters = caddy.NewUsagePool()
 
+// DefaultMaxTarget is the default MaxTarget: 8 KiB, what common servers
+// accept, and more than the longest target the service answers (a /search
+// query of 500 characters, each percent-encoded in up to 12 bytes).
+const DefaultMaxTarget = 8 << 10
+
 // Handler counts requests and writes the rate-limit fields on every response.
 type Handler struct {
 	// Policy is the quota policy's name in RateLimit and RateLimit-Policy.
@@ -122,6 +127,12 @@ type Handler struct {
 	// RegisterWindow is the registration budget's window, a whole number
 	// of seconds. Default 1h (IW_RATELIMIT_REGISTER_WINDOW).
 	RegisterWindow caddy.Duration `json:"register_window,omitempty"`
+	// MaxTarget is the longest request target, in bytes as sent (the path
+	// and query of RFC 9112 §3.2), that the edge serves; a longer one is
+	// answered 414 URI Too Long (RFC 9110 §15.5.15) before anything behind
+	// the limiter sees it (docs/decisions.md, "Request-target length").
+	// Default 8 KiB (DefaultMaxTarget).
+	MaxTarget int `json:"max_target,omitempty"`
 
 	lim        *limiter
 	poolKey    string
@@ -250,6 +261,9 @@ func (h *Handler) setDefaults() {
 	if h.RegisterWindow == 0 {
 		h.RegisterWindow = caddy.Duration(time.Hour)
 	}
+	if h.MaxTarget == 0 {
+		h.MaxTarget = DefaultMaxTarget
+	}
 }
 
 // acquireLimiter takes the shared limiter of a policy and window from the
@@ -320,6 +334,8 @@ func (h *Handler) Validate() error {
 	switch {
 	case h.Quota < 0 || h.AgentQuota < 0 || h.RegisterQuota < 0:
 		return errors.New("rate_limit_headers: quota, agent_quota and register_quota must not be negative")
+	case h.MaxTarget < 0:
+		return errors.New("rate_limit_headers: max_target must not be negative")
 	case time.Duration(h.RegisterWindow) < time.Second || time.Duration(h.RegisterWindow)%time.Second != 0:
 		return fmt.Errorf("rate_limit_headers: register_window must be a whole number of seconds, got %s", time.Duration(h.RegisterWindow))
 	case h.AgentPolicy == h.Policy:
@@ -348,7 +364,8 @@ func (h *Handler) Cleanup() error {
 }
 
 // ServeHTTP counts r, sets the rate-limit fields and refuses r when the
-// client's budget is spent.
+// client's budget is spent, or with 414 when its target is longer than
+// MaxTarget.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	b, d, kind := h.decide(r)
 
@@ -384,15 +401,20 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	// answers it at the edge, for nothing): refused, the browser would
 	// report a CORS failure and hide from the page the 429 and Retry-After
 	// its real request then gets (Fetch standard, CORS-preflight fetch).
-	if !d.allowed && !isPreflight(r) {
-		switch kind {
-		case "token":
-			limitedToken.Inc()
-		case "agent":
-			limitedAgent.Inc()
-		default:
-			limitedIP.Inc()
-		}
+	limited := !d.allowed && !isPreflight(r)
+	countDecision(kind, limited)
+	// A request target over MaxTarget is answered 414 before anything
+	// else: the refusal below, the register budget, the edge cache and the
+	// origin never see it. It counted against its budget above, as every
+	// request does, and carries the fields written above
+	// (docs/decisions.md, "Request-target length").
+	if len(r.RequestURI) > h.MaxTarget {
+		responses.inc(http.StatusRequestURITooLong)
+		return caddyhttp.Error(http.StatusRequestURITooLong, apierror.New(http.StatusRequestURITooLong,
+			"The request target (path and query) is too long: at most "+strconv.Itoa(h.MaxTarget)+" bytes.",
+			"Send a shorter URL (RFC 9110 §15.5.15)."))
+	}
+	if limited {
 		e := apierror.New(http.StatusTooManyRequests,
 			"Rate limit exceeded: "+b.limitValue[0]+" requests per "+strconv.FormatInt(int64(time.Duration(h.Window)/time.Second), 10)+" seconds.",
 			"Wait for Retry-After seconds; the RateLimit headers tell how much budget is left.")
@@ -402,14 +424,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		responses.inc(http.StatusTooManyRequests)
 		return caddyhttp.Error(http.StatusTooManyRequests, e)
 	}
-	switch kind {
-	case "token":
-		allowedToken.Inc()
-	case "agent":
-		allowedAgent.Inc()
-	default:
-		allowedIP.Inc()
-	}
 	if r.Method == http.MethodPost && strings.TrimSuffix(path.Clean(r.URL.Path), "/") == h.RegisterPath {
 		reg, err := h.countRegistration(w, r, b, addressKey(r))
 		if err != nil {
@@ -418,6 +432,25 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		return serveRegistration(w, r, next, reg)
 	}
 	return serveCounted(w, r, next)
+}
+
+// countDecision counts a request of the client kind in decisions_total,
+// as limited (refused) or allowed.
+func countDecision(kind string, limited bool) {
+	switch {
+	case kind == "token" && limited:
+		limitedToken.Inc()
+	case kind == "token":
+		allowedToken.Inc()
+	case kind == "agent" && limited:
+		limitedAgent.Inc()
+	case kind == "agent":
+		allowedAgent.Inc()
+	case limited:
+		limitedIP.Inc()
+	default:
+		allowedIP.Inc()
+	}
 }
 
 // decide counts r against its budget. A verified agent counts against its

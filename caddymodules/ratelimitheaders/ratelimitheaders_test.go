@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -96,6 +97,7 @@ func TestHeadersAnd429(t *testing.T) {
 		{desc: "an invalid token counts against the IP", path: "/", header: []string{"Authorization: Bearer bogus"}, status: 429, remaining: 0},
 		{desc: "a CORS preflight is never refused", method: "OPTIONS", path: "/", header: []string{"Origin: https://app.example", "Access-Control-Request-Method: GET"}, status: 200, remaining: 0},
 		{desc: "an OPTIONS that is no preflight is", method: "OPTIONS", path: "/", status: 429, remaining: 0},
+		{desc: "a target over max_target is a 414, over the budget too", path: "/?" + strings.Repeat("x", DefaultMaxTarget), status: 414, remaining: 0},
 	}
 	for _, test := range testCases {
 		t.Run(test.desc, func(t *testing.T) {

@@ -3,6 +3,7 @@ package ratelimitheaders
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -16,7 +17,9 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/dunglas/httpsfv"
+	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/invoicewire/invoicewire/caddymodules/internal/edgetest"
 	"github.com/invoicewire/invoicewire/internal/redistest"
 )
 
@@ -502,5 +505,112 @@ func TestGiveBackWhenRedisFails(t *testing.T) {
 func TestSlotSize(t *testing.T) {
 	if got := unsafe.Sizeof(slot{}); got != 32 {
 		t.Errorf("slot is %d bytes; want 32", got)
+	}
+}
+
+// responsesByCode reads caddy_rate_limit_headers_responses_total as a
+// scrape does: the value of each code the collector reports.
+func responsesByCode(t *testing.T) map[string]float64 {
+	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	if err := reg.Register(responses); err != nil {
+		t.Fatal(err)
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, mf := range mfs {
+		if mf.GetName() != "caddy_rate_limit_headers_responses_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "code" {
+					out[l.GetValue()] = m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return out
+}
+
+// TestRefusalsCountedByStatus: the register budget's 429, like the
+// ordinary budget's, is counted once in
+// caddy_rate_limit_headers_responses_total{code="429"}, the edge's answers
+// by status (docs/decisions.md, "Rate-limit state"). Through a real Caddy
+// over a real Redis, each case from an address of its own.
+func TestRefusalsCountedByStatus(t *testing.T) {
+	srv := redistest.New(t)
+	clock := clockAt(windowStart.Add(10 * time.Second))
+	pc, err := PoolLimitersWithClock(Handler{
+		Quota: 3, Window: caddy.Duration(time.Minute), Redis: srv.URL(),
+		RegisterQuota: 1, RegisterWindow: caddy.Duration(time.Hour),
+	}, clock.now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pc.Release)
+	edge := edgetest.Start(t, fmt.Sprintf(`
+	rate_limit_headers {
+		quota 3
+		window 60
+		register_quota 1
+		register_window 3600
+		redis %s
+	}
+	respond /api/v1/agent-auth/register 201
+	respond "ok"
+	handle_errors {
+		json_errors
+	}`, srv.URL()), edgetest.Options{Global: `servers {
+		trusted_proxies static 127.0.0.1/32
+		client_ip_headers X-Forwarded-For
+	}`})
+	if !pc.Used() {
+		t.Fatal("the handler did not take the limiters with the test's clock")
+	}
+
+	const register = "POST /api/v1/agent-auth/register"
+	testCases := []struct {
+		desc     string
+		requests []string // "METHOD path"
+		statuses []int
+		// want is how much each code's count grows.
+		want map[string]float64
+	}{
+		{desc: "a registration within the register budget", requests: []string{register},
+			statuses: []int{201}, want: map[string]float64{"201": 1}},
+		{desc: "the register budget's 429", requests: []string{register, register},
+			statuses: []int{201, 429}, want: map[string]float64{"201": 1, "429": 1}},
+		{desc: "the register budget's 429, twice", requests: []string{register, register, register},
+			statuses: []int{201, 429, 429}, want: map[string]float64{"201": 1, "429": 2}},
+		{desc: "the ordinary budget's 429", requests: []string{"GET /", "GET /", "GET /", "GET /"},
+			statuses: []int{200, 200, 200, 429}, want: map[string]float64{"200": 3, "429": 1}},
+	}
+	for i, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			addr := "X-Forwarded-For: 192.0.2." + itoa(int64(i+1))
+			before := responsesByCode(t)
+			for j, req := range tc.requests {
+				method, path, _ := strings.Cut(req, " ")
+				resp, body := edge.Do(t, method, path, "", addr)
+				if resp.StatusCode != tc.statuses[j] {
+					t.Fatalf("%s (request %d): %d %s; want %d", req, j+1, resp.StatusCode, body, tc.statuses[j])
+				}
+			}
+			after := responsesByCode(t)
+			for code, n := range after {
+				if got := n - before[code]; got != tc.want[code] {
+					t.Errorf("responses_total{code=%q} grew by %v; want %v", code, got, tc.want[code])
+				}
+			}
+			for code, n := range tc.want {
+				if _, ok := after[code]; !ok && n != 0 {
+					t.Errorf("responses_total{code=%q} is not reported; want it grown by %v", code, n)
+				}
+			}
+		})
 	}
 }
