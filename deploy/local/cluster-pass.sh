@@ -17,5 +17,9 @@ fi
 pkgs=$(awk '{print $1}' "$record" | sort -u)
 names=$(awk '{print $2}' "$record" | sort -u | paste -sd '|')
 echo "cluster-pass: $(awk '{print $2}' "$record" | sort -u | wc -l) tests in $(echo "$pkgs" | wc -l) packages"
+# Each test binary starts the next test's cluster while a test runs
+# (internal/redistest, spareDir); the spares keep their data here.
+spares=$(mktemp -d "${TMPDIR:-/tmp}/iw-redistest-spares.XXXXXX")
+trap 'rm -rf "$spares"' EXIT
 # shellcheck disable=SC2086 # one word per package directory
-IW_REDIS_URL=redis+cluster:// exec "${GO:-go}" test "$@" -run "^($names)\$" $pkgs
+IW_REDIS_URL=redis+cluster:// IW_REDISTEST_SPARE_DIR=$spares "${GO:-go}" test "$@" -run "^($names)\$" $pkgs

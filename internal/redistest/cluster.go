@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -35,35 +36,120 @@ const clusterTimeout = 30 * time.Second
 // The cost is dominated by Redis itself: a master does not declare the
 // cluster ok within two seconds of its start (CLUSTER_WRITABLE_DELAY), and
 // redis-cli waits a second for the nodes to agree. So the nodes start in
-// parallel and the clock of that delay runs while redis-cli works.
+// parallel and the clock of that delay runs while redis-cli works; and in
+// make test's cluster pass the next test's cluster is made while this one
+// runs (spareDir).
 func StartCluster(t testing.TB) *Cluster {
 	t.Helper()
-	c := &Cluster{t: t}
+	var c *Cluster
+	var err error
+	if spareDir != "" {
+		c, err = takeSpare()
+	} else {
+		c, err = launchCluster(func() (string, error) { return t.TempDir(), nil })
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.t = t
+	for _, n := range c.Nodes {
+		n.t = t
+	}
+	t.Cleanup(func() {
+		c.Stop()
+		for _, n := range c.Nodes {
+			os.RemoveAll(n.dir) // a spare's; the test's own TempDir goes anyway
+		}
+	})
+	return c
+}
+
+// launchCluster starts a cluster whose nodes keep their data in
+// directories from mkdir. On an error it stops what it started.
+func launchCluster(mkdir func() (string, error)) (*Cluster, error) {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		return nil, fmt.Errorf("redistest: redis-server not found on PATH (make test installs it): %w", err)
+	}
 	// Each node needs a client port and a cluster bus port. The bus port
 	// is chosen too (cluster-port) rather than left at port+10000, which
 	// may be taken or, above 55535, not exist.
-	ports := freeport.Ports(t, 6)
+	ports, err := freeport.Find(6)
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{}
 	for i := range 3 {
-		c.Nodes = append(c.Nodes, newServer(t, ports[2*i], []string{
+		dir, err := mkdir()
+		if err != nil {
+			return nil, fmt.Errorf("redistest: a cluster node's directory: %w", err)
+		}
+		c.Nodes = append(c.Nodes, &Server{dir: dir, port: ports[2*i], args: serverArgs(bin, dir, ports[2*i], []string{
 			"cluster-enabled yes",
 			"cluster-config-file nodes.conf",
 			"cluster-node-timeout 2000",
 			"cluster-port " + strconv.Itoa(ports[2*i+1]),
-		}))
+		})})
 	}
-	if err := c.each(func(n *Server) error { return n.launch() }); err != nil {
-		t.Fatal(err)
+	err = c.each(func(n *Server) error { return n.launch() })
+	if err == nil {
+		args := []string{"--cluster", "create"}
+		args = append(args, c.Addrs()...)
+		args = append(args, "--cluster-replicas", "0", "--cluster-yes")
+		if out, cerr := exec.Command("redis-cli", args...).CombinedOutput(); cerr != nil {
+			err = fmt.Errorf("redistest: redis-cli --cluster create: %w\n%s", cerr, out)
+		}
 	}
-	args := []string{"--cluster", "create"}
-	args = append(args, c.Addrs()...)
-	args = append(args, "--cluster-replicas", "0", "--cluster-yes")
-	if out, err := exec.Command("redis-cli", args...).CombinedOutput(); err != nil {
-		t.Fatalf("redistest: redis-cli --cluster create: %v\n%s", err, out)
+	if err == nil {
+		err = c.waitOK()
 	}
-	if err := c.waitOK(); err != nil {
-		t.Fatal(err)
+	if err != nil {
+		c.Kill()
+		return nil, err
 	}
-	return c
+	return c, nil
+}
+
+// spareDir, set by deploy/local/cluster-pass.sh (IW_REDISTEST_SPARE_DIR),
+// makes StartCluster hand each test a cluster started while the test
+// before it ran, and start the next one: the pass starts two hundred
+// clusters of two seconds each. The spares' data lives under spareDir,
+// which the script removes, since the last spare of a test binary is
+// never taken; its servers end with the binary (procAttr).
+var spareDir = os.Getenv("IW_REDISTEST_SPARE_DIR")
+
+// spare is the cluster being made for the next StartCluster.
+var spare struct {
+	mu   sync.Mutex
+	next chan spareCluster
+}
+
+type spareCluster struct {
+	c   *Cluster
+	err error
+}
+
+// takeSpare returns the spare cluster, waiting for it if it is still
+// starting (or starting it, the first time), and starts the next.
+func takeSpare() (*Cluster, error) {
+	spare.mu.Lock()
+	ch := spare.next
+	if ch == nil {
+		ch = makeSpare()
+	}
+	spare.next = makeSpare()
+	spare.mu.Unlock()
+	s := <-ch
+	return s.c, s.err
+}
+
+func makeSpare() chan spareCluster {
+	ch := make(chan spareCluster, 1)
+	go func() {
+		c, err := launchCluster(func() (string, error) { return os.MkdirTemp(spareDir, "node-") })
+		ch <- spareCluster{c, err}
+	}()
+	return ch
 }
 
 // each runs f on every node at once and joins the errors.

@@ -134,25 +134,32 @@ func newServer(t testing.TB, port int, directives []string) *Server {
 	if err != nil {
 		t.Fatalf("redistest: redis-server not found on PATH (make test installs it): %v", err)
 	}
-	s := &Server{t: t, dir: t.TempDir(), port: port}
-	s.args = []string{
+	dir := t.TempDir()
+	s := &Server{t: t, dir: dir, port: port, args: serverArgs(bin, dir, port, directives)}
+	t.Cleanup(s.Stop)
+	return s
+}
+
+// serverArgs is the command line of a redis-server on port with its data
+// in dir, with extra redis.conf directives ("name value").
+func serverArgs(bin, dir string, port int, directives []string) []string {
+	args := []string{
 		bin,
-		"--port", strconv.Itoa(s.port),
+		"--port", strconv.Itoa(port),
 		"--bind", "127.0.0.1",
-		"--dir", s.dir,
+		"--dir", dir,
 		"--appendonly", "yes",
 		"--appendfsync", "everysec",
 		"--save", "",
 		"--protected-mode", "no",
 		"--loglevel", "warning",
-		"--logfile", filepath.Join(s.dir, "redis.log"),
+		"--logfile", filepath.Join(dir, "redis.log"),
 	}
 	for _, d := range directives {
 		name, value, _ := strings.Cut(d, " ")
-		s.args = append(s.args, "--"+name, value)
+		args = append(args, "--"+name, value)
 	}
-	t.Cleanup(s.Stop)
-	return s
+	return args
 }
 
 // launch starts the process and waits until it answers PING. It returns an

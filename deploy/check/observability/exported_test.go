@@ -148,6 +148,14 @@ func TestQueriedMetricsAreExported(t *testing.T) {
 	if len(sels) == 0 {
 		t.Fatal("no selectors found in the rules and the dashboard")
 	}
+	names := []string{"origin", "iwctl"}
+	if haveWorker {
+		names = append(names, "worker")
+	}
+	if haveEdge {
+		names = append(names, "edge")
+	}
+	bins := repo.Build(t, root, t.TempDir(), names...)
 	for _, tc := range []struct {
 		desc      string
 		caddyfile string
@@ -161,15 +169,15 @@ func TestQueriedMetricsAreExported(t *testing.T) {
 			if !haveEdge && tc.caddyfile != stack.CaddyfileK8s {
 				t.Skip("SKIPPED UNTIL MERGED: no edge in this checkout")
 			}
-			checkExported(t, sels, tc.caddyfile, haveEdge, tc.worker)
+			checkExported(t, sels, bins, tc.caddyfile, haveEdge, tc.worker)
 		})
 	}
 }
 
 // checkExported starts the stack with the given Caddyfile, sends the
 // traffic and checks every selector whose process runs.
-func checkExported(t *testing.T, sels []selectorIn, caddyfile string, haveEdge, haveWorker bool) {
-	st := stack.Start(t, stack.Options{Edge: haveEdge, Worker: haveWorker, Caddyfile: caddyfile, Env: []string{
+func checkExported(t *testing.T, sels []selectorIn, bins map[string]string, caddyfile string, haveEdge, haveWorker bool) {
+	st := stack.Start(t, stack.Options{Edge: haveEdge, Worker: haveWorker, Caddyfile: caddyfile, Bins: bins, Env: []string{
 		"IW_RATELIMIT_QUOTA=60", "IW_RATELIMIT_WINDOW=60",
 		// Fast retries, so a failing receiver reaches the dead letters
 		// within the test.

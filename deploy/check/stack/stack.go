@@ -54,6 +54,9 @@ type Options struct {
 	// Caddyfile is the edge's configuration: one of CaddyfileK8s (the
 	// default), CaddyfileRun or CaddyfileProduction.
 	Caddyfile string
+	// Bins, when set, are the commands to run, by name, as repo.Build
+	// returns them: a test that starts several stacks builds once.
+	Bins map[string]string
 }
 
 // The shipped Caddyfiles, by their path in the repository.
@@ -94,7 +97,15 @@ func Start(t testing.TB, o Options) *Stack {
 		o.Caddyfile = CaddyfileK8s
 	}
 	s := &Stack{t: t, Root: root, dir: t.TempDir(), procs: map[string]*exec.Cmd{}, caddyfile: o.Caddyfile}
-	s.bins = repo.Build(t, root, filepath.Join(s.dir, "bin"), names...)
+	s.bins = o.Bins
+	if s.bins == nil {
+		s.bins = repo.Build(t, root, filepath.Join(s.dir, "bin"), names...)
+	}
+	for _, n := range names {
+		if s.bins[n] == "" {
+			t.Fatalf("stack: Options.Bins has no %s", n)
+		}
+	}
 	s.RedisPort = FreePort(t)
 	s.OriginAddr = fmt.Sprintf("127.0.0.1:%d", FreePort(t))
 	s.OriginMetrics = fmt.Sprintf("127.0.0.1:%d", FreePort(t))
