@@ -36,7 +36,14 @@ func exchange(t *testing.T, c *contract.Checker, inst *origintest.Instance, meth
 	for k, v := range header {
 		req.Header[k] = v
 	}
-	resp, err := inst.Server.Client().Do(req)
+	client := inst.Server.Client()
+	if wantStatus >= 300 && wantStatus < 400 {
+		// A redirect is the answer judged, not where it leads.
+		c := *client
+		c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+		client = &c
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, path, err)
 	}
@@ -126,6 +133,19 @@ func TestContract(t *testing.T) {
 		{desc: "preflight", method: "OPTIONS", path: "/api/v1/articles",
 			header: http.Header{"Origin": {"https://reader.example"}, "Access-Control-Request-Method": {"GET"}}, want: 204},
 		{desc: "HEAD of a read", method: "HEAD", path: "/api/v1/countries", want: 200},
+		{desc: "article, slug with an encoded letter (docs/decisions.md, One address per resource)", method: "GET", path: "/api/v1/articles/%61rticle-00000", want: 301},
+		{desc: "article, slug with an encoded letter, HEAD", method: "HEAD", path: "/api/v1/articles/%61rticle-00000", want: 301},
+		{desc: "article, encoded slash after the slug", method: "GET", path: "/api/v1/articles/" + first.Slug + "%2F", want: 404},
+		{desc: "article, encoded spelling of an unknown slug", method: "GET", path: "/api/v1/articles/%6Eo-such-article", want: 404},
+		{desc: "articles, collection with an encoded letter", method: "GET", path: "/api/v1/%61rticles?limit=2", want: 301},
+		{desc: "sources, encoded slash after the collection", method: "GET", path: "/api/v1/sources%2F", want: 404},
+		{desc: "API, encoded slash in the prefix", method: "GET", path: "/api%2Fv1/sources", want: 404},
+		{desc: "country, encoded letter", method: "GET", path: "/api/v1/countries/%64e", want: 301},
+		{desc: "country, encoded slash after the code", method: "GET", path: "/api/v1/countries/de%2F", want: 404},
+		{desc: "spec, dot-dot segment", method: "GET", path: "/api/v1/specs/x/../en-16931", want: 301},
+		{desc: "spec, encoded slash after the slug", method: "GET", path: "/api/v1/specs/en-16931%2F", want: 404},
+		{desc: "write to an encoded spelling without a token", method: "POST", path: "/api/v1/%77ebhooks",
+			header: jsonBody, body: `{"url":"https://hooks.example.com/h","events":["article.published"]}`, want: 401},
 		{desc: "ask, JSON", method: "POST", path: "/ask", header: jsonBody, body: `{"query":"Peppol BIS Billing in Germany"}`, want: 200},
 		{desc: "ask, NLWeb query object and max_results", method: "POST", path: "/ask", header: jsonBody, body: `{"query":{"text":"e-invoicing in Belgium"},"locale":"en-GB","prefer":{"max_results":2}}`, want: 200},
 		{desc: "ask, stream by Accept", method: "POST", path: "/ask",
@@ -468,6 +488,16 @@ func TestContractSite(t *testing.T) {
 		{desc: "audience page, page not a number", method: "GET", path: "/audience/ap/?page=two", want: 400},
 		{desc: "audience page, unknown audience", method: "GET", path: "/audience/cfo/", want: 404},
 		{desc: "country page", method: "GET", path: "/countries/de/", want: 200},
+		{desc: "article page, slug with an encoded letter (docs/decisions.md, One address per resource)", method: "GET", path: "/2026/11/%61rticle-00000/", want: 301},
+		{desc: "article page, trailing slash encoded", method: "GET", path: first.Path() + "%2F", want: 404},
+		{desc: "article page, encoded slash after the year", method: "GET", path: "/2026%2F11/" + first.Slug + "/", want: 404},
+		{desc: "article page, dot-dot segment", method: "GET", path: "/2026/11/x/../" + first.Slug + "/", want: 301},
+		{desc: "markdown twin, encoded dot", method: "GET", path: first.Path() + "%2Emd", want: 301},
+		{desc: "country page, encoded letter", method: "GET", path: "/countries/%64e/", want: 301},
+		{desc: "country page, trailing slash encoded", method: "GET", path: "/countries/de%2F", want: 404},
+		{desc: "feed, encoded dot", method: "GET", path: "/feeds/all%2Exml", want: 301},
+		{desc: "feed, encoded slash", method: "GET", path: "/feeds%2Fall.xml", want: 404},
+		{desc: "home, encoded dot-dot", method: "GET", path: "/%2e%2e/", want: 301},
 		{desc: "country page, uppercase (docs/decisions.md, identifiers and links)", method: "GET", path: "/countries/DE/", want: 200},
 		{desc: "country page, unknown country", method: "GET", path: "/countries/zz/", want: 404},
 		{desc: "country page, three letters", method: "GET", path: "/countries/deu/", want: 400},
@@ -546,7 +576,8 @@ func TestContractSite(t *testing.T) {
 		{desc: "MCP, malformed JSON", method: "POST", path: "/mcp", header: mcpHeader, body: `{"jsonrpc":`, want: 400},
 		{desc: "MCP, Accept without event-stream", method: "POST", path: "/mcp", header: http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json"}}, body: initialize, want: 400},
 		{desc: "unknown page", method: "GET", path: "/no/such/page/", want: 404},
-		{desc: "dot segments", method: "GET", path: "/../", want: 404},
+		{desc: "dot segments, another spelling of / (docs/decisions.md, One address per resource)", method: "GET", path: "/../", want: 301},
+		{desc: "dot segments to no page", method: "GET", path: "/../about-us", want: 404},
 		{desc: "odd encoding in a slug", method: "GET", path: "/2026/11/%ff%fe%00/", want: 404},
 	}
 	for _, tc := range testCases {

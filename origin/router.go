@@ -80,55 +80,67 @@ func (r *route) handler(method string) respond.Handler {
 	return r.methods[method]
 }
 
-// slashed returns r's path (escaped) with its trailing slash added or
-// removed, when r's own path is no route's and the other form is: pages are
-// published at one of the two (/countries/de/, /developers), and a reader
-// who types the other is sent there rather than told nothing is there.
-// The other form must answer a GET itself, so its handler is run: a
-// redirect to an unknown country or to "/countries/de.md/" would only move
-// the 404 or 400 one request further (docs/decisions.md, trailing
-// slashes). API paths answer either form without a redirect, and a path
-// they do not answer (one slash too many) is no API address.
-func (rt *router) slashed(r *http.Request) (string, bool) {
-	p := r.URL.EscapedPath()
+// otherForm returns the escaped, canonical path p with its trailing slash
+// added or removed: pages are published at one of the two
+// (/countries/de/, /developers), and a reader who types the other is sent
+// there rather than told nothing is there (docs/decisions.md, site pages at
+// the other form of their address). API paths answer either form without
+// a redirect, and a path they do not answer is no API address, so they
+// have no other form; nor has the root.
+func otherForm(p string) (string, bool) {
 	if p == "/" || strings.HasPrefix(p, "/api/") {
 		return "", false
 	}
-	other := p + "/"
 	if strings.HasSuffix(p, "/") {
-		other = strings.TrimSuffix(p, "/")
+		return strings.TrimSuffix(p, "/"), true
 	}
-	u, err := url.Parse(other)
+	return p + "/", true
+}
+
+// answer is what the GET handler of an address gave for a request.
+type answer struct {
+	resp *respond.Response
+	err  error
+}
+
+// probe runs the GET handler of the escaped, canonical path p for r (its
+// query and fields), to learn whether a redirect there would lead anywhere:
+// a redirect to an unknown country would only move the 404 one request
+// further (docs/decisions.md, site pages at the other form of their
+// address). found is false when p is no route's or its route takes no GET.
+func (rt *router) probe(r *http.Request, p string) (a answer, found bool) {
+	u, err := url.Parse(p)
 	if err != nil {
-		return "", false
+		return answer{}, false
 	}
 	u.RawQuery = r.URL.RawQuery
 	o := r.Clone(r.Context())
-	o.URL, o.Method = u, http.MethodGet
-	var get respond.Handler
-	if rte := rt.match(o); rte != nil {
-		get = rte.handler(http.MethodGet)
+	o.URL, o.Method, o.RequestURI = u, http.MethodGet, u.RequestURI()
+	rte := rt.match(o, p)
+	if rte == nil {
+		return answer{}, false
 	}
+	get := rte.handler(http.MethodGet)
 	if get == nil {
-		return "", false
+		return answer{}, false
 	}
-	if _, err := get(o); err != nil {
-		return "", false
-	}
-	return other, true
+	a.resp, a.err = get(o)
+	return a, true
 }
 
-// match finds the route for path and sets its wildcards as path values on r.
-func (rt *router) match(r *http.Request) *route {
-	path := r.URL.Path
-	if len(path) > 1 && strings.HasPrefix(path, "/api/v1/") && strings.HasSuffix(path, "/") {
+// match finds the route for the escaped, canonical path p (canonicalPath)
+// and sets its wildcards on r as path values, each segment decoded on its
+// own: the path is split at its slashes as sent, so a segment's value
+// never holds a "/" (RFC 3986 §2.2; canonicalPath refuses "%2F" anyway).
+func (rt *router) match(r *http.Request, p string) *route {
+	if len(p) > 1 && strings.HasPrefix(p, "/api/v1/") && strings.HasSuffix(p, "/") {
 		// API paths have no trailing slash; accept one rather than 404.
-		path = strings.TrimSuffix(path, "/")
+		p = strings.TrimSuffix(p, "/")
 	}
-	if path == "/api/v1" {
-		path = "/api/v1/"
+	if p == "/api/v1" {
+		p = "/api/v1/"
 	}
-	segs := strings.Split(path, "/")[1:]
+	segs := strings.Split(p, "/")[1:]
 	for _, rte := range rt.routes {
 		if len(rte.segments) != len(segs) {
 			continue
@@ -152,7 +164,11 @@ func (rt *router) match(r *http.Request) *route {
 		}
 		for i, p := range rte.segments {
 			if strings.HasPrefix(p, "{") {
-				r.SetPathValue(p[1:len(p)-1], segs[i])
+				v, err := url.PathUnescape(segs[i])
+				if err != nil {
+					return nil
+				}
+				r.SetPathValue(p[1:len(p)-1], v)
 			}
 		}
 		return rte

@@ -192,7 +192,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.write(w, r, e, start)
 		return
 	}
-	rte := s.router.match(r)
+	// Routed on the path as sent, in its canonical form only (paths.go).
+	raw := requestPath(r)
+	canon, perr := canonicalPath(raw)
+	var rte *route
+	if perr == nil && canon == raw {
+		rte = s.router.match(r, canon)
+	}
 	if rte != nil && rte.raw != nil {
 		// Streams and protocol handlers: the shared part of the writer is
 		// respond.Mount's.
@@ -213,29 +219,26 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case rte == nil && get:
-		if path, ok := s.router.slashed(r); ok {
-			s.write(w, r, s.newEntry(pattern, respond.Redirect(r, s.cfg.SiteRoot, path)), start)
-			return
+		e := s.elsewhere(r, pattern, raw, canon, perr)
+		if authorized {
+			// Its other address's handler read the token (docs/decisions.md, cache headers).
+			e.header["Cache-Control"] = noStoreValue
 		}
-		s.write(w, r, s.errorEntry(pattern, apierror.NoSuchAddress(s.cfg.SiteRoot)), start)
+		s.write(w, r, e, start)
 		return
 	case h == nil:
-		s.write(w, r, s.errorEntry(pattern, s.refuseMethod(r, rte)), start)
+		missing := apierror.NoSuchAddress(s.cfg.SiteRoot)
+		if perr != nil || canon != raw {
+			missing = misspelt(s.cfg.SiteRoot, canon, perr)
+		}
+		s.write(w, r, s.errorEntry(pattern, s.refuseMethod(r, rte, missing)), start)
 		return
 	}
 	gen := s.cache.Generation()
 	resp, err := h(r)
 	var e *entry
 	if err != nil {
-		ae := apierror.As(err)
-		if ae.Status >= 500 {
-			s.log.ErrorContext(r.Context(), "origin: request failed", "route", pattern, "method", r.Method, "err", err, "request_id", r.Header.Get("X-Request-Id"))
-			if isUnavailable(err) {
-				ae = apierror.New(http.StatusServiceUnavailable, "The content store is unreachable.", "Try again in a few seconds.")
-				ae.Header = http.Header{"Retry-After": {"5"}}
-			}
-		}
-		e = s.errorEntry(pattern, ae)
+		e = s.errorEntry(pattern, s.asError(r, pattern, err))
 		if !get || authorized {
 			e.header["Cache-Control"] = noStoreValue
 		}
@@ -249,6 +252,21 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.cache.Set(cacheKey(r), e, e.tags, int64(len(e.body))+512, gen)
 	}
 	s.writeSeen(w, r, e, start, seen)
+}
+
+// asError is the error a handler returned as the client is told it: a
+// fault of the server is logged, and a Redis outage is the 503 of
+// docs/decisions.md (Redis unreachable).
+func (s *Server) asError(r *http.Request, pattern string, err error) *apierror.Error {
+	ae := apierror.As(err)
+	if ae.Status >= 500 {
+		s.log.ErrorContext(r.Context(), "origin: request failed", "route", pattern, "method", r.Method, "err", err, "request_id", r.Header.Get("X-Request-Id"))
+		if isUnavailable(err) {
+			ae = apierror.New(http.StatusServiceUnavailable, "The content store is unreachable.", "Try again in a few seconds.")
+			ae.Header = http.Header{"Retry-After": {"5"}}
+		}
+	}
+	return ae
 }
 
 // seenVersion is the content version the cache is in step with, or -1.
@@ -366,10 +384,10 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, e *entry, start t
 
 // refuseMethod answers a method no route of this path takes. On /api/v1 a
 // write without a valid bearer token is a 401 first (docs/decisions.md (bearer tokens): "future
-// write surfaces"); with a valid token it is the plain 405 (or 404 for an
-// unknown path). A route with a token of its own (a client's registration
-// access token) counts that one as valid too.
-func (s *Server) refuseMethod(r *http.Request, rte *route) *apierror.Error {
+// write surfaces"); with a valid token it is the plain 405 (or missing, the
+// 404, for a path no route has). A route with a token of its own (a
+// client's registration access token) counts that one as valid too.
+func (s *Server) refuseMethod(r *http.Request, rte *route, missing *apierror.Error) *apierror.Error {
 	write := r.Method == http.MethodPost || r.Method == http.MethodPut || r.Method == http.MethodPatch || r.Method == http.MethodDelete
 	ownCredential := rte != nil && rte.credential != nil && rte.credential(r) == nil
 	if write && !ownCredential && (strings.HasPrefix(r.URL.Path, "/api/v1/") || r.URL.Path == "/api/v1") {
@@ -388,7 +406,7 @@ func (s *Server) refuseMethod(r *http.Request, rte *route) *apierror.Error {
 		}
 	}
 	if rte == nil {
-		return apierror.NoSuchAddress(s.cfg.SiteRoot)
+		return missing
 	}
 	e := apierror.New(http.StatusMethodNotAllowed, "Method "+r.Method+" is not allowed here.", "This resource answers "+rte.allow[0]+".")
 	e.Header = http.Header{"Allow": rte.allow}

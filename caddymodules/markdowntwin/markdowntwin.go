@@ -54,8 +54,13 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 }
 
 // ServeHTTP rewrites r when it asks for the markdown form of an article page.
+// The page is recognised in the path as the client sent it (escaped): in
+// the decoded r.URL.Path, "/2026/03/a%2F" and "/2026/03/%61/" read as the
+// page "/2026/03/a/", and rewriting them would answer the twin at an
+// address the origin answers with a 404 or a 301 (docs/decisions.md, "One
+// address per resource").
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
-	y, m, slug, ok := articlePage(r.URL.Path)
+	y, m, slug, ok := articlePage(r.URL.EscapedPath())
 	if !ok {
 		return next.ServeHTTP(w, r)
 	}

@@ -55,6 +55,9 @@ func TestMarkdownTwin(t *testing.T) {
 		{desc: "traversal is not a slug", method: "GET", path: "/2026/03/../../etc/passwd/", accept: []string{"text/markdown"}, want: "/2026/03/../../etc/passwd/"},
 		{desc: "encoded dots are not a slug", method: "GET", path: "/2026/03/%2e%2e/", accept: []string{"text/markdown"}, want: "/2026/03/%2e%2e/"},
 		{desc: "encoded slash is not a slug", method: "GET", path: "/2026/03/a%2Fb/", accept: []string{"text/markdown"}, want: "/2026/03/a%2Fb/"},
+		{desc: "encoded trailing slash is not the page", method: "GET", path: "/2026/03/belgium-b2b-mandate%2F", accept: []string{"text/markdown"}, want: "/2026/03/belgium-b2b-mandate%2F"},
+		{desc: "encoded slash after the year is not the page", method: "GET", path: "/2026%2F03/belgium-b2b-mandate/", accept: []string{"text/markdown"}, want: "/2026%2F03/belgium-b2b-mandate/"},
+		{desc: "encoded letter is another spelling, which the origin redirects", method: "GET", path: "/2026/03/%62elgium-b2b-mandate/", accept: []string{"text/markdown"}, want: "/2026/03/%62elgium-b2b-mandate/"},
 		{desc: "upper case is not a slug", method: "GET", path: "/2026/03/Belgium/", accept: []string{"text/markdown"}, want: "/2026/03/Belgium/"},
 		{desc: "year must be digits", method: "GET", path: "/20x6/03/belgium/", accept: []string{"text/markdown"}, want: "/20x6/03/belgium/"},
 	}

@@ -46,6 +46,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -152,16 +153,19 @@ func splitByServer(m *v3.Document) (api, site *v3.Document) {
 // under. Under the API prefix one trailing slash is read as none, as the
 // router does (docs/decisions.md, trailing slash on API paths): req's path
 // is trimmed in place, so the validator sees the path that was matched.
+// The path is read as sent (escaped), as the router reads it
+// (docs/decisions.md, "One address per resource"): "/sources%2F" is not
+// "/sources/", and "/api%2Fv1/…" is not under the API.
 func (c *Checker) findPath(req *http.Request) (item *v3.PathItem, errs []*verrors.ValidationError, key string, underAPI bool) {
-	p := req.URL.Path
+	p := req.URL.EscapedPath()
 	underAPI = p == APIBase || strings.HasPrefix(p, APIBase+"/")
 	if !underAPI {
 		item, errs, key = paths.FindPath(req, c.site, c.options)
 		return item, errs, key, false
 	}
 	if len(p) > len(APIBase)+1 && strings.HasSuffix(p, "/") {
-		req.URL.Path = strings.TrimSuffix(p, "/")
-		req.URL.RawPath = ""
+		req.URL.Path = strings.TrimSuffix(req.URL.Path, "/")
+		req.URL.RawPath = strings.TrimSuffix(p, "/")
 	}
 	item, errs, key = paths.FindPath(req, c.api, c.options)
 	return item, errs, key, true
@@ -242,6 +246,9 @@ func (c *Checker) Problems(req *http.Request, resp *http.Response, body []byte) 
 	}
 	if resp.StatusCode >= 400 {
 		probs = append(probs, c.errorBodyProblems(resp, body)...)
+	}
+	if resp.StatusCode >= 300 && resp.StatusCode < 400 && resp.StatusCode != http.StatusNotModified {
+		probs = append(probs, offSite(req, resp)...)
 	}
 
 	pathItem, findErrs, pathKey, underAPI := c.findPath(vreq)
@@ -410,6 +417,12 @@ func (c *Checker) undocumentedProblems(req *http.Request, resp *http.Response, b
 		allowed[http.StatusMethodNotAllowed] = "MethodNotAllowed"
 	}
 	write := req.Method != http.MethodGet && req.Method != http.MethodHead
+	if !write {
+		// Another spelling of an address, or a page's other form, which
+		// no path template names (docs/decisions.md, "One address per
+		// resource").
+		allowed[http.StatusMovedPermanently] = "Redirect"
+	}
 	if write && underAPI {
 		allowed[http.StatusUnauthorized] = "Unauthorized"
 		allowed[http.StatusMethodNotAllowed] = "MethodNotAllowed"
@@ -420,14 +433,34 @@ func (c *Checker) undocumentedProblems(req *http.Request, resp *http.Response, b
 		if pathKnown {
 			what = "a method the path does not document"
 		}
-		return []string{fmt.Sprintf("%s may only answer the generic errors (404, 405, 401 for writes under %s), got %d", what, APIBase, resp.StatusCode)}
+		return []string{fmt.Sprintf("%s may only answer the generic errors (404, 405, 401 for writes under %s) or a 301 to a GET, got %d", what, APIBase, resp.StatusCode)}
 	}
 	r := c.model.Components.Responses.GetOrZero(name)
 	if r == nil {
 		return []string{fmt.Sprintf("components/responses/%s is missing from the document", name)}
 	}
-	// The body was checked by errorBodyProblems already; the headers here.
-	return c.headerProblems(resp, r)
+	// An error's body was checked by errorBodyProblems already; a
+	// redirect's is checked here, and the headers of both.
+	probs := c.headerProblems(resp, r)
+	if mt := r.Content.GetOrZero("application/json"); resp.StatusCode < 400 && mt != nil && req.Method != http.MethodHead {
+		if ok, errs := c.schemas.ValidateSchemaBytes(mt.Schema.Schema(), body); !ok {
+			probs = append(probs, "redirect body: "+joinErrors(errs))
+		}
+	}
+	return probs
+}
+
+// offSite checks a redirect stays on the site that answered it: its
+// Location is absolute, on the request's own scheme and host, and its path
+// starts with one slash, so no client reads it as another host
+// (docs/decisions.md, "One address per resource").
+func offSite(req *http.Request, resp *http.Response) []string {
+	loc := resp.Header.Get("Location")
+	u, err := url.Parse(loc)
+	if err != nil || u.Scheme != req.URL.Scheme || u.Host != req.URL.Host || !strings.HasPrefix(u.EscapedPath(), "/") || strings.HasPrefix(u.EscapedPath(), "//") {
+		return []string{fmt.Sprintf("the redirect's Location %q is not a path on %s://%s", loc, req.URL.Scheme, req.URL.Host)}
+	}
+	return nil
 }
 
 // headerProblems checks the documented headers of one response: required ones
