@@ -36,10 +36,11 @@ var (
 // escaped path of an absolute-form one. An empty path is "/" (RFC 3986
 // §6.2.3).
 func requestPath(r *http.Request) string {
-	p := r.URL.EscapedPath()
 	if strings.HasPrefix(r.RequestURI, "/") {
-		p, _, _ = strings.Cut(r.RequestURI, "?")
+		p, _, _ := strings.Cut(r.RequestURI, "?")
+		return p
 	}
+	p := r.URL.EscapedPath()
 	if !strings.HasPrefix(p, "/") {
 		p = "/" + p
 	}

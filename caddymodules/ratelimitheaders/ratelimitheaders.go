@@ -409,8 +409,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	// request does, and carries the fields written above
 	// (docs/decisions.md, "Request-target length").
 	if len(r.RequestURI) > h.MaxTarget {
-		responses.inc(http.StatusRequestURITooLong)
-		return caddyhttp.Error(http.StatusRequestURITooLong, apierror.New(http.StatusRequestURITooLong,
+		return refuse(apierror.New(http.StatusRequestURITooLong,
 			"The request target (path and query) is too long: at most "+strconv.Itoa(h.MaxTarget)+" bytes.",
 			"Send a shorter URL (RFC 9110 §15.5.15)."))
 	}
@@ -421,8 +420,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		// RFC 9110 §10.2.3 delay-seconds; never earlier than the reset
 		// (ratelimit-headers-10 §4).
 		e.Header = http.Header{"Retry-After": {vals[2]}}
-		responses.inc(http.StatusTooManyRequests)
-		return caddyhttp.Error(http.StatusTooManyRequests, e)
+		return refuse(e)
 	}
 	if r.Method == http.MethodPost && strings.TrimSuffix(path.Clean(r.URL.Path), "/") == h.RegisterPath {
 		reg, err := h.countRegistration(w, r, b, addressKey(r))

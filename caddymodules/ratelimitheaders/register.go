@@ -5,8 +5,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
-
 	"github.com/invoicewire/invoicewire/internal/apierror"
 )
 
@@ -44,10 +42,7 @@ func (h *Handler) countRegistration(w http.ResponseWriter, r *http.Request, b *b
 		"Too many registrations from this address: "+strconv.FormatInt(h.RegisterQuota, 10)+" per "+time.Duration(h.RegisterWindow).String()+".",
 		"Reuse the clients you registered (a claim renews a client); wait for Retry-After seconds to register another.")
 	e.Header = http.Header{"Retry-After": {t}}
-	// Counted among the edge's answers by status, as the ordinary
-	// budget's 429 is (docs/decisions.md, "Rate-limit state").
-	responses.inc(http.StatusTooManyRequests)
-	return nil, caddyhttp.Error(http.StatusTooManyRequests, e)
+	return nil, refuse(e)
 }
 
 // registration is one registration counted against the register budget

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"sync/atomic"
 
+	"github.com/invoicewire/invoicewire/internal/apierror"
+
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -63,6 +65,15 @@ func (w *statusWriter) WriteHeader(code int) {
 		w.code = code
 	}
 	w.ResponseWriterWrapper.WriteHeader(code)
+}
+
+// refuse is the module's own refusal of a request (414, 429), counted
+// among the answers by status as serveCounted counts those it passes on,
+// and returned for json_errors to write. Every refusal goes through it,
+// so none is left out of the count.
+func refuse(e *apierror.Error) error {
+	responses.inc(e.Status)
+	return caddyhttp.Error(e.Status, e)
 }
 
 // serveCounted runs next through a statusWriter and counts the answer: the

@@ -73,7 +73,7 @@ func compile(name string) (string, error) {
 		return "", fmt.Errorf("building cmd/%s: %w", name, err)
 	}
 	path := filepath.Join(dir, name)
-	args := append([]string{"build"}, Flags()...)
+	args := append([]string{"build"}, raceFlags()...)
 	args = append(args, "-o", path, module+"/cmd/"+name)
 	if out, err := exec.Command("go", args...).CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go %v: %w\n%s", args, err, out)
@@ -81,9 +81,9 @@ func compile(name string) (string, error) {
 	return path, nil
 }
 
-// Flags returns the build flags of the running binary that a command built
-// for it must share: -race when it was built with the race detector.
-func Flags() []string {
+// raceFlags returns the build flags of the running binary that a command
+// built for it must share: -race when it was built with the race detector.
+func raceFlags() []string {
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
 		return nil
