@@ -110,8 +110,13 @@ func TestRememberedFromSecondVerification(t *testing.T) {
 			t.Fatalf("fresh signature %d was remembered after one verification", i)
 		}
 	}
-	check(fresh[0])
-	if !remembered(fresh[0]) {
+	// The last fresh signature, because its sighting is surely still in
+	// its slot: an earlier one's slot may have been taken by a later
+	// signature (1,000 in 65,536 slots collide about 1.5 % of the time),
+	// which forgets the first sighting by design (seenBefore).
+	last := fresh[len(fresh)-1]
+	check(last)
+	if !remembered(last) {
 		t.Fatal("a signature verified twice was not remembered")
 	}
 }
