@@ -355,6 +355,7 @@ func benchTraffic(ctx context.Context) error {
 	crdb := redis.NewClient(&redis.Options{Addr: strings.TrimSuffix(strings.TrimPrefix(contentURL, "redis://"), "/0")})
 	defer crdb.Close()
 	gc0, rs0, cs0 := readGC("http://"+edgeAdmin+"/metrics"), readRedisStats(ctx, rdb), readRedisStats(ctx, crdb)
+	out0 := readCacheOutcomes("http://" + edgeAdmin + "/metrics")
 	o0 := origin.cpu()
 	profiled := profile(true, dur/4, "profile?seconds=20", "edge-cpu.pprof")
 	profiledOrigin := profileOf(originMetrics, true, dur/4, "profile?seconds=20", "origin-cpu.pprof")
@@ -364,6 +365,10 @@ func benchTraffic(ctx context.Context) error {
 	profile(true, 0, "heap", "edge-heap.pprof")()
 	o1 := origin.cpu()
 	gc1, rs1, cs1 := readGC("http://"+edgeAdmin+"/metrics"), readRedisStats(ctx, rdb), readRedisStats(ctx, crdb)
+	outcomes := readCacheOutcomes("http://" + edgeAdmin + "/metrics")
+	for i := range outcomes {
+		outcomes[i] -= out0[i]
+	}
 	counters, _ := rdb.DBSize(ctx).Result()
 	mem, _ := rdb.Info(ctx, "memory").Result()
 
@@ -395,7 +400,7 @@ func benchTraffic(ctx context.Context) error {
 	rep := &report{
 		n: len(articles), urls: len(urls), conns: conns, loadBefore: loadBefore, loadAfter: loadAfter,
 		ref: ref, refRSS: refRSS, hot: hot, res: res, rss: rss, open: open, originCPU: o1 - o0,
-		heap: atEnd[0], memLimit: atEnd[1], fieldSets: atEnd[2],
+		heap: atEnd[0], memLimit: atEnd[1], fieldSets: atEnd[2], outcomes: outcomes,
 		gcPause: time.Duration((gc1.pauseSum - gc0.pauseSum) * float64(time.Second)), gcCount: int64(gc1.count - gc0.count),
 		gcMax:    time.Duration(gc1.maxPause * float64(time.Second)),
 		counters: rs1.sub(rs0), content: cs1.sub(cs0), counterKeys: counters, counterMemory: infoField(mem, "used_memory_human"),

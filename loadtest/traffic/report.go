@@ -20,7 +20,10 @@ type report struct {
 	hot            *result
 	heap, memLimit float64
 	// fieldSets is how many sets of fields the edge cache keeps once.
-	fieldSets         float64
+	fieldSets float64
+	// outcomes are the edge cache's outcomes in the traffic phase, in
+	// the order of cacheOutcomes.
+	outcomes          []float64
 	counters, content redisStats
 	counterKeys       int64
 	counterMemory     string
@@ -108,6 +111,7 @@ func (p *report) String() string {
 		fmt.Sprintf("%.0f%%, %s", 100*p.res.cpu.Seconds()/secs, perRequest(p.res.cpu, p.res)), "", "")
 	row("edge Go heap in use at end, memory limit MiB", "", fmt.Sprintf("%.0f, %.0f", p.heap/mib, p.memLimit/mib), "", "")
 	row("edge cache: sets of fields stored once, at end", "", fmt.Sprintf("%.0f", p.fieldSets), "", "")
+	row("edge cache outcomes in the traffic phase, share of its requests", "", p.outcomeShares(), "", "")
 	row("distinct clients / minute", "65,536 in turn", fmt.Sprintf("%.0f", float64(p.res.distinctClients)/secs*60), "~1,000,000", "")
 	row("edge GC pause total (count, max)", "", fmt.Sprintf("%s (%d, max %s)", p.gcPause.Round(time.Microsecond), p.gcCount, p.gcMax.Round(time.Microsecond)), "", "")
 	row("edge GC pause share of wall time", "", fmt.Sprintf("%.2f%%", 100*p.gcPause.Seconds()/secs), "", "")
@@ -199,4 +203,23 @@ func (p *report) raw() string {
 	}
 	fmt.Fprintf(&b, "counters Redis: %+v\ncontent Redis: %+v\n", p.counters, p.content)
 	return b.String()
+}
+
+// outcomeShares lists the edge cache's outcomes of the traffic phase that
+// happened, each as a share of the requests the cache saw.
+func (p *report) outcomeShares() string {
+	var total float64
+	for _, n := range p.outcomes {
+		total += n
+	}
+	if total == 0 {
+		return "none read"
+	}
+	var parts []string
+	for i, n := range p.outcomes {
+		if n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %.2f%%", cacheOutcomes[i], 100*n/total))
+		}
+	}
+	return strings.Join(parts, ", ")
 }

@@ -132,6 +132,19 @@ func readGC(metricsURL string) gcStats {
 	return gcStats{pauseSum: v[0], count: v[1], maxPause: v[2]}
 }
 
+// cacheOutcomes are the edge cache's outcomes (caddy_edge_cache_requests_total),
+// in the order of their names.
+var cacheOutcomes = []string{"hit", "stale", "encoded", "miss", "revalidated", "refresh", "stale_if_error", "collapsed", "bypass"}
+
+// readCacheOutcomes reads the edge cache's count of each of cacheOutcomes.
+func readCacheOutcomes(metricsURL string) []float64 {
+	names := make([]string, len(cacheOutcomes))
+	for i, o := range cacheOutcomes {
+		names[i] = `caddy_edge_cache_requests_total{outcome="` + o + `"}`
+	}
+	return readMetrics(metricsURL, names...)
+}
+
 // readMetrics reads the edge's /metrics once and returns the values of
 // the series named, in order (a name includes its labels as written
 // there); 0 for one that is missing.
