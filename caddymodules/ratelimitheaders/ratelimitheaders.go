@@ -53,7 +53,7 @@ var (
 		Namespace: "caddy",
 		Subsystem: "rate_limit_headers",
 		Name:      "decisions_total",
-		Help:      "Requests counted by the edge rate limiter, by decision (allowed, limited) and client kind (token, ip, agent).",
+		Help:      "Requests counted by the edge rate limiter, each once, by decision (allowed; limited by its budget or, for a registration, the register budget) and client kind (token, ip, agent).",
 	}, []string{"decision", "client"})
 	syncs = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "caddy",
@@ -402,13 +402,22 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	// report a CORS failure and hide from the page the 429 and Retry-After
 	// its real request then gets (Fetch standard, CORS-preflight fetch).
 	limited := !d.allowed && !isPreflight(r)
-	countDecision(kind, limited)
+	tooLong := len(r.RequestURI) > h.MaxTarget
+	// A registration the ordinary budget allows takes a unit of the
+	// register budget too; refused there, it is one limited request in
+	// decisions_total, not an allowed one as well.
+	var reg *registration
+	var regRefused error
+	if !limited && !tooLong && r.Method == http.MethodPost && strings.TrimSuffix(path.Clean(r.URL.Path), "/") == h.RegisterPath {
+		reg, regRefused = h.countRegistration(w, r, b, addressKey(r))
+	}
+	countDecision(kind, limited || regRefused != nil)
 	// A request target over MaxTarget is answered 414 before anything
 	// else: the refusal below, the register budget, the edge cache and the
 	// origin never see it. It counted against its budget above, as every
 	// request does, and carries the fields written above
 	// (docs/decisions.md, "Request-target length").
-	if len(r.RequestURI) > h.MaxTarget {
+	if tooLong {
 		return refuse(apierror.New(http.StatusRequestURITooLong,
 			"The request target (path and query) is too long: at most "+strconv.Itoa(h.MaxTarget)+" bytes.",
 			"Send a shorter URL (RFC 9110 §15.5.15)."))
@@ -422,11 +431,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		e.Header = http.Header{"Retry-After": {vals[2]}}
 		return refuse(e)
 	}
-	if r.Method == http.MethodPost && strings.TrimSuffix(path.Clean(r.URL.Path), "/") == h.RegisterPath {
-		reg, err := h.countRegistration(w, r, b, addressKey(r))
-		if err != nil {
-			return err
-		}
+	if regRefused != nil {
+		return regRefused
+	}
+	if reg != nil {
 		return serveRegistration(w, r, next, reg)
 	}
 	return serveCounted(w, r, next)

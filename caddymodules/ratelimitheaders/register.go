@@ -37,7 +37,6 @@ func (h *Handler) countRegistration(w http.ResponseWriter, r *http.Request, b *b
 	if d.allowed {
 		return reg, nil
 	}
-	limitedIP.Inc()
 	e := apierror.New(http.StatusTooManyRequests,
 		"Too many registrations from this address: "+strconv.FormatInt(h.RegisterQuota, 10)+" per "+time.Duration(h.RegisterWindow).String()+".",
 		"Reuse the clients you registered (a claim renews a client); wait for Retry-After seconds to register another.")

@@ -508,12 +508,12 @@ func TestSlotSize(t *testing.T) {
 	}
 }
 
-// responsesByCode reads caddy_rate_limit_headers_responses_total as a
-// scrape does: the value of each code the collector reports.
-func responsesByCode(t *testing.T) map[string]float64 {
+// countsBy reads the counters of c as a scrape does: the value of each
+// value of its label the collector reports, summed over its other labels.
+func countsBy(t *testing.T, c prometheus.Collector, label string) map[string]float64 {
 	t.Helper()
 	reg := prometheus.NewPedanticRegistry()
-	if err := reg.Register(responses); err != nil {
+	if err := reg.Register(c); err != nil {
 		t.Fatal(err)
 	}
 	mfs, err := reg.Gather()
@@ -522,13 +522,10 @@ func responsesByCode(t *testing.T) map[string]float64 {
 	}
 	out := map[string]float64{}
 	for _, mf := range mfs {
-		if mf.GetName() != "caddy_rate_limit_headers_responses_total" {
-			continue
-		}
 		for _, m := range mf.GetMetric() {
 			for _, l := range m.GetLabel() {
-				if l.GetName() == "code" {
-					out[l.GetValue()] = m.GetCounter().GetValue()
+				if l.GetName() == label {
+					out[l.GetValue()] += m.GetCounter().GetValue()
 				}
 			}
 		}
@@ -539,8 +536,11 @@ func responsesByCode(t *testing.T) map[string]float64 {
 // TestRefusalsCountedByStatus: the register budget's 429, like the
 // ordinary budget's, is counted once in
 // caddy_rate_limit_headers_responses_total{code="429"}, the edge's answers
-// by status (docs/decisions.md, "Rate-limit state"). Through a real Caddy
-// over a real Redis, each case from an address of its own.
+// by status (docs/decisions.md, "Rate-limit state"), and every request
+// once in caddy_rate_limit_headers_decisions_total, as allowed or limited
+// (a registration the register budget refuses is limited, not both).
+// Through a real Caddy over a real Redis, each case from an address of its
+// own.
 func TestRefusalsCountedByStatus(t *testing.T) {
 	srv := redistest.New(t)
 	clock := clockAt(windowStart.Add(10 * time.Second))
@@ -577,22 +577,25 @@ func TestRefusalsCountedByStatus(t *testing.T) {
 		desc     string
 		requests []string // "METHOD path"
 		statuses []int
-		// want is how much each code's count grows.
-		want map[string]float64
+		// want is how much each code's count grows, decisions how much
+		// each decision's.
+		want, decisions map[string]float64
 	}{
 		{desc: "a registration within the register budget", requests: []string{register},
-			statuses: []int{201}, want: map[string]float64{"201": 1}},
+			statuses: []int{201}, want: map[string]float64{"201": 1}, decisions: map[string]float64{"allowed": 1}},
 		{desc: "the register budget's 429", requests: []string{register, register},
-			statuses: []int{201, 429}, want: map[string]float64{"201": 1, "429": 1}},
+			statuses: []int{201, 429}, want: map[string]float64{"201": 1, "429": 1}, decisions: map[string]float64{"allowed": 1, "limited": 1}},
 		{desc: "the register budget's 429, twice", requests: []string{register, register, register},
-			statuses: []int{201, 429, 429}, want: map[string]float64{"201": 1, "429": 2}},
+			statuses: []int{201, 429, 429}, want: map[string]float64{"201": 1, "429": 2}, decisions: map[string]float64{"allowed": 1, "limited": 2}},
 		{desc: "the ordinary budget's 429", requests: []string{"GET /", "GET /", "GET /", "GET /"},
-			statuses: []int{200, 200, 200, 429}, want: map[string]float64{"200": 3, "429": 1}},
+			statuses: []int{200, 200, 200, 429}, want: map[string]float64{"200": 3, "429": 1}, decisions: map[string]float64{"allowed": 3, "limited": 1}},
+		{desc: "a registration over the ordinary budget", requests: []string{"GET /", "GET /", "GET /", register},
+			statuses: []int{200, 200, 200, 429}, want: map[string]float64{"200": 3, "429": 1}, decisions: map[string]float64{"allowed": 3, "limited": 1}},
 	}
 	for i, tc := range testCases {
 		t.Run(tc.desc, func(t *testing.T) {
 			addr := "X-Forwarded-For: 192.0.2." + itoa(int64(i+1))
-			before := responsesByCode(t)
+			before, decidedBefore := countsBy(t, responses, "code"), countsBy(t, decisions, "decision")
 			for j, req := range tc.requests {
 				method, path, _ := strings.Cut(req, " ")
 				resp, body := edge.Do(t, method, path, "", addr)
@@ -600,17 +603,24 @@ func TestRefusalsCountedByStatus(t *testing.T) {
 					t.Fatalf("%s (request %d): %d %s; want %d", req, j+1, resp.StatusCode, body, tc.statuses[j])
 				}
 			}
-			after := responsesByCode(t)
-			for code, n := range after {
-				if got := n - before[code]; got != tc.want[code] {
-					t.Errorf("responses_total{code=%q} grew by %v; want %v", code, got, tc.want[code])
-				}
-			}
-			for code, n := range tc.want {
-				if _, ok := after[code]; !ok && n != 0 {
-					t.Errorf("responses_total{code=%q} is not reported; want it grown by %v", code, n)
-				}
-			}
+			checkGrowth(t, "responses_total", "code", before, countsBy(t, responses, "code"), tc.want)
+			checkGrowth(t, "decisions_total", "decision", decidedBefore, countsBy(t, decisions, "decision"), tc.decisions)
 		})
+	}
+}
+
+// checkGrowth checks that each value of label of the counter name grew
+// from before to after by what want gives (nothing when it gives none).
+func checkGrowth(t *testing.T, name, label string, before, after, want map[string]float64) {
+	t.Helper()
+	for v, n := range after {
+		if got := n - before[v]; got != want[v] {
+			t.Errorf("%s{%s=%q} grew by %v; want %v", name, label, v, got, want[v])
+		}
+	}
+	for v, n := range want {
+		if _, ok := after[v]; !ok && n != 0 {
+			t.Errorf("%s{%s=%q} is not reported; want it grown by %v", name, label, v, n)
+		}
 	}
 }
