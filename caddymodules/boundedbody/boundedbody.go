@@ -173,16 +173,27 @@ func tooLarge(max int64) *apierror.Error {
 		"Send a smaller body; no endpoint takes more than 64 KiB, and some less (openapi.json gives each limit).")
 }
 
-// refuse answers e and closes the connection after the answer. The read
-// deadline is put in the past: after the handler returns, net/http reads
-// what is left of a body (up to 256 KiB) before it closes, and a client that
-// stopped sending would hold the connection open for as long as it liked
-// (RFC 9112 §9.6: the server closes after a response with close).
+// refuse answers e and closes the connection after the answer (RFC 9112
+// §9.6: the server closes after a response with close).
+//
+// The close lingers, for at most lingerFor: after the handler returns,
+// net/http reads and discards what is left of the body, up to 256 KiB,
+// before it closes. A client usually sends its whole body before it reads
+// the answer; closed with its body unread, the connection is reset, the
+// client's next write fails, and Go's transport, among others, reports
+// that failure instead of the 413 it had received. The deadline bounds
+// how long a client that stopped sending holds the connection. Beyond
+// 256 KiB net/http sends its FIN and waits half a second instead
+// (conn_guard passes CloseWrite on).
 func refuse(w http.ResponseWriter, e *apierror.Error) error {
 	w.Header().Set("Connection", "close")
-	_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(lingerFor))
 	return caddyhttp.Error(e.Status, e)
 }
+
+// lingerFor is how long a refused request's connection may take to send
+// the rest of its body before it is closed (refuse).
+const lingerFor = 2 * time.Second
 
 // Interface guards
 var (

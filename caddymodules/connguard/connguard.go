@@ -228,6 +228,18 @@ func (c *Conn) Write(p []byte) (int, error) {
 	return c.Conn.Write(p)
 }
 
+// CloseWrite shuts down the writing side where the connection can
+// (TCP): net/http sends its FIN after answering a request whose body it
+// gave up reading, then waits before it closes, so the client reads the
+// answer before the close resets the connection (golang.org/issue/3595).
+// A wrapper without this method would leave it out.
+func (c *Conn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
+
 // Close closes the connection once and frees its slot.
 func (c *Conn) Close() error {
 	err := c.Conn.Close()

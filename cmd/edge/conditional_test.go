@@ -1,7 +1,12 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
+	"io"
+	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -188,5 +193,58 @@ func TestBodyOver64KiBThroughTheEdge(t *testing.T) {
 	keys, err := inst.Redis.Client().Keys(t.Context(), "iw:client:*").Result()
 	if err != nil || len(keys) != 0 {
 		t.Errorf("clients registered by refused bodies: %v %v", keys, err)
+	}
+}
+
+// TestRefusedBodyTakenBeforeClose: a client that sends its head, then its
+// body while the edge has already answered 413 (it refuses on the
+// Content-Length alone), can send all of it, then reads the JSON 413 and
+// the close. Closed with the body unread, the connection was reset under
+// the client's later writes, and Go's transport reported "broken pipe"
+// instead of the 413 it had received (a flaky TestBodyOver64KiBThroughTheEdge).
+func TestRefusedBodyTakenBeforeClose(t *testing.T) {
+	inst := origintest.Start(t)
+	edge := startEdge(t, inst, 100000)
+	testCases := []struct {
+		desc string
+		size int
+	}{
+		{desc: "one byte over the bound", size: 64<<10 + 1},
+		{desc: "200 KiB, within what net/http drains", size: 200 << 10},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			c, err := net.Dial("tcp", strings.TrimPrefix(edge, "http://"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			head := "POST /api/v1/agent-auth/register HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: " + strconv.Itoa(tc.size) + "\r\n\r\n"
+			if _, err := c.Write([]byte(head)); err != nil {
+				t.Fatal(err)
+			}
+			c.SetDeadline(time.Now().Add(10 * time.Second))
+			br := bufio.NewReader(c)
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Fatalf("reading the answer to the head: %v", err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != http.StatusRequestEntityTooLarge || !isJSONError(b, "payload_too_large") {
+				t.Fatalf("answer before the body: %d %.200s; want the JSON 413", resp.StatusCode, b)
+			}
+			// The body, in the pieces a client's buffer writes, after the
+			// answer: the connection must still take it.
+			piece := bytes.Repeat([]byte("x"), 4<<10)
+			for sent := 0; sent < tc.size; sent += len(piece) {
+				time.Sleep(time.Millisecond)
+				if _, err := c.Write(piece[:min(len(piece), tc.size-sent)]); err != nil {
+					t.Fatalf("writing the body after %d of %d bytes: %v; the edge closed with the body unread", sent, tc.size, err)
+				}
+			}
+			if n, err := br.Read(make([]byte, 1)); n != 0 || err != io.EOF {
+				t.Fatalf("after the body: read %d bytes, %v; want the edge's close (EOF)", n, err)
+			}
+		})
 	}
 }
