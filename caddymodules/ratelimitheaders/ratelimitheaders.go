@@ -130,7 +130,8 @@ type Handler struct {
 	// MaxTarget is the longest request target, in bytes as sent (the path
 	// and query of RFC 9112 §3.2), that the edge serves; a longer one is
 	// answered 414 URI Too Long (RFC 9110 §15.5.15) before anything behind
-	// the limiter sees it (docs/decisions.md, "Request-target length").
+	// the limiter sees it, CORS preflights excepted (docs/decisions.md,
+	// "Request-target length").
 	// Default 8 KiB (DefaultMaxTarget).
 	MaxTarget int `json:"max_target,omitempty"`
 
@@ -397,12 +398,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	hdr["Ratelimit-Remaining"] = vals[1:2:2]
 	hdr["Ratelimit-Reset"] = vals[2:3:3]
 
-	// A CORS preflight over the budget is let through (the Caddyfile
-	// answers it at the edge, for nothing): refused, the browser would
-	// report a CORS failure and hide from the page the 429 and Retry-After
-	// its real request then gets (Fetch standard, CORS-preflight fetch).
-	limited := !d.allowed && !isPreflight(r)
-	tooLong := len(r.RequestURI) > h.MaxTarget
+	// A CORS preflight over the budget, or of a target over MaxTarget, is
+	// let through (the Caddyfile answers it at the edge, for nothing):
+	// refused, the browser would report a CORS failure and hide from the
+	// page the 429 and Retry-After, or the 414, its real request then gets
+	// (Fetch standard, CORS-preflight fetch).
+	preflight := isPreflight(r)
+	limited := !d.allowed && !preflight
+	tooLong := len(r.RequestURI) > h.MaxTarget && !preflight
 	// A registration the ordinary budget allows takes a unit of the
 	// register budget too; refused there, it is one limited request in
 	// decisions_total, not an allowed one as well.
