@@ -7,10 +7,10 @@ import (
 	"strconv"
 	"sync/atomic"
 
-	"github.com/invoicewire/invoicewire/internal/apierror"
-
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/invoicewire/invoicewire/internal/apierror"
 )
 
 // responses counts every answer that passes through the limiter by status
