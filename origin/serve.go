@@ -231,7 +231,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if perr != nil || canon != raw {
 			missing = misspelt(s.cfg.SiteRoot, canon, perr)
 		}
-		s.write(w, r, s.errorEntry(pattern, s.refuseMethod(r, rte, missing)), start)
+		s.write(w, r, s.errorEntry(pattern, s.refuseMethod(r, rte, canon, missing)), start)
 		return
 	}
 	gen := s.cache.Generation()
@@ -387,7 +387,12 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, e *entry, start t
 // write surfaces"); with a valid token it is the plain 405 (or missing, the
 // 404, for a path no route has). A route with a token of its own (a
 // client's registration access token) counts that one as valid too.
-func (s *Server) refuseMethod(r *http.Request, rte *route, missing *apierror.Error) *apierror.Error {
+//
+// A 405 says the resource exists (RFC 9110 §15.5.6: its Allow lists what the
+// resource takes), so a path a wildcard route's GET does not find, such as
+// /api/v1/articles/no-such-slug or the site's /{year}/{month}/{file} taking
+// /a/b/c, answers that GET's 404 or 410 instead, as its GET would.
+func (s *Server) refuseMethod(r *http.Request, rte *route, canon string, missing *apierror.Error) *apierror.Error {
 	write := r.Method == http.MethodPost || r.Method == http.MethodPut || r.Method == http.MethodPatch || r.Method == http.MethodDelete
 	ownCredential := rte != nil && rte.credential != nil && rte.credential(r) == nil
 	if write && !ownCredential && (strings.HasPrefix(r.URL.Path, "/api/v1/") || r.URL.Path == "/api/v1") {
@@ -407,6 +412,11 @@ func (s *Server) refuseMethod(r *http.Request, rte *route, missing *apierror.Err
 	}
 	if rte == nil {
 		return missing
+	}
+	if a, found := s.router.probe(r, canon); found && a.err != nil {
+		if ae := apierror.As(a.err); ae.Status == http.StatusNotFound || ae.Status == http.StatusGone {
+			return ae
+		}
 	}
 	e := apierror.New(http.StatusMethodNotAllowed, "Method "+r.Method+" is not allowed here.", "This resource answers "+rte.allow[0]+".")
 	e.Header = http.Header{"Allow": rte.allow}
