@@ -92,7 +92,10 @@ func (c Cursor) Encode() string {
 	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(c.PublishedAt.Unix(), 10) + ":" + c.Slug))
 }
 
-// ParseCursor reverses Encode.
+// ParseCursor reverses Encode. It accepts only what Encode writes: a value
+// that decodes but that Encode would have written otherwise (a slug that is
+// none, a leading zero, base64 with padding or stray bits) is not a cursor
+// this service issued, and is refused rather than read as one.
 func ParseCursor(s string) (Cursor, error) {
 	raw, err := base64.RawURLEncoding.DecodeString(s)
 	if err != nil || len(raw) > 200 {
@@ -100,10 +103,14 @@ func ParseCursor(s string) (Cursor, error) {
 	}
 	ts, slug, ok := strings.Cut(string(raw), ":")
 	sec, err := strconv.ParseInt(ts, 10, 64)
-	if !ok || err != nil || slug == "" || sec < 0 || sec > 1<<40 {
+	if !ok || err != nil || !content.ValidSlug(slug) || sec < 0 || sec > 1<<40 {
 		return Cursor{}, errors.New("cursor is not one this service issued")
 	}
-	return Cursor{PublishedAt: time.Unix(sec, 0).UTC(), Slug: slug}, nil
+	c := Cursor{PublishedAt: time.Unix(sec, 0).UTC(), Slug: slug}
+	if c.Encode() != s {
+		return Cursor{}, errors.New("cursor is not one this service issued")
+	}
+	return c, nil
 }
 
 // Page is one page of a listing.
