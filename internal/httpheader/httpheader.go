@@ -21,10 +21,15 @@ const (
 	// ExposeHeaders is Access-Control-Expose-Headers: every response header
 	// a browser client may need to read, on every route (rate limits,
 	// validators, deprecation, cache status, the request id, the
-	// signatures directory's signature and digest, MCP's session headers).
+	// signatures directory's signature and digest, MCP's session headers,
+	// and the write flow's: the 401's challenge, a created resource's
+	// Location, an idempotent replay's mark, a 405's Allow). A header
+	// outside the CORS-safelisted few and not listed here is hidden from
+	// scripts (Fetch standard, "CORS-safelisted response-header name").
 	ExposeHeaders = "RateLimit, RateLimit-Policy, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Retry-After, " +
 		"ETag, Deprecation, Sunset, Link, Cache-Status, Age, X-Request-Id, " +
-		"Signature, Signature-Input, Content-Digest, Mcp-Session-Id, MCP-Protocol-Version"
+		"Signature, Signature-Input, Content-Digest, Mcp-Session-Id, MCP-Protocol-Version, " +
+		"WWW-Authenticate, Location, Idempotency-Replayed, Allow"
 	// AllowHeaders is Access-Control-Allow-Headers of a preflight: every
 	// request header some route reads.
 	// The edge answers every preflight itself with this same list (each
