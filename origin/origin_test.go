@@ -261,11 +261,15 @@ func TestEndpoints(t *testing.T) {
 			}
 		}},
 		{desc: "write with a valid token to an unknown article is its 404, not a 405", method: "DELETE", path: "/api/v1/articles/no-such-story", header: http.Header{"Authorization": {"Bearer good-token"}}, status: 404, code: "not_found", check: func(t *testing.T, r result) {
-			if r.header.Get("Allow") != "" {
-				t.Fatalf("a 404 with Allow %q", r.header.Get("Allow"))
+			if r.header.Get("Allow") != "" || r.header.Get("Cache-Control") != "no-store" {
+				t.Fatalf("a 404 with Allow %q, Cache-Control %q", r.header.Get("Allow"), r.header.Get("Cache-Control"))
 			}
 		}},
-		{desc: "unknown method on a three-segment path no page has", method: "FOO", path: "/a/b/c", status: 404, code: "not_found"},
+		{desc: "unknown method on a three-segment path no page has", method: "FOO", path: "/a/b/c", status: 404, code: "not_found", check: func(t *testing.T, r result) {
+			if r.header.Get("Cache-Control") != "no-store" {
+				t.Fatalf("an error to a FOO is shared: Cache-Control %q", r.header.Get("Cache-Control"))
+			}
+		}},
 		{desc: "unknown method on an article page's address with no article", method: "FOO", path: "/2026/01/no-such-story/", status: 404, code: "not_found"},
 		{desc: "unknown method on a retracted article's page is its 410", method: "FOO", path: retracted.Path() + "/", status: 410, code: "gone"},
 		{desc: "unknown method on a live article's page is a 405", method: "FOO", path: live.Path() + "/", status: 405, code: "method_not_allowed"},

@@ -231,7 +231,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if perr != nil || canon != raw {
 			missing = misspelt(s.cfg.SiteRoot, canon, perr)
 		}
-		s.write(w, r, s.errorEntry(pattern, s.refuseMethod(r, rte, canon, missing)), start)
+		e := s.errorEntry(pattern, s.refuseMethod(r, rte, canon, missing))
+		if !get || authorized {
+			// As a handler's error below: only a public read's answer is shared.
+			e.header["Cache-Control"] = noStoreValue
+		}
+		s.write(w, r, e, start)
 		return
 	}
 	gen := s.cache.Generation()
