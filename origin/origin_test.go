@@ -235,6 +235,7 @@ func TestEndpoints(t *testing.T) {
 		{desc: "article page without its slash, under the wrong month", path: "/2001/01/" + live.Slug, status: 404, code: "not_found"},
 		{desc: "no article, without a slash", path: "/2026/01/no-such-story", status: 404, code: "not_found"},
 		{desc: "country page without its slash", path: "/countries/be", status: 301, check: redirectsTo(siteRoot + "/countries/be/")},
+		{desc: "redirect of a query with a % that starts no escape", path: "/api/v1/countries/%64e?x=%ZZ&y=%4&z=%41%", status: 301, check: redirectsTo(siteRoot + "/api/v1/countries/de?x=%25ZZ&y=%254&z=%41%25")},
 		{desc: "redirect of a query with raw UTF-8", path: "/countries/be?q=ä\"", status: 301, check: redirectsTo(siteRoot + "/countries/be/?q=%C3%A4%22")},
 		{desc: "page with a slash it does not have", path: "/developers/", status: 301, check: redirectsTo(siteRoot + "/developers")},
 		{desc: "unknown path with a slash", path: "/wp-login.php/", status: 404, code: "not_found"},

@@ -116,11 +116,17 @@ func Redirect(r *http.Request, siteRoot, path string, keys ...string) *Response 
 // it: a byte RFC 3986 §3.4 allows in a query is kept, any other (a space,
 // a control, a quote, a byte of UTF-8, which a client may send) is
 // percent-encoded, so the field holds visible ASCII and reads back as the
-// same query.
+// same query. A "%" that starts no escape ("%ZZ", a "%" at the end) is
+// such a byte too: kept, it would make the field no URI reference (RFC
+// 9110 §10.2.2, RFC 3986 §2.1).
 func queryForLocation(q string) string {
 	var b strings.Builder
 	for i := range len(q) {
 		c := q[i]
+		if c == '%' && (i+2 >= len(q) || !strings.ContainsRune(hexDigits, rune(q[i+1])) || !strings.ContainsRune(hexDigits, rune(q[i+2]))) {
+			b.WriteString("%25")
+			continue
+		}
 		if c > ' ' && c < 0x7f && !strings.ContainsRune("\"<>\\^`{|}", rune(c)) {
 			b.WriteByte(c)
 			continue
@@ -134,3 +140,5 @@ func queryForLocation(q string) string {
 func Bytes(contentType string, body []byte, keys ...string) *Response {
 	return &Response{Status: http.StatusOK, ContentType: contentType, Body: body, SurrogateKeys: keys}
 }
+
+const hexDigits = "0123456789abcdefABCDEF"
