@@ -25,6 +25,19 @@ func (q *query) knownIDF() float64 {
 	return s
 }
 
+// unknownIDF is the idf of the question's words that no article contains
+// and no synonym stands in for ("podcast", "football"): what the question
+// is about when the corpus does not cover it.
+func (q *query) unknownIDF() float64 {
+	s := 0.0
+	for _, t := range q.terms {
+		if t.id < 0 && t.synonymOf == 0 && !t.replaced {
+			s += t.idf
+		}
+	}
+	return s
+}
+
 // coverageOf is the share of total that the question terms at positions
 // matched cover.
 func (q *query) coverageOf(matched []int, total float64) float64 {

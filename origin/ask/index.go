@@ -327,6 +327,10 @@ type qterm struct {
 	// in for (a synonym added by expand, synonyms.go), 0 for a term of the
 	// question itself.
 	synonymOf int
+	// replaced is true for a word no article contains whose synonym
+	// stands in for it (expand, synonyms.go): the question's subject is
+	// then in the corpus after all.
+	replaced bool
 }
 
 // query is an analysed question.

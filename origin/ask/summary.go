@@ -138,8 +138,14 @@ func (ix *Index) summarize(q *query, asked question, hits []hit) *Summary {
 	}
 	// A question the articles match only weakly gets a summary only when
 	// one sentence states an answer of the kind asked and covers most of
-	// the question: otherwise the quotes would be a guess.
-	if hits[0].norm < summaryMinScore && (len(picked) == 0 || picked[0].cov < summaryWeakCoverage) {
+	// the question: otherwise the quotes would be a guess. A question
+	// that names no country or specification and is more about words no
+	// article contains than about words the articles use gets none:
+	// "When will the cafeteria go live?" is not answered by a sentence
+	// that says when something goes live, however well it covers "go
+	// live". A question that names one is about the corpus, and its
+	// unknown words are the reader's ("Kiwi", "settlement").
+	if hits[0].norm < summaryMinScore && (len(picked) == 0 || picked[0].cov < summaryWeakCoverage || !q.entities && q.unknownIDF() > known) {
 		return nil
 	}
 	for len(picked) < summaryMax {

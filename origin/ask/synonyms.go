@@ -109,6 +109,7 @@ func (ix *Index) expand(q *query) {
 			if q.terms[base].id < 0 {
 				// The reader's word is unknown: the synonym replaces it.
 				t.idf, t.synonymOf = ix.idfOf(id), 0
+				q.terms[base].replaced = true
 			}
 			at[s] = len(q.terms)
 			q.pos[id] = len(q.terms)
