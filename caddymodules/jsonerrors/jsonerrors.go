@@ -128,6 +128,11 @@ type body struct {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
 	err, _ := r.Context().Value(caddyhttp.ErrorCtxKey).(error)
 	ae := toAPIError(err)
+	if ae.Status == http.StatusBadRequest && r.Host == "" && r.ProtoAtLeast(1, 1) {
+		// Caddy refuses it before any handler (RFC 9112 §3.2); its own
+		// error text is not for clients, so say here what is wrong.
+		ae = apierror.BadRequest("The request's Host field is empty.", "An HTTP/1.1 request names the host it is for in Host (RFC 9112 §3.2).")
+	}
 
 	hdr := w.Header()
 	for _, k := range representationHeaders {

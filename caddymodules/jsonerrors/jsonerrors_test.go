@@ -1,6 +1,7 @@
 package jsonerrors
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -122,6 +123,33 @@ func TestEdgeErrorsAreJSON(t *testing.T) {
 				t.Errorf("unsafe request id echoed: %q", id)
 			}
 		})
+	}
+}
+
+// TestEmptyHostSaysSo: Caddy refuses an HTTP/1.1 request with an empty Host
+// before any handler; the JSON 400 names that as the cause.
+func TestEmptyHostSaysSo(t *testing.T) {
+	edge := edgetest.Start(t, `
+	respond "ok"
+	handle_errors {
+		json_errors
+	}`)
+	conn, err := net.Dial("tcp", strings.TrimPrefix(edge.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Write([]byte("GET / HTTP/1.1\r\nHost: \r\nConnection: close\r\n\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var eb errorBody
+	if err := json.NewDecoder(resp.Body).Decode(&eb); err != nil || resp.StatusCode != 400 || eb.Error.Code != "bad_request" || !strings.Contains(eb.Error.Message, "Host") {
+		t.Fatalf("%d %+v (%v); want a 400 bad_request naming Host", resp.StatusCode, eb.Error, err)
 	}
 }
 
