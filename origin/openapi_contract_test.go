@@ -498,7 +498,7 @@ func TestContractSite(t *testing.T) {
 		{desc: "feed, encoded dot", method: "GET", path: "/feeds/all%2Exml", want: 301},
 		{desc: "feed, encoded slash", method: "GET", path: "/feeds%2Fall.xml", want: 404},
 		{desc: "home, encoded dot-dot", method: "GET", path: "/%2e%2e/", want: 301},
-		{desc: "country page, uppercase (docs/decisions.md, identifiers and links)", method: "GET", path: "/countries/DE/", want: 200},
+		{desc: "country page, uppercase (docs/decisions.md, identifiers and links)", method: "GET", path: "/countries/DE/", want: 301},
 		{desc: "country page, unknown country", method: "GET", path: "/countries/zz/", want: 404},
 		{desc: "country page, three letters", method: "GET", path: "/countries/deu/", want: 400},
 		{desc: "newsletter page", method: "GET", path: "/newsletter/" + week + "/", want: 200},

@@ -72,10 +72,10 @@ func (s *Site) Feed(r *http.Request) (*respond.Response, error) {
 	self := s.SiteRoot + r.URL.Path
 	entry := find(r.URL.Path)
 	if lower := strings.ToLower(r.URL.Path); entry == nil && lower != r.URL.Path && strings.HasPrefix(lower, "/feeds/country/") && find(lower) != nil {
-		// A country's code is lowercase, but /countries/DE answers as
-		// /countries/de (docs/decisions.md, "Identifiers and links"); a
-		// feed has one address, which readers keep as its identity, so
-		// the code in capitals is sent there.
+		// A country's code is lowercase, though the API's /countries/DE
+		// answers as /countries/de (docs/decisions.md, "Identifiers and
+		// links"); a feed has one address, which readers keep as its
+		// identity, so the code in capitals is sent there.
 		return respond.Redirect(r, s.SiteRoot, lower, keys...), nil
 	}
 	if entry == nil {
@@ -94,6 +94,11 @@ func (s *Site) Feed(r *http.Request) (*respond.Response, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The channel's date is the Last-Modified's instant, not its newest
+	// item's: RSS 2.0's lastBuildDate is "the last time the content of the
+	// channel changed", which a retraction moves without moving any item
+	// (docs/decisions.md, "A feed's Last-Modified").
+	ch.Updated = changed
 	ch.Self = self
 	ch.Alternate = self[:len(self)-len(extOf(self))] + otherExt(extOf(self))
 	var resp *respond.Response
@@ -175,9 +180,6 @@ func (s *Site) articleChannel(r *http.Request, name, title string) (channel, err
 		it := item{ID: pub.URL, URL: pub.URL, Title: rec.Title, Summary: rec.Dek, ContentHTML: html,
 			Published: rec.PublishedAt, Updated: rec.UpdatedAt, Categories: append([]string{rec.Section}, rec.Tags...), Image: pub.OGImage}
 		ch.Items = append(ch.Items, it)
-		if m := rec.LastModified(); m.After(ch.Updated) {
-			ch.Updated = m
-		}
 	}
 	return ch, nil
 }
@@ -236,9 +238,6 @@ func (s *Site) newsletterChannel(r *http.Request, title string) (channel, error)
 		b.WriteString("</ul>\n")
 		u := content.NewsletterURL(s.SiteRoot, n.Week)
 		ch.Items = append(ch.Items, item{ID: u, URL: u, Title: n.Title, ContentHTML: b.String(), Published: n.SentAt, Categories: []string{"newsletter"}})
-		if n.SentAt.After(ch.Updated) {
-			ch.Updated = n.SentAt
-		}
 	}
 	return ch, nil
 }

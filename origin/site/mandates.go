@@ -35,7 +35,7 @@ type mandatesView struct {
 	Regions     []filterLink
 	Obligations []filterLink
 	Calendar    string
-	Webcal      string
+	Webcal      template.URL
 	Total       int
 }
 
@@ -125,6 +125,21 @@ func (s *Site) MandatesMarkdown(r *http.Request) (*respond.Response, error) {
 // emphasis in the twin.
 var mdEscape = strings.NewReplacer(`\`, `\\`, `[`, `\[`, `]`, `\]`, `*`, `\*`, `_`, `\_`, "`", "\\`", "<", "&lt;").Replace
 
+// webcalURL is the calendar's subscribe link, webcal://<host>/calendar/mandates.ics
+// (docs/decisions.md, "Mandate milestones, timeline, calendar and search").
+// html/template trusts only http, https and mailto in a URL attribute and
+// writes any other scheme as "#ZgotmplZ", so the link is a template.URL;
+// that is safe because it is built from the configured site root alone,
+// never from anything in the request.
+func (s *Site) webcalURL() template.URL {
+	u, err := url.Parse(s.SiteRoot + CalendarPath)
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	u.Scheme = "webcal"
+	return template.URL(u.String())
+}
+
 func nextMidnight(now time.Time) time.Time {
 	y, m, d := now.UTC().Date()
 	return time.Date(y, m, d+1, 0, 0, 0, 0, time.UTC)
@@ -161,7 +176,7 @@ func (s *Site) mandatesView(r *http.Request) (*mandatesView, error) {
 	v := &mandatesView{
 		Head: h, Heading: "Mandate timeline", Today: longDate(today), Filter: f, Total: len(entries),
 		Calendar: s.SiteRoot + CalendarPath,
-		Webcal:   "webcal://" + strings.TrimPrefix(strings.TrimPrefix(s.SiteRoot, "https://"), "http://") + CalendarPath,
+		Webcal:   s.webcalURL(),
 	}
 	if region != "" {
 		v.FilterLabel += " in " + mandates.RegionName(region)

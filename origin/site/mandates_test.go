@@ -236,6 +236,65 @@ func TestMandatesPage(t *testing.T) {
 	})
 }
 
+// TestMandatesWebcalLink checks the subscribe link's exact href: the webcal
+// scheme at the configured site root's host, never "#ZgotmplZ" (what
+// html/template writes for a scheme it does not trust) and never a host the
+// request names.
+func TestMandatesWebcalLink(t *testing.T) {
+	for _, tc := range []struct {
+		desc     string
+		siteRoot string // "" keeps the test listener's http:// address
+		host     string // the request's Host and X-Forwarded-Host; "" leaves them
+		want     string // "" is webcal:// at the listener's address
+	}{
+		{desc: "an http site root"},
+		{desc: "an https site root", siteRoot: "https://invoicewire.example", want: "webcal://invoicewire.example/calendar/mandates.ics"},
+		{desc: "a site root with a port", siteRoot: "https://invoicewire.example:8443", want: "webcal://invoicewire.example:8443/calendar/mandates.ics"},
+		{desc: "the request's host is not used", siteRoot: "https://invoicewire.example", host: "attacker.example",
+			want: "webcal://invoicewire.example/calendar/mandates.ics"},
+	} {
+		t.Run(tc.desc, func(t *testing.T) {
+			inst := origintest.Start(t, func(c *origin.Config) {
+				c.Now = func() time.Time { return readerToday }
+				if tc.siteRoot != "" {
+					c.SiteRoot = tc.siteRoot
+				}
+			})
+			want := tc.want
+			if want == "" {
+				want = "webcal://" + strings.TrimPrefix(inst.SiteRoot, "http://") + site.CalendarPath
+			}
+			req, err := http.NewRequest(http.MethodGet, inst.Server.URL+"/mandates", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.host != "" {
+				req.Host = tc.host
+				req.Header.Set("X-Forwarded-Host", tc.host)
+			}
+			resp, err := inst.Server.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			body, err := io.ReadAll(resp.Body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.StatusCode != 200 {
+				t.Fatalf("status %d: %s", resp.StatusCode, body)
+			}
+			m := regexp.MustCompile(`<a href="([^"]*)" class="calendar-subscribe">`).FindSubmatch(body)
+			if m == nil {
+				t.Fatalf("no subscribe link:\n%s", body)
+			}
+			if got := html.UnescapeString(string(m[1])); got != want {
+				t.Errorf("href %q, want %q", got, want)
+			}
+		})
+	}
+}
+
 // TestSearchPage renders /ask answers as a page: the same summary and
 // articles as POST /ask gives, plus the form, the limits and the escaping.
 // Two real Belgian articles join the synthetic corpus, whose short

@@ -198,8 +198,9 @@ func (s *Site) filtered(r *http.Request, f store.ArticleFilter, path, heading, i
 }
 
 // CountryPage answers GET /countries/{code}/: the country's mandate status,
-// authority and summary, and its articles. Codes are case-insensitive; a
-// code that is not two letters is a 400, an unknown one a 404 (docs/decisions.md, identifiers and links).
+// authority and summary, and its articles. A code in capitals is a 301 to
+// the page's lowercase address; a code that is not two letters is a 400, an
+// unknown one a 404 (docs/decisions.md, identifiers and links).
 func (s *Site) CountryPage(r *http.Request) (*respond.Response, error) {
 	raw := r.PathValue("code")
 	code := strings.ToLower(raw)
@@ -222,6 +223,14 @@ func (s *Site) CountryPage(r *http.Request) (*respond.Response, error) {
 	p, n, err := s.list(r, store.ArticleFilter{Country: code}, path, &h, keys)
 	if err != nil {
 		return nil, err
+	}
+	if raw != code {
+		// A page has one address, with the code in lowercase, as the
+		// country's feed has (docs/decisions.md, "Identifiers and links"):
+		// the code in capitals is a 301 there, query kept. Only once that
+		// page is known to answer: an untracked code, or a page past the
+		// end, is the 404 itself, not a redirect to one.
+		return respond.Redirect(r, s.SiteRoot, path, keys...), nil
 	}
 	data := listing{Head: h, Heading: c.Name, Intro: c.Summary, Articles: s.teasers(p.Articles), Page: n, Pages: pages(p.Total), Total: p.Total, Country: c}
 	if p.Total > 0 {

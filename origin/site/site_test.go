@@ -999,12 +999,15 @@ func TestSitemapIndexLastmod(t *testing.T) {
 	}
 }
 
+var lastBuildDate = regexp.MustCompile(`<lastBuildDate>([^<]*)</lastBuildDate>`)
+
 // TestFeedLastModified: a feed's Last-Modified is the last change under
 // its keys and answers If-Modified-Since; each change to the feed moves
 // it, also those that add no newer item (an older article retracted, the
 // newest one retracted, whose date going back would tell a reader
 // revalidating by date that a copy listing it is current, a silent edit),
-// so the date of the copy before the change is answered in full.
+// so the date of the copy before the change is answered in full. An RSS
+// feed's lastBuildDate is the same instant.
 func TestFeedLastModified(t *testing.T) {
 	inst := origintest.Start(t)
 	ctx := context.Background()
@@ -1025,8 +1028,10 @@ func TestFeedLastModified(t *testing.T) {
 		out := map[string]time.Time{}
 		for path, keys := range feeds {
 			want := caughtUp(t, inst.Store, keys...)
+			var body []byte
 			eventually(t, desc+": "+path, func() error {
-				resp, _ := get(t, inst, path)
+				var resp *http.Response
+				resp, body = get(t, inst, path)
 				if resp.StatusCode != 200 {
 					return fmt.Errorf("status %d", resp.StatusCode)
 				}
@@ -1037,6 +1042,17 @@ func TestFeedLastModified(t *testing.T) {
 				out[path] = lm
 				return nil
 			})
+			// RSS says the same in lastBuildDate, "the last time the content
+			// of the channel changed", not its newest item's date.
+			if strings.HasSuffix(path, ".xml") {
+				var built string
+				if m := lastBuildDate.FindSubmatch(body); m != nil {
+					built = string(m[1])
+				}
+				if at, err := time.Parse(time.RFC1123Z, built); err != nil || !at.Equal(out[path]) {
+					t.Errorf("%s: %s: lastBuildDate %q, Last-Modified %v", desc, path, built, out[path])
+				}
+			}
 			if r, _ := get(t, inst, path, "If-Modified-Since", out[path].Format(http.TimeFormat)); r.StatusCode != http.StatusNotModified || r.Header.Get("Last-Modified") == "" {
 				t.Errorf("%s: %s: If-Modified-Since its own date answered %d, Last-Modified %q", desc, path, r.StatusCode, r.Header.Get("Last-Modified"))
 			}
