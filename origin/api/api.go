@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/invoicewire/invoicewire/internal/apierror"
@@ -193,8 +192,8 @@ func (a *API) Countries(r *http.Request) (*respond.Response, error) {
 // that is not two letters is a 400, an unknown one a 404 (docs/decisions.md, identifiers and links).
 func (a *API) Country(r *http.Request) (*respond.Response, error) {
 	raw := r.PathValue("code")
-	code := strings.ToLower(raw)
-	if !IsCountryCode(code) {
+	code, ok := CountryCode(raw)
+	if !ok {
 		return nil, apierror.BadRequest("A country code is two letters (ISO 3166-1 alpha-2), got "+strconv.Quote(truncate(raw))+".", "List the tracked countries at "+a.BaseURL()+"/countries.")
 	}
 	c, err := a.Store.Country(r.Context(), code)

@@ -107,6 +107,19 @@ func IsCountryCode(s string) bool {
 	return len(s) == 2 && s[0] >= 'a' && s[0] <= 'z' && s[1] >= 'a' && s[1] <= 'z'
 }
 
+// CountryCode is raw, a country code as a path gives it in either case, in
+// lowercase, and whether it is one: two ASCII letters. strings.ToLower alone
+// would also read the Kelvin sign (U+212A) as "k", a second spelling of a
+// code that no redirect should lead from (docs/decisions.md, identifiers and
+// links).
+func CountryCode(raw string) (string, bool) {
+	if len(raw) != 2 {
+		return "", false
+	}
+	code := strings.ToLower(raw)
+	return code, IsCountryCode(code)
+}
+
 // truncate keeps error messages short when a client sends a huge value.
 func truncate(s string) string {
 	if len(s) > 64 {

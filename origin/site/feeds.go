@@ -71,11 +71,12 @@ func (s *Site) Feed(r *http.Request) (*respond.Response, error) {
 	}
 	self := s.SiteRoot + r.URL.Path
 	entry := find(r.URL.Path)
-	if lower := strings.ToLower(r.URL.Path); entry == nil && lower != r.URL.Path && strings.HasPrefix(lower, "/feeds/country/") && find(lower) != nil {
+	if lower := strings.ToLower(r.URL.Path); entry == nil && lower != r.URL.Path && len(lower) == len(r.URL.Path) && strings.HasPrefix(lower, "/feeds/country/") && find(lower) != nil {
 		// A country's code is lowercase, though the API's /countries/DE
 		// answers as /countries/de (docs/decisions.md, "Identifiers and
 		// links"); a feed has one address, which readers keep as its
-		// identity, so the code in capitals is sent there.
+		// identity, so the code in capitals is sent there. Only ASCII
+		// capitals: the Kelvin sign (U+212A) lowers to "k" as well.
 		return respond.Redirect(r, s.SiteRoot, lower, keys...), nil
 	}
 	if entry == nil {

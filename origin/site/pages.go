@@ -203,8 +203,8 @@ func (s *Site) filtered(r *http.Request, f store.ArticleFilter, path, heading, i
 // unknown one a 404 (docs/decisions.md, identifiers and links).
 func (s *Site) CountryPage(r *http.Request) (*respond.Response, error) {
 	raw := r.PathValue("code")
-	code := strings.ToLower(raw)
-	if !api.IsCountryCode(code) {
+	code, ok := api.CountryCode(raw)
+	if !ok {
 		return nil, apierror.BadRequest("A country code is two letters (ISO 3166-1 alpha-2), got "+strconv.Quote(truncate(raw))+".", "Country pages are listed at "+s.SiteRoot+"/api/v1/countries (the url field).")
 	}
 	c, err := s.Store.Country(r.Context(), code)
