@@ -416,6 +416,7 @@ func TestContractWrites(t *testing.T) {
 		{desc: "revoke, form, unknown token", method: "POST", path: "/api/v1/agent-auth/revoke", header: formCT, body: "token=not-a-token", want: 200},
 		{desc: "revoke, token missing", method: "POST", path: "/api/v1/agent-auth/revoke", header: jsonCT, body: `{}`, want: 400},
 		{desc: "subscribe, replay", method: "POST", path: "/api/v1/webhooks?test=true", header: with(auth, "Idempotency-Key", "contract-1"), body: `{"url":"http://127.0.0.1:9/hook","events":["article.published","newsletter.sent"]}`, want: 201},
+		{desc: "subscribe, key reused with only the query changed", method: "POST", path: "/api/v1/webhooks", header: with(auth, "Idempotency-Key", "contract-1"), body: `{"url":"http://127.0.0.1:9/hook","events":["article.published","newsletter.sent"]}`, want: 422, wantBody: "query string"},
 		{desc: "subscribe with a secret", method: "POST", path: "/api/v1/webhooks", header: auth, body: sub2, want: 201},
 		{desc: "subscribe, key reused with another body", method: "POST", path: "/api/v1/webhooks", header: with(auth, "Idempotency-Key", "contract-1"), body: sub2, want: 422},
 		{desc: "subscribe, 256-character key", method: "POST", path: "/api/v1/webhooks", header: with(auth, "Idempotency-Key", strings.Repeat("k", 256)), body: sub2, want: 400},
