@@ -414,6 +414,7 @@ func TestContractWrites(t *testing.T) {
 		{desc: "claim, text/plain", method: "POST", path: "/api/v1/agent-auth/claim", header: http.Header{"Content-Type": {"text/plain"}}, body: "x", want: 415},
 		{desc: "revoke, JSON", method: "POST", path: "/api/v1/agent-auth/revoke", header: jsonCT, body: `{"token":"` + revokable + `","token_type_hint":"access_token"}`, want: 200},
 		{desc: "revoke, form, unknown token", method: "POST", path: "/api/v1/agent-auth/revoke", header: formCT, body: "token=not-a-token", want: 200},
+		{desc: "revoke, an iwr_ token that does not exist", method: "POST", path: "/api/v1/agent-auth/revoke", header: jsonCT, body: `{"token":"iwr_doesnotexist"}`, want: 200},
 		{desc: "revoke, token missing", method: "POST", path: "/api/v1/agent-auth/revoke", header: jsonCT, body: `{}`, want: 400},
 		{desc: "subscribe, replay", method: "POST", path: "/api/v1/webhooks?test=true", header: with(auth, "Idempotency-Key", "contract-1"), body: `{"url":"http://127.0.0.1:9/hook","events":["article.published","newsletter.sent"]}`, want: 201},
 		{desc: "subscribe, key reused with only the query changed", method: "POST", path: "/api/v1/webhooks", header: with(auth, "Idempotency-Key", "contract-1"), body: `{"url":"http://127.0.0.1:9/hook","events":["article.published","newsletter.sent"]}`, want: 422, wantBody: "query string"},
