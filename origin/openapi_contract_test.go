@@ -421,6 +421,7 @@ func TestContractWrites(t *testing.T) {
 		{desc: "subscribe with a secret", method: "POST", path: "/api/v1/webhooks", header: auth, body: sub2, want: 201},
 		{desc: "subscribe, key reused with another body", method: "POST", path: "/api/v1/webhooks", header: with(auth, "Idempotency-Key", "contract-1"), body: sub2, want: 422},
 		{desc: "subscribe, 256-character key", method: "POST", path: "/api/v1/webhooks", header: with(auth, "Idempotency-Key", strings.Repeat("k", 256)), body: sub2, want: 400},
+		{desc: "subscribe, a member given twice", method: "POST", path: "/api/v1/webhooks", header: auth, body: `{"url":"https://127.0.0.1/a","url":"https://127.0.0.1/b","events":["spec.updated"]}`, want: 400, wantBody: `\"url\" more than once`},
 		{desc: "subscribe, unknown kind", method: "POST", path: "/api/v1/webhooks", header: auth, body: `{"url":"https://127.0.0.1/x","events":["article.liked"]}`, want: 400},
 		{desc: "subscribe, private address", method: "POST", path: "/api/v1/webhooks", header: auth, body: `{"url":"https://10.0.0.1/x","events":["spec.updated"]}`, want: 400},
 		{desc: "subscribe, body not UTF-8", method: "POST", path: "/api/v1/webhooks", header: auth, body: "{\"url\":\"http://127.0.0.1:9301/\xff\",\"events\":[\"spec.updated\"]}", want: 400},
