@@ -439,6 +439,10 @@ func TestBadInput(t *testing.T) {
 		{desc: "claim: jwt-bearer without assertion", path: "/api/v1/agent-auth/claim", contentType: form, body: "grant_type=" + url.QueryEscape(agentauth.GrantJWTBearer) + "&client_id=" + reg.ClientID, status: 400, code: "bad_request", contains: "invalid_request"},
 		{desc: "claim: client_id a number", path: "/api/v1/agent-auth/claim", contentType: json_, body: `{"client_id":12}`, status: 400, code: "bad_request", contains: "client_id"},
 		{desc: "claim: parameter twice", path: "/api/v1/agent-auth/claim", contentType: form, body: "client_id=a&client_id=b", status: 400, code: "bad_request", contains: "more than once"},
+		{desc: "register: JSON member twice", path: "/api/v1/agent-auth/register", contentType: json_, body: `{"client_name":"a","client_name":"b"}`, status: 400, code: "bad_request", contains: `"client_name" more than once`},
+		{desc: "claim: JSON member twice", path: "/api/v1/agent-auth/claim", contentType: json_, body: `{"client_id":"` + reg.ClientID + `","client_id":"y"}`, status: 400, code: "bad_request", contains: `"client_id" more than once`},
+		{desc: "revoke: JSON member twice", path: "/api/v1/agent-auth/revoke", contentType: json_, body: `{"token":"x","token":"y"}`, status: 400, code: "bad_request", contains: `"token" more than once`},
+		{desc: "subscribe: JSON member twice", path: "/api/v1/webhooks", contentType: json_, body: `{"url":"https://127.0.0.1/a","url":"https://127.0.0.1/b","events":["spec.updated"]}`, header: auth, status: 400, code: "bad_request", contains: `"url" more than once`},
 		{desc: "claim: malformed JSON", path: "/api/v1/agent-auth/claim", contentType: json_, body: `{"client_id"`, status: 400, code: "bad_request"},
 		{desc: "claim: text/plain", path: "/api/v1/agent-auth/claim", contentType: "text/plain", body: "client_id=" + reg.ClientID, status: 415, code: "unsupported_media_type"},
 		{desc: "claim: oversized", path: "/api/v1/agent-auth/claim", contentType: form, body: "client_id=" + strings.Repeat("x", 70<<10), status: 413, code: "payload_too_large"},
@@ -483,6 +487,47 @@ func TestBadInput(t *testing.T) {
 			wantError(t, resp, body, tc.status, tc.code, tc.contains)
 			sameSnapshot(t, before, snapshot(t, inst.Store.Client()))
 		})
+	}
+}
+
+// TestRevokeRegistrationTokens: RFC 7009 §2.2 answers 200 with an empty
+// body for a token that does not exist, iwr_ prefix or not; only the
+// registration access token of a client that exists is refused, with
+// unsupported_token_type (§2.2.1), and it still reads its client after.
+func TestRevokeRegistrationTokens(t *testing.T) {
+	inst := origintest.Start(t)
+	reg := register(t, inst, "anonymous")
+	gone := register(t, inst, "anonymous")
+	if resp, body := call(t, inst, "DELETE", "/api/v1/agent-auth/register/"+gone.ClientID, "", "", bearer(gone.RegistrationAccessToken)); resp.StatusCode != 204 {
+		t.Fatalf("deleting a client: %d %s", resp.StatusCode, body)
+	}
+	form := "application/x-www-form-urlencoded"
+	testCases := []struct {
+		desc, contentType, body string
+		// refused: 400 unsupported_token_type, else 200 with no body.
+		refused bool
+	}{
+		{desc: "an iwr_ token that never existed, JSON", contentType: "application/json", body: `{"token":"iwr_doesnotexist"}`},
+		{desc: "an iwr_ token that never existed, form", contentType: form, body: "token=iwr_doesnotexist"},
+		{desc: "an existing client's id with a made-up secret", contentType: form, body: "token=iwr_" + reg.ClientID + ".made-up"},
+		{desc: "a deleted client's registration access token", contentType: form, body: "token=" + gone.RegistrationAccessToken},
+		{desc: "a live client's registration access token", contentType: form, body: "token=" + reg.RegistrationAccessToken, refused: true},
+		{desc: "a live client's registration access token, JSON", contentType: "application/json", body: `{"token":"` + reg.RegistrationAccessToken + `","token_type_hint":"access_token"}`, refused: true},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			resp, body := call(t, inst, "POST", "/api/v1/agent-auth/revoke", tc.contentType, tc.body, nil)
+			if tc.refused {
+				wantError(t, resp, body, 400, "bad_request", "unsupported_token_type")
+				return
+			}
+			if resp.StatusCode != 200 || len(body) != 0 {
+				t.Errorf("revoke = %d %q, want 200 with an empty body", resp.StatusCode, body)
+			}
+		})
+	}
+	if resp, body := call(t, inst, "GET", "/api/v1/agent-auth/register/"+reg.ClientID, "", "", bearer(reg.RegistrationAccessToken)); resp.StatusCode != 200 {
+		t.Errorf("the refused registration access token no longer reads its client: %d %s", resp.StatusCode, body)
 	}
 }
 

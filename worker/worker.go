@@ -544,6 +544,11 @@ func (w *Worker) deliver(ctx context.Context, j *webhook.Job, sub *webhook.Subsc
 		finish(webhook.Outcome{Mode: webhook.FinishDrop})
 		return
 	}
+	// The log's attempted_at is when the attempt began (openapi
+	// DeliveryAttempt; its length is duration_ms): taken after it ended, a
+	// timed-out attempt was logged 10 s after the receiver got it. The
+	// retry wait still counts from the end (docs/decisions.md, "Retries").
+	started := w.cfg.Clock()
 	actx, cancel := context.WithTimeout(ctx, w.cfg.Timeout)
 	r := w.attempt(actx, sub, j, body)
 	cancel()
@@ -559,7 +564,7 @@ func (w *Worker) deliver(ctx context.Context, j *webhook.Job, sub *webhook.Subsc
 	n := j.Attempts + 1
 	w.metrics.attempts.WithLabelValues(r.outcome).Inc()
 	w.metrics.latency.WithLabelValues(r.outcome).Observe(r.duration.Seconds())
-	a := &webhook.Attempt{EventID: j.EventID, EventType: j.EventType, Attempt: n, AttemptedAt: now.UTC(), Outcome: r.outcome, DurationMS: r.duration.Milliseconds()}
+	a := &webhook.Attempt{EventID: j.EventID, EventType: j.EventType, Attempt: n, AttemptedAt: started.UTC(), Outcome: r.outcome, DurationMS: r.duration.Milliseconds()}
 	if r.status != 0 {
 		a.StatusCode = &r.status
 	}

@@ -213,12 +213,35 @@ func TestFaults(t *testing.T) {
 				// The schedule says 150 ms, the receiver asked for 2 s: a
 				// Retry-After lengthens a step to at most twice its
 				// length, and a 429 waits at least the floor (300 ms here).
-				if d := a[1].NextAttemptAt.Sub(a[1].AttemptedAt); d != 300*time.Millisecond {
+				if d := waitAfter(a[1]); d < 300*time.Millisecond || d > 400*time.Millisecond {
 					t.Errorf("retry scheduled %s after the 429, want the floor's 300ms", d)
 				}
 				ds := rc.deliveries()
 				if gap := ds[1].At.Sub(ds[0].At); gap < 290*time.Millisecond {
 					t.Errorf("retried after %s, before the floor", gap)
+				}
+			},
+		},
+		{
+			desc: "a slow receiver's attempt is logged when it began",
+			respond: func(n int, w http.ResponseWriter, r *http.Request) {
+				time.Sleep(700 * time.Millisecond)
+			},
+			wait: func(rc *receiver, sub *webhook.Subscription) bool {
+				return len(h.attempts(t, sub.ID)) == 1 && h.idle(t)
+			},
+			check: func(t *testing.T, rc *receiver, sub *webhook.Subscription, e events.Event) {
+				a, ds := h.attempts(t, sub.ID), rc.deliveries()
+				if len(a) != 1 || a[0].Outcome != "delivered" || len(ds) != 1 {
+					t.Fatalf("log = %s, %d requests", mustJSON(a), len(ds))
+				}
+				// attempted_at is when the request went out, at most a
+				// moment before the receiver saw it, not 700 ms after.
+				if late := a[0].AttemptedAt.Sub(ds[0].At); late > 100*time.Millisecond {
+					t.Errorf("attempted_at %s is %s after the receiver got the request", a[0].AttemptedAt, late)
+				}
+				if a[0].DurationMS < 700 {
+					t.Errorf("duration_ms = %d, want at least the receiver's 700", a[0].DurationMS)
 				}
 			},
 		},
@@ -313,6 +336,14 @@ func (h *harness) publishTo(t *testing.T, sub *webhook.Subscription) events.Even
 		t.Fatal(err)
 	}
 	return e
+}
+
+// waitAfter is the wait an attempt's log entry scheduled after the attempt
+// ended: next_attempt_at less attempted_at (its start) and duration_ms.
+// duration_ms is whole milliseconds and the attempt's clock readings
+// bracket its request, so this is the scheduled wait or a few ms more.
+func waitAfter(a webhook.Attempt) time.Duration {
+	return a.NextAttemptAt.Sub(a.AttemptedAt) - time.Duration(a.DurationMS)*time.Millisecond
 }
 
 func contains(s []string, v string) bool {

@@ -36,6 +36,15 @@ type ArticleData struct {
 	RetractionReason string     `json:"retraction_reason,omitempty"`
 }
 
+// NewArticleData is the data of an article.* event about a: its Article
+// resource under siteRoot, with retractedAt and reason when it is
+// retracted. The store builds its events with it and Sample the test
+// events, so a test event carries what a real one of its kind does
+// (docs/decisions.md, delivery).
+func NewArticleData(a *content.Article, siteRoot string, retractedAt *time.Time, reason string) ArticleData {
+	return ArticleData{PublicArticle: a.Public(siteRoot), RetractedAt: retractedAt, RetractionReason: reason}
+}
+
 // Catalog lists every event kind, in the order the webhook catalog shows
 // them. A new kind is added here (and emitted by the store); the OpenAPI
 // document is checked against this table by origin/openapi's tests.
@@ -43,17 +52,28 @@ var Catalog = []Kind{
 	{
 		Name: ArticlePublished, Summary: "A new article was published",
 		Envelope: "ArticleEvent", Data: "ArticleEventData", Payload: reflect.TypeFor[ArticleData](),
-		sample: func(root string, now time.Time) any { return ArticleData{PublicArticle: sampleArticle(root, now)} },
+		sample: func(root string, now time.Time) any { return NewArticleData(sampleArticle(root, now), root, nil, "") },
 	},
 	{
 		Name: ArticleCorrected, Summary: "A published article gained a correction",
 		Envelope: "ArticleEvent", Data: "ArticleEventData", Payload: reflect.TypeFor[ArticleData](),
-		sample: func(root string, now time.Time) any { return ArticleData{PublicArticle: sampleArticle(root, now)} },
+		sample: func(root string, now time.Time) any {
+			// A correction is an update: the content loader sets updated_at
+			// to the latest correction's date (docs/decisions.md, retraction
+			// and correction), so the real event carries both.
+			a, at := sampleArticle(root, now), now.UTC().Truncate(time.Second)
+			a.Corrections = []content.Correction{{Date: at, Text: "A synthetic correction sent because the subscription was created with test=true."}}
+			a.UpdatedAt = &at
+			return NewArticleData(a, root, nil, "")
+		},
 	},
 	{
 		Name: ArticleRetracted, Summary: "An article was pulled",
 		Envelope: "ArticleEvent", Data: "ArticleEventData", Payload: reflect.TypeFor[ArticleData](),
-		sample: func(root string, now time.Time) any { return ArticleData{PublicArticle: sampleArticle(root, now)} },
+		sample: func(root string, now time.Time) any {
+			at := now.UTC().Truncate(time.Second)
+			return NewArticleData(sampleArticle(root, now), root, &at, "A synthetic retraction sent because the subscription was created with test=true.")
+		},
 	},
 	{
 		Name: NewsletterSent, Summary: "The weekly newsletter was sent",
@@ -120,15 +140,16 @@ func Sample(name, siteRoot string, now time.Time) (Event, error) {
 
 const sampleSlug = "webhook-test-article"
 
-func sampleArticle(root string, now time.Time) *content.PublicArticle {
-	dek := "A synthetic article sent because the subscription was created with test=true."
-	page := root + "/" + now.Format("2006/01") + "/" + sampleSlug
-	return &content.PublicArticle{
-		Slug: sampleSlug, Title: "Webhook test: a synthetic article", Dek: &dek,
+// sampleArticle is the article of the synthetic article.* events. Its url
+// and markdown_url have the shape of a real article's but name no page
+// (404): "test": true marks the event as synthetic (docs/decisions.md,
+// subscriptions).
+func sampleArticle(root string, now time.Time) *content.Article {
+	return &content.Article{
+		Slug: sampleSlug, Title: "Webhook test: a synthetic article", Kicker: "Webhook test",
+		Dek:     "A synthetic article sent because the subscription was created with test=true.",
 		Section: "network", Audience: []string{"vendor"}, Countries: []string{}, Tags: []string{"test"},
-		Locale: "en", PublishedAt: now.Truncate(time.Second),
-		Sources:     []content.PublicLink{{Name: "Invoicewire", URL: root + "/developers"}},
-		URL:         page + "/",
-		MarkdownURL: page + ".md",
+		Locale: "en", PublishedAt: now.UTC().Truncate(time.Second),
+		Sources: []content.Citation{{Source: "invoicewire", Name: "Invoicewire", URL: root + "/developers"}},
 	}
 }

@@ -132,7 +132,7 @@ func retry(op func() (Outcome, error)) (Outcome, error) {
 }
 
 func (p *Publisher) articleEvent(kind string, rec *ArticleRecord) (events.Event, error) {
-	data := events.ArticleData{PublicArticle: rec.Public(p.SiteRoot), RetractedAt: rec.RetractedAt, RetractionReason: rec.RetractionReason}
+	data := events.NewArticleData(&rec.Article, p.SiteRoot, rec.RetractedAt, rec.RetractionReason)
 	return events.New(kind, p.Now(), data)
 }
 

@@ -618,3 +618,79 @@ func testChangedAt(t *testing.T, rdb redis.UniversalClient) {
 		t.Errorf("another store reads %v (%v), not %v", at, err, last)
 	}
 }
+
+// TestSampleEventsCarryTheRealEventsMembers: the synthetic event of each
+// kind that POST /webhooks?test=true queues (events.Sample) has the data
+// members, null or not, that a real event of that kind the publisher
+// emits has: a retraction's retracted_at and retraction_reason, a
+// correction's corrections and updated_at (docs/decisions.md, delivery).
+// They used to share one plain article.
+func TestSampleEventsCarryTheRealEventsMembers(t *testing.T) {
+	rdb := redistest.Start(t).Client()
+	p := newPublisher(rdb)
+	ctx := context.Background()
+	c := contenttest.Corpus(3)
+	testCases := []struct {
+		desc, kind string
+		emit       func(t *testing.T)
+	}{
+		{desc: "a first sync publishes", kind: events.ArticlePublished, emit: func(t *testing.T) { syncCorpus(t, p, c) }},
+		{desc: "a new correction", kind: events.ArticleCorrected, emit: func(t *testing.T) {
+			// As the content loader does, updated_at follows the correction.
+			at := contenttest.Base.Add(time.Hour)
+			c.Articles[1].Corrections = append(c.Articles[1].Corrections, content.Correction{Date: at, Text: "An earlier version misstated the date."})
+			c.Articles[1].UpdatedAt = &at
+			syncCorpus(t, p, c)
+		}},
+		{desc: "a retraction", kind: events.ArticleRetracted, emit: func(t *testing.T) {
+			if _, err := p.Retract(ctx, c.Articles[2].Slug, "Sources did not support the headline."); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{desc: "a newsletter", kind: events.NewsletterSent, emit: func(t *testing.T) {
+			if _, err := p.SendNewsletter(ctx, content.ISOWeek(contenttest.Base), nil); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{desc: "a changed spec", kind: events.SpecUpdated, emit: func(t *testing.T) { c.Specs[0].Version = "9.9.9"; syncCorpus(t, p, c) }},
+	}
+	if len(testCases) != len(events.Catalog) {
+		t.Fatalf("%d cases for %d event kinds: add the new kind", len(testCases), len(events.Catalog))
+	}
+	members := func(t *testing.T, data []byte) []string {
+		t.Helper()
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(data, &m); err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for k, v := range m {
+			if string(v) != "null" {
+				out = append(out, k)
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	for _, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			tc.emit(t)
+			var real *events.Event
+			for _, e := range streamTypes(t, rdb) {
+				if e.Type == tc.kind {
+					real = &e
+				}
+			}
+			if real == nil {
+				t.Fatalf("no %s event was emitted", tc.kind)
+			}
+			sample, err := events.Sample(tc.kind, siteRoot, time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := members(t, sample.Data), members(t, real.Data); !slices.Equal(got, want) {
+				t.Errorf("the test %s event's data has the members %v; a real one has %v", tc.kind, got, want)
+			}
+		})
+	}
+}

@@ -214,7 +214,9 @@ func (s *Service) Register(r *http.Request) (*respond.Response, error) {
 	now := s.now()
 	c.ClientID = events.NewID("cli_", now)
 	c.IssuedAt = now.Unix()
-	rat := token.Random(registrationTokenPrefix)
+	// The token names its client, so revoke can tell a real one (refused,
+	// RFC 7009 §2.2.1) from an unknown one (200, §2.2) with one read.
+	rat := token.Random(registrationTokenPrefix + c.ClientID + registrationTokenSep)
 	c.RegistrationTokenHash = token.Hash(rat)
 	b, err := json.Marshal(c)
 	if err != nil {
@@ -444,14 +446,40 @@ func errNeedsAssertion() *apierror.Error {
 }
 
 // registrationTokenPrefix starts every registration access token, which
-// reads or deletes a client (RFC 7592) and is not an access token.
-const registrationTokenPrefix = "iwr_"
+// reads or deletes a client (RFC 7592) and is not an access token. The
+// token is the prefix, its client's id, registrationTokenSep and 256 random
+// bits (base64url, which has no '.').
+const (
+	registrationTokenPrefix = "iwr_"
+	registrationTokenSep    = "."
+)
+
+// isRegistrationToken reports whether raw is the registration access token
+// of a client that exists. Tokens issued before they named their client
+// cannot be told from made-up ones and count as unknown.
+func (s *Service) isRegistrationToken(ctx context.Context, raw string) (bool, error) {
+	rest, ok := strings.CutPrefix(raw, registrationTokenPrefix)
+	if !ok {
+		return false, nil
+	}
+	id, _, ok := strings.Cut(rest, registrationTokenSep)
+	if !ok {
+		return false, nil
+	}
+	c, err := s.loadClient(ctx, id)
+	if err != nil || c == nil {
+		return false, err
+	}
+	return subtle.ConstantTimeCompare([]byte(token.Hash(raw)), []byte(c.RegistrationTokenHash)) == 1, nil
+}
 
 // Revoke answers POST /agent-auth/revoke: 200 with an empty body for every
 // well-formed request, whether or not the token existed (RFC 7009 §2.2). A
-// registration access token is not revoked here: 400
-// unsupported_token_type (RFC 7009 §2.2.1) says so, where a 200 would let
-// its holder believe it dead while it still deletes the client.
+// registration access token of a client that exists is not revoked here:
+// 400 unsupported_token_type (RFC 7009 §2.2.1) says so, where a 200 would
+// let its holder believe it dead while it still deletes the client. Any
+// other string, iwr_ prefix or not, is a token that does not exist: 200
+// (docs/decisions.md, agent auth).
 func (s *Service) Revoke(r *http.Request) (*respond.Response, error) {
 	f, err := formOrJSON(r, []string{"token", "token_type_hint"})
 	if err != nil {
@@ -466,7 +494,11 @@ func (s *Service) Revoke(r *http.Request) (*respond.Response, error) {
 	default:
 		return nil, oauthError("invalid_request", `token_type_hint must be "access_token" or "refresh_token".`)
 	}
-	if strings.HasPrefix(raw, registrationTokenPrefix) {
+	registration, err := s.isRegistrationToken(r.Context(), raw)
+	if err != nil {
+		return nil, err
+	}
+	if registration {
 		return nil, oauthError("unsupported_token_type", "a registration access token is not revoked here; it ends with its client: DELETE the registration_client_uri (RFC 7592 §2.3).")
 	}
 	if len(raw) <= token.MaxLength {

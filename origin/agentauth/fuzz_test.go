@@ -31,6 +31,7 @@ func FuzzRegister(f *testing.F) {
 		`{"client_name":["a"]}`,
 		`{"client_name":"` + strings.Repeat("a", 300) + `","contact":"not an address"}`,
 		`{"client_name":"a","redirect_uris":["javascript:alert(1)"],"scope":"admin"}`,
+		`{"client_name":"a","client_name":"b"}`,
 		`{`,
 		``,
 	} {
@@ -91,6 +92,7 @@ func FuzzClaim(f *testing.F) {
 	f.Add("application/json", `{"client_id":"`+reg.ClientID+`","identity_assertion":"`+assertion("oauth-id-jag+jwt", map[string]any{"iss": fuzzIssuer, "aud": []string{siteRoot, "x"}})+`"}`)
 	f.Add("application/json", `{"client_id":"`+reg.ClientID+`","identity_assertion":"eyJhbGciOiJub25lIn0.e30."}`)
 	f.Add("application/json", `{"client_id":"cli_nobody"}`)
+	f.Add("application/json", `{"client_id":"`+reg.ClientID+`","client_id":"cli_nobody"}`)
 	f.Add("application/json", `{"client_id":7,"grant_type":null}`)
 	f.Add("application/x-www-form-urlencoded", "client_id=a&client_id=b&grant_type=%zz")
 	f.Add("multipart/form-data; boundary=x", "--x\r\n")

@@ -25,6 +25,7 @@ func FuzzAskRequest(f *testing.F) {
 		{"application/json", `{"query":42}`},
 		{"application/json", `{"query":"Peppol","prefer":{"max_results":51}}`},
 		{"application/json", `{"query":"Peppol","prefer":{"max_results":-1,"streaming":"yes"}}`},
+		{"application/json", `{"query":{"text":"a","text":"b"},"query":"c"}`},
 		{"text/event-stream", `{"query":`},
 		{"*/*", `{"query":"ÆØÅ ß İı ﬁ \u0000 \ud800"}`},
 		{"application/json", `{"query":{"text":null},"prev":["a","b"],"site":"x"}`},

@@ -201,7 +201,11 @@ func (s *Store) run(r *http.Request, rq *pending, ttl time.Duration, h respond.H
 			return nil, fmt.Errorf("idempotency: decoding a record: %w", err)
 		}
 		if rec.Fingerprint != fp {
-			return nil, apierror.New(http.StatusUnprocessableEntity, "This Idempotency-Key was used with a different request body.", "Use a new key for a new request.")
+			// The fingerprint is one HMAC over the media type, the query and
+			// the body, so the message names all three: which one differed
+			// cannot be told, and blaming the body misled a client that only
+			// added ?test=true (docs/decisions.md, "Idempotency-Key").
+			return nil, apierror.New(http.StatusUnprocessableEntity, "This Idempotency-Key was used with a different request: its body, query string or Content-Type differs.", "Use a new key for a new request.")
 		}
 		if rec.State != "done" {
 			e := apierror.New(http.StatusConflict, "A request with this Idempotency-Key is still being processed.", "Retry in a moment.")

@@ -72,18 +72,32 @@ func TestWrap(t *testing.T) {
 			t.Errorf("a structured-field string key did not replay: %v %v", resp, err)
 		}
 	})
-	t.Run("other body", func(t *testing.T) {
-		if got := statusOf(h(request("k1", `{"a":2}`))); got != 422 {
-			t.Errorf("status %d, want 422", got)
-		}
-	})
-	t.Run("other query", func(t *testing.T) {
-		r := request("k1", `{"a":1}`)
-		r.URL.RawQuery = "test=true"
-		if got := statusOf(h(r)); got != 422 {
-			t.Errorf("status %d, want 422", got)
-		}
-	})
+	// The fingerprint covers the body, the query and the media type, and
+	// the 422 says so whichever differed: it used to blame the body when
+	// only ?test=true was added.
+	for _, tc := range []struct {
+		desc string
+		edit func(r *http.Request)
+	}{
+		{desc: "other body", edit: func(r *http.Request) { *r = *request("k1", `{"a":2}`) }},
+		{desc: "other query", edit: func(r *http.Request) { r.URL.RawQuery = "test=true" }},
+		{desc: "other media type", edit: func(r *http.Request) { r.Header.Set("Content-Type", "application/merge-patch+json") }},
+	} {
+		t.Run(tc.desc, func(t *testing.T) {
+			r := request("k1", `{"a":1}`)
+			tc.edit(r)
+			_, err := h(r)
+			e := apierror.As(err)
+			if err == nil || e.Status != 422 {
+				t.Fatalf("answer %v, want 422", err)
+			}
+			for _, part := range []string{"body", "query", "Content-Type"} {
+				if !strings.Contains(e.Message, part) {
+					t.Errorf("message %q does not name the %s among what may differ", e.Message, part)
+				}
+			}
+		})
+	}
 	t.Run("key length", func(t *testing.T) {
 		if got := statusOf(h(request(strings.Repeat("k", 256), `{}`))); got != 400 {
 			t.Errorf("256-character key: status %d, want 400", got)

@@ -52,7 +52,7 @@ func MediaType(r *http.Request) string {
 // DecodeJSON reads a JSON object body into v: 415 unsupported_media_type when
 // the Content-Type is not application/json (or +json), 413 over max bytes,
 // 400 bad_request for malformed JSON, a value of the wrong type or trailing
-// data. Unknown fields are ignored, as unknown query parameters are (docs/decisions.md, invalid query parameters). The raw body is returned for fingerprints and
+// data, or a member name an object gives twice. Unknown fields are ignored, as unknown query parameters are (docs/decisions.md, invalid query parameters). The raw body is returned for fingerprints and
 // signatures.
 func DecodeJSON(r *http.Request, max int64, v any) ([]byte, error) {
 	if mt := MediaType(r); mt != "application/json" && !(len(mt) > 5 && mt[len(mt)-5:] == "+json") {
@@ -101,6 +101,9 @@ func StrictUnmarshal(body []byte, v any) error {
 	if rest := bytes.TrimLeft(body[dec.InputOffset():], " \t\r\n"); len(rest) > 0 {
 		return apierror.BadRequest("The request body has data after the JSON value.", "Send exactly one JSON object.")
 	}
+	if name, ok := duplicateMember(body); ok {
+		return apierror.BadRequest("The request body gives member "+strconv.Quote(name)+" more than once.", "Give each member once: names within an object should be unique (RFC 8259 §4).")
+	}
 	// encoding/json matches member names to fields without regard to case,
 	// so {"querY": …} would fill Query although the schema has no such
 	// member: a client's typo must not pass for the field it resembles.
@@ -111,6 +114,63 @@ func StrictUnmarshal(body []byte, v any) error {
 		}
 	}
 	return nil
+}
+
+// duplicateMember returns the path (a.b[2].c) of the first member whose
+// name its object already gave, at any depth, and whether there is one.
+// encoding/json keeps the last of them silently, so {"url":"a","url":"b"}
+// would subscribe b; the query and form parameters refuse a repeat
+// (docs/decisions.md, "Invalid query parameters"; RFC 6749 §3.2), and RFC
+// 8259 §4 leaves such an object's meaning to each parser. Names are
+// compared unescaped, so "\u0075rl" repeats "url". body is one valid JSON
+// value.
+func duplicateMember(body []byte) (string, bool) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	// Numbers stay text: Token would parse them as float64 and fail on one
+	// out of its range, which the value's own field may well accept.
+	dec.UseNumber()
+	path, found, _ := duplicateIn(dec, "")
+	return path, found
+}
+
+// duplicateIn reads the value that starts at dec's next token.
+func duplicateIn(dec *json.Decoder, path string) (string, bool, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return "", false, err
+	}
+	switch tok {
+	case json.Delim('{'):
+		seen := map[string]bool{}
+		for dec.More() {
+			tok, err := dec.Token()
+			if err != nil {
+				return "", false, err
+			}
+			name, _ := tok.(string)
+			at := name
+			if path != "" {
+				at = path + "." + name
+			}
+			if seen[name] {
+				return at, true, nil
+			}
+			seen[name] = true
+			if d, found, err := duplicateIn(dec, at); found || err != nil {
+				return d, found, err
+			}
+		}
+	case json.Delim('['):
+		for i := 0; dec.More(); i++ {
+			if d, found, err := duplicateIn(dec, path+"["+strconv.Itoa(i)+"]"); found || err != nil {
+				return d, found, err
+			}
+		}
+	default:
+		return "", false, nil
+	}
+	_, err = dec.Token() // the closing delimiter
+	return "", false, err
 }
 
 // CheckUTF8 answers 400 bad_request when body is not valid UTF-8. JSON

@@ -113,3 +113,52 @@ func TestDecodeJSONRefusesInvalidUTF8(t *testing.T) {
 		})
 	}
 }
+
+// TestStrictUnmarshalRefusesDuplicateMembers: a member name an object gives
+// twice, at any depth, is a 400 naming it, where encoding/json kept the
+// last value; the same name in different objects is no repeat.
+func TestStrictUnmarshalRefusesDuplicateMembers(t *testing.T) {
+	type request struct {
+		URL    string `json:"url"`
+		Prefer *struct {
+			MaxResults int `json:"max_results"`
+		} `json:"prefer"`
+		Items []struct {
+			Name string `json:"name"`
+		} `json:"items"`
+	}
+	tests := []struct {
+		desc, body string
+		bad        bool
+		// member is the path the 400 quotes.
+		member string
+	}{
+		{desc: "a top-level member twice", body: `{"url":"a","url":"b"}`, bad: true, member: "url"},
+		{desc: "twice with the same value", body: `{"url":"a","url":"a"}`, bad: true, member: "url"},
+		{desc: "an unknown member twice", body: `{"url":"a","site":1,"site":2}`, bad: true, member: "site"},
+		{desc: "the second spelt with an escape", body: `{"url":"a","\u0075rl":"b"}`, bad: true, member: "url"},
+		{desc: "an empty name twice", body: `{"":1,"":2}`, bad: true, member: ""},
+		{desc: "twice in a nested object", body: `{"prefer":{"max_results":1,"max_results":2}}`, bad: true, member: "prefer.max_results"},
+		{desc: "twice in an array element", body: `{"items":[{"name":"x"},{"name":"y","name":"z"}]}`, bad: true, member: "items[1].name"},
+		{desc: "an object member given twice", body: `{"prefer":{},"prefer":{"max_results":2}}`, bad: true, member: "prefer"},
+		{desc: "the same name in sibling objects", body: `{"items":[{"name":"x"},{"name":"y"}],"prefer":{"max_results":1}}`},
+		{desc: "the same name at two depths", body: `{"url":"a","prefer":{"url":"b"}}`},
+		{desc: "a number beyond float64 in an unknown member", body: `{"url":"a","n":1e400}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.desc, func(t *testing.T) {
+			var v request
+			err := StrictUnmarshal([]byte(tt.body), &v)
+			if !tt.bad {
+				if err != nil {
+					t.Errorf("want no error, got %v", err)
+				}
+				return
+			}
+			var ae *apierror.Error
+			if !errors.As(err, &ae) || ae.Status != http.StatusBadRequest || ae.Code != "bad_request" || !strings.Contains(ae.Message, `member "`+tt.member+`" more than once`) {
+				t.Errorf("want a 400 naming %q, got %v", tt.member, err)
+			}
+		})
+	}
+}

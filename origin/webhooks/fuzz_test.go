@@ -56,6 +56,7 @@ func FuzzCreateSubscription(f *testing.F) {
 		{"application/json", `{"url":"ftp://x","events":["nope"],"secret":"short"}`},
 		{"application/json", `{"url":123,"events":"article.published"}`},
 		{"application/json", `{"url":"https://hooks.example/in","events":["article.published"]} trailing`},
+		{"application/json", `{"url":"https://hooks.example/a","url":"https://hooks.example/b","events":["spec.updated"]}`},
 		{"application/json", `[]`},
 		{"application/json", `null`},
 		{"application/merge-patch+json", `{}`},
