@@ -146,6 +146,17 @@ func (s *Server) errorEntry(rte string, e *apierror.Error) *entry {
 	return s.newEntry(rte, resp)
 }
 
+// errorAnswer is errorEntry for an error answered to a request: only a
+// public read's error (a GET or HEAD without a token) may be shared, any
+// other is no-store (docs/decisions.md, cache headers).
+func (s *Server) errorAnswer(rte string, e *apierror.Error, publicRead bool) *entry {
+	en := s.errorEntry(rte, e)
+	if !publicRead {
+		en.header["Cache-Control"] = noStoreValue
+	}
+	return en
+}
+
 // cacheable reports whether an entry may be kept: successes and the client
 // errors that depend only on the request and the content.
 func cacheable(status int) bool {
@@ -231,22 +242,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if perr != nil || canon != raw {
 			missing = misspelt(s.cfg.SiteRoot, canon, perr)
 		}
-		e := s.errorEntry(pattern, s.refuseMethod(r, rte, canon, missing))
-		if !get || authorized {
-			// As a handler's error below: only a public read's answer is shared.
-			e.header["Cache-Control"] = noStoreValue
-		}
-		s.write(w, r, e, start)
+		s.write(w, r, s.errorAnswer(pattern, s.refuseMethod(r, rte, canon, missing), get && !authorized), start)
 		return
 	}
 	gen := s.cache.Generation()
 	resp, err := h(r)
 	var e *entry
 	if err != nil {
-		e = s.errorEntry(pattern, s.asError(r, pattern, err))
-		if !get || authorized {
-			e.header["Cache-Control"] = noStoreValue
-		}
+		e = s.errorAnswer(pattern, s.asError(r, pattern, err), get && !authorized)
 	} else {
 		if resp.CacheControl == "" && !get {
 			resp.CacheControl = respond.NoStore

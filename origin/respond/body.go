@@ -101,76 +101,80 @@ func StrictUnmarshal(body []byte, v any) error {
 	if rest := bytes.TrimLeft(body[dec.InputOffset():], " \t\r\n"); len(rest) > 0 {
 		return apierror.BadRequest("The request body has data after the JSON value.", "Send exactly one JSON object.")
 	}
-	if name, ok := duplicateMember(body); ok {
+	// One walk of the body finds a member given twice and builds the
+	// generic tree caseOnlyMatch reads.
+	tree, name, twice := jsonTree(body)
+	if twice {
 		return apierror.BadRequest("The request body gives member "+strconv.Quote(name)+" more than once.", "Give each member once: names within an object should be unique (RFC 8259 §4).")
 	}
 	// encoding/json matches member names to fields without regard to case,
 	// so {"querY": …} would fill Query although the schema has no such
 	// member: a client's typo must not pass for the field it resembles.
-	var tree any
-	if err := json.Unmarshal(body, &tree); err == nil {
-		if name, field := caseOnlyMatch(tree, reflect.TypeOf(v)); name != "" {
-			return apierror.BadRequest("The request body has no member "+strconv.Quote(name)+"; member names are case-sensitive.", "Did you mean "+strconv.Quote(field)+"? Check the request schema in /openapi.json.")
-		}
+	if name, field := caseOnlyMatch(tree, reflect.TypeOf(v)); name != "" {
+		return apierror.BadRequest("The request body has no member "+strconv.Quote(name)+"; member names are case-sensitive.", "Did you mean "+strconv.Quote(field)+"? Check the request schema in /openapi.json.")
 	}
 	return nil
 }
 
-// duplicateMember returns the path (a.b[2].c) of the first member whose
-// name its object already gave, at any depth, and whether there is one.
-// encoding/json keeps the last of them silently, so {"url":"a","url":"b"}
-// would subscribe b; the query and form parameters refuse a repeat
-// (docs/decisions.md, "Invalid query parameters"; RFC 6749 §3.2), and RFC
-// 8259 §4 leaves such an object's meaning to each parser. Names are
-// compared unescaped, so "\u0075rl" repeats "url". body is one valid JSON
-// value.
-func duplicateMember(body []byte) (string, bool) {
+// jsonTree decodes body, one valid JSON value, into the generic tree
+// (map[string]any, []any, values) that caseOnlyMatch reads, and reports the
+// path (a.b[2].c) of the first member whose name its object already gave,
+// at any depth. encoding/json keeps the last of them silently, so
+// {"url":"a","url":"b"} would subscribe b; the query and form parameters
+// refuse a repeat (docs/decisions.md, "Invalid query parameters"; RFC 6749
+// §3.2), and RFC 8259 §4 leaves such an object's meaning to each parser.
+// Names are compared unescaped, so "\u0075rl" repeats "url".
+func jsonTree(body []byte) (tree any, duplicate string, found bool) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	// Numbers stay text: Token would parse them as float64 and fail on one
 	// out of its range, which the value's own field may well accept.
 	dec.UseNumber()
-	path, found, _ := duplicateIn(dec, "")
-	return path, found
+	tree, duplicate, found, _ = readValue(dec, "")
+	return tree, duplicate, found
 }
 
-// duplicateIn reads the value that starts at dec's next token.
-func duplicateIn(dec *json.Decoder, path string) (string, bool, error) {
+// readValue reads the value that starts at dec's next token, at path.
+func readValue(dec *json.Decoder, path string) (v any, duplicate string, found bool, err error) {
 	tok, err := dec.Token()
 	if err != nil {
-		return "", false, err
+		return nil, "", false, err
 	}
 	switch tok {
 	case json.Delim('{'):
-		seen := map[string]bool{}
+		obj := map[string]any{}
 		for dec.More() {
 			tok, err := dec.Token()
 			if err != nil {
-				return "", false, err
+				return nil, "", false, err
 			}
 			name, _ := tok.(string)
 			at := name
 			if path != "" {
 				at = path + "." + name
 			}
-			if seen[name] {
-				return at, true, nil
+			if _, seen := obj[name]; seen {
+				return nil, at, true, nil
 			}
-			seen[name] = true
-			if d, found, err := duplicateIn(dec, at); found || err != nil {
-				return d, found, err
+			if obj[name], duplicate, found, err = readValue(dec, at); found || err != nil {
+				return nil, duplicate, found, err
 			}
 		}
+		v = obj
 	case json.Delim('['):
+		arr := []any{}
 		for i := 0; dec.More(); i++ {
-			if d, found, err := duplicateIn(dec, path+"["+strconv.Itoa(i)+"]"); found || err != nil {
-				return d, found, err
+			e, duplicate, found, err := readValue(dec, path+"["+strconv.Itoa(i)+"]")
+			if found || err != nil {
+				return nil, duplicate, found, err
 			}
+			arr = append(arr, e)
 		}
+		v = arr
 	default:
-		return "", false, nil
+		return tok, "", false, nil
 	}
 	_, err = dec.Token() // the closing delimiter
-	return "", false, err
+	return v, "", false, err
 }
 
 // CheckUTF8 answers 400 bad_request when body is not valid UTF-8. JSON
