@@ -199,7 +199,13 @@ func queryText(raw json.RawMessage) (string, error) {
 		var obj struct {
 			Text json.RawMessage `json:"text"`
 		}
-		if err := json.Unmarshal(raw, &obj); err != nil || len(obj.Text) == 0 || obj.Text[0] != '"' || json.Unmarshal(obj.Text, &s) != nil {
+		// Strictly, as the body around it: {"teXt": …} is no member of the
+		// query object (openapi.json), though encoding/json would take it
+		// for text (found by FuzzAskRequest).
+		if err := respond.StrictUnmarshal(raw, &obj); err != nil {
+			return "", err
+		}
+		if len(obj.Text) == 0 || obj.Text[0] != '"' || json.Unmarshal(obj.Text, &s) != nil {
 			return "", apierror.BadRequest("query.text must be a string.", `Send {"query": "your question"} or {"query": {"text": "your question"}}.`)
 		}
 	default:

@@ -310,6 +310,7 @@ func TestBadInput(t *testing.T) {
 		{desc: "not JSON at all", body: `query=a`, status: 400},
 		{desc: "trailing data", body: `{"query":"a"} {}`, status: 400},
 		{desc: "query given twice", body: `{"query":"a","query":"b"}`, status: 400},
+		{desc: "query object with text in other case", body: `{"query":{"teXt":"a"}}`, status: 400},
 		{desc: "prefer.max_results given twice", body: `{"query":"a","prefer":{"max_results":2,"max_results":3}}`, status: 400},
 		{desc: "empty body", body: ``, status: 400},
 		{desc: "array body", body: `[]`, status: 400},
