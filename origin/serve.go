@@ -3,10 +3,8 @@ package origin
 import (
 	"errors"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -14,6 +12,7 @@ import (
 	"github.com/invoicewire/invoicewire/internal/apierror"
 	"github.com/invoicewire/invoicewire/internal/httpheader"
 	"github.com/invoicewire/invoicewire/internal/invalidation"
+	"github.com/invoicewire/invoicewire/internal/store"
 	"github.com/invoicewire/invoicewire/internal/token"
 	"github.com/invoicewire/invoicewire/origin/respond"
 )
@@ -269,7 +268,7 @@ func (s *Server) asError(r *http.Request, pattern string, err error) *apierror.E
 	ae := apierror.As(err)
 	if ae.Status >= 500 {
 		s.log.ErrorContext(r.Context(), "origin: request failed", "route", pattern, "method", r.Method, "err", err, "request_id", r.Header.Get("X-Request-Id"))
-		if isUnavailable(err) {
+		if store.Unavailable(err) {
 			ae = apierror.New(http.StatusServiceUnavailable, "The content store is unreachable.", "Try again in a few seconds.")
 			ae.Header = http.Header{"Retry-After": {"5"}}
 		}
@@ -292,15 +291,6 @@ func (s *Server) writeSeen(w http.ResponseWriter, r *http.Request, e *entry, sta
 		w.Header()[invalidation.VersionHeader] = []string{strconv.FormatInt(seen, 10)}
 	}
 	s.write(w, r, e, start)
-}
-
-// isUnavailable tells a Redis outage from other server faults, so clients
-// get 503 with Retry-After instead of 500: a network error (*net.OpError,
-// which a refused connection is too) or a timeout, found with the library's
-// checks rather than by matching error text.
-func isUnavailable(err error) bool {
-	var timeout interface{ Timeout() bool }
-	return errors.As(err, &timeout) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, os.ErrDeadlineExceeded)
 }
 
 // modifiedAt is e's Last-Modified in an answer made at now: none (zero)

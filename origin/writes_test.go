@@ -653,3 +653,39 @@ func TestMalformedBearerIs401(t *testing.T) {
 		t.Errorf("client read after the refusals: %d %s", resp.StatusCode, body)
 	}
 }
+
+// A Redis that is there but cannot take the write (full, with
+// maxmemory-policy noeviction) is a 503 with Retry-After, like an
+// unreachable one, not a 500 blaming the service (docs/decisions.md,
+// "Redis unreachable"); and a read the origin can answer still is.
+func TestFullRedisIsA503NotA500(t *testing.T) {
+	inst := origintest.Start(t, allowLoopback)
+	ctx := context.Background()
+	rdb := inst.Redis.Client()
+	before := snapshot(t, rdb)
+	setMaxmemory := func(v string) {
+		t.Helper()
+		err := redistest.ForEachNode(ctx, rdb, func(ctx context.Context, n *redis.Client) error {
+			if err := n.ConfigSet(ctx, "maxmemory-policy", "noeviction").Err(); err != nil {
+				return err
+			}
+			return n.ConfigSet(ctx, "maxmemory", v).Err()
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	setMaxmemory("1")
+	defer setMaxmemory("0")
+
+	resp, body := call(t, inst, "POST", "/api/v1/agent-auth/register", "application/json", `{"client_name":"test agent"}`, nil)
+	wantError(t, resp, body, 503, "unavailable", "")
+	if resp.Header.Get("Retry-After") == "" || resp.Header.Get("Cache-Control") != "no-store" {
+		t.Errorf("Retry-After %q, Cache-Control %q; want a Retry-After and no-store", resp.Header.Get("Retry-After"), resp.Header.Get("Cache-Control"))
+	}
+	if resp, body := call(t, inst, "GET", "/api/v1/countries", "", "", nil); resp.StatusCode != 200 {
+		t.Errorf("a read while Redis is full: %d %s", resp.StatusCode, body)
+	}
+	setMaxmemory("0")
+	sameSnapshot(t, before, snapshot(t, rdb))
+}

@@ -14,14 +14,11 @@ import (
 // Version method).
 type VersionFunc func(ctx context.Context) (int64, error)
 
-// versionTimeout bounds the version read of a resync, retries included.
-const versionTimeout = 5 * time.Second
-
 // versionRetry is the first pause between failed version reads of a
 // resync; it doubles up to maxVersionRetry.
 const (
 	versionRetry    = 10 * time.Millisecond
-	maxVersionRetry = 500 * time.Millisecond
+	maxVersionRetry = time.Second
 )
 
 // Follower is the Handler of Channel: it purges a Purger for every Message
@@ -29,10 +26,16 @@ const (
 //
 //   - On every (re)subscription it reads the content version; when it
 //     differs from the last one seen, changes were announced while nobody
-//     listened, and the Purger is cleared. The read is retried for a few
-//     seconds (on Redis Cluster the subscription is often back before the
-//     cluster answers reads); when it still fails, the Purger is cleared
-//     too and the version counts as unknown.
+//     listened, and the Purger is cleared. A read that fails is retried
+//     until it succeeds, the Purger kept meanwhile: a Redis that takes
+//     SUBSCRIBE but cannot answer a read (reading its append-only file back
+//     after a restart, answering LOADING; a cluster whose subscription is
+//     back before its slots are) cannot take a content change either, since
+//     the version is written with every change, so what the Purger holds
+//     is still the content until the read succeeds and says otherwise.
+//     Clearing on the failure instead emptied every edge and origin at once
+//     while Redis could not answer their misses (docs/decisions.md,
+//     "Caches and invalidation").
 //   - A message whose version is more than one past the last one seen means
 //     a message in between went missing (a change published while the
 //     connection was being re-established): the Purger is cleared.
@@ -103,20 +106,11 @@ func (f *Follower) Purging() int64 { return f.purging.Load() }
 func (f *Follower) Seen() int64 { return f.seen.Load() }
 
 // Resync compares the content version with the last one seen and clears
-// the Purger when it moved.
+// the Purger when it moved. It returns without a change when ctx ends
+// before the version could be read.
 func (f *Follower) Resync(ctx context.Context) {
 	v, err := f.readVersion(ctx)
 	if err != nil {
-		// What was missed cannot be told: drop everything to be safe.
-		// Nothing from before is left, so no version is known either: the
-		// next message starts the count again instead of looking like a
-		// gap. Late messages are not dropped as covered by this clear
-		// (none is known to be), so they purge again.
-		f.log.Warn("invalidation: reading the content version after subscribing failed; clearing", "err", err)
-		f.seen.Store(-1)
-		f.purging.Store(-1)
-		f.cleared.Store(-1)
-		f.purger.Clear()
 		return
 	}
 	// The version read is authoritative, even below the one seen (content
@@ -131,24 +125,30 @@ func (f *Follower) Resync(ctx context.Context) {
 	}
 }
 
-// readVersion reads the content version, retrying failed reads within
-// versionTimeout. A failed read makes Resync clear with no version known,
-// after which every late message of the changes before it purges again
-// (and one that touches what the ask index depends on rebuilds it).
+// readVersion reads the content version, retrying failed reads with a
+// growing pause until one succeeds or ctx ends (see Follower for why the
+// Purger is kept meanwhile). The first failure and the recovery are
+// logged, not every retry.
 func (f *Follower) readVersion(ctx context.Context) (int64, error) {
-	ctx, cancel := context.WithTimeout(ctx, versionTimeout)
-	defer cancel()
 	pause := versionRetry
+	var failedSince time.Time
 	for {
 		v, err := f.version(ctx)
 		if err == nil {
+			if !failedSince.IsZero() {
+				f.log.Info("invalidation: content version read again; resynchronising", "after", time.Since(failedSince).Round(time.Millisecond))
+			}
 			return v, nil
+		}
+		if failedSince.IsZero() {
+			failedSince = time.Now()
+			f.log.Warn("invalidation: cannot read the content version after subscribing; keeping the cache and retrying", "err", err)
 		}
 		t := time.NewTimer(pause)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return 0, err
+			return 0, ctx.Err()
 		case <-t.C:
 		}
 		pause = min(2*pause, maxVersionRetry)

@@ -239,9 +239,10 @@ func (s *Server) down(crash bool) {
 	}
 }
 
-// waitReady polls addr with PING until it answers, for at most 10 s.
+// waitReady polls addr with PING until it answers, for at most 30 s: a
+// server reading a large append-only file back answers LOADING meanwhile.
 func waitReady(addr string) error {
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	var err error
 	for time.Now().Before(deadline) {
 		err = ping(addr)
@@ -250,7 +251,7 @@ func waitReady(addr string) error {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	return errors.Join(fmt.Errorf("redistest: redis-server on %s did not answer PING within 10s", addr), err)
+	return errors.Join(fmt.Errorf("redistest: redis-server on %s did not answer PING within 30s", addr), err)
 }
 
 // ping sends one PING. It dials first with net.Dial, since go-redis
