@@ -10,6 +10,8 @@ import (
 	"sync"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/invoicewire/invoicewire/internal/invalidation"
 )
 
 // recorder receives the origin's response on a miss. It buffers responses
@@ -56,6 +58,7 @@ func (rc *recorder) WriteHeader(status int) {
 		// Interim responses go straight through (103 Early Hints).
 		if rc.client != nil && status != http.StatusSwitchingProtocols {
 			copyHeader(rc.client.Header(), rc.header)
+			stripEdgeFields(rc.client.Header())
 			rc.client.WriteHeader(status)
 		}
 		return
@@ -129,8 +132,7 @@ func (rc *recorder) sendHeader(status int, cacheStatus []string, n int, head []b
 	if rc.compressible != nil && rc.compressible(status, rc.header, n, head) {
 		hdr["Vary"] = withVaryMember(hdr["Vary"], "Accept-Encoding")
 	}
-	delete(hdr, "Surrogate-Key")
-	delete(hdr, "Surrogate-Control")
+	stripEdgeFields(hdr)
 	if cacheStatus != nil {
 		hdr["Cache-Status"] = cacheStatus
 	}
@@ -209,8 +211,22 @@ func copyHeader(dst, src http.Header) {
 	}
 }
 
-// stripWriter removes Surrogate-Key from responses that bypass the cache.
-// It records the final status for invalidation.
+// stripEdgeFields removes the origin's fields meant for this cache alone
+// from a response on its way to the client: Surrogate-Key and
+// Surrogate-Control (docs/decisions.md, cache headers), and the content
+// version of the answer (invalidation.VersionHeader), which only an edge
+// deciding whether to store compares (docs/decisions.md, "Purges across
+// edges and origins"). Every path that sends an origin's answer on calls
+// it, whether or not the cache looked at the answer.
+func stripEdgeFields(h http.Header) {
+	delete(h, "Surrogate-Key")
+	delete(h, "Surrogate-Control")
+	delete(h, invalidation.VersionHeader)
+}
+
+// stripWriter removes the fields meant for the edge (stripEdgeFields) from
+// responses that bypass the cache. It records the final status for
+// invalidation.
 type stripWriter struct {
 	*caddyhttp.ResponseWriterWrapper
 	once   sync.Once
@@ -221,8 +237,7 @@ func (sw *stripWriter) WriteHeader(status int) {
 	if status >= 200 {
 		sw.once.Do(func() {
 			sw.status = status
-			delete(sw.Header(), "Surrogate-Key")
-			delete(sw.Header(), "Surrogate-Control")
+			stripEdgeFields(sw.Header())
 		})
 	}
 	sw.ResponseWriterWrapper.WriteHeader(status)
@@ -231,8 +246,7 @@ func (sw *stripWriter) WriteHeader(status int) {
 func (sw *stripWriter) Write(b []byte) (int, error) {
 	sw.once.Do(func() {
 		sw.status = http.StatusOK
-		delete(sw.Header(), "Surrogate-Key")
-		delete(sw.Header(), "Surrogate-Control")
+		stripEdgeFields(sw.Header())
 	})
 	return sw.ResponseWriterWrapper.Write(b)
 }
