@@ -320,13 +320,15 @@ func onlyIfCachedMiss() error {
 	return caddyhttp.Error(http.StatusGatewayTimeout, e)
 }
 
-// bypass passes r through without using the cache. A successful unsafe
-// request invalidates what the cache holds for its target and for the
-// Location and Content-Location it names (RFC 9111 §4.4).
+// bypass passes r through without using the cache; its answer gets the
+// fields the cache's own answers get, and loses those meant for the edge
+// (stripWriter). A successful unsafe request invalidates what the cache
+// holds for its target and for the Location and Content-Location it names
+// (RFC 9111 §4.4).
 func (h *Handler) bypass(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, fwd forward) error {
 	requests.WithLabelValues("bypass").Inc()
 	w.Header()["Cache-Status"] = []string{h.cacheStatus(forwarded{fwd: fwd})}
-	sw := &stripWriter{ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: w}}
+	sw := &stripWriter{ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: w}, compressible: h.compressible}
 	err := next.ServeHTTP(sw, r)
 	if err == nil && !safeMethod(r.Method) && sw.status >= 200 && sw.status < 400 {
 		tags := []string{uriTag(r.Host, requestURI(r))}

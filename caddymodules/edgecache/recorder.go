@@ -91,13 +91,18 @@ func (rc *recorder) body() []byte {
 	return bytes.Clone(b)
 }
 
-// announcedLength is the body's length as the header announces it: its
-// Content-Length, none for a 204 or 304, else -1 (not known).
-func (rc *recorder) announcedLength() int {
-	if cl, err := strconv.Atoi(rc.header.Get("Content-Length")); err == nil && cl >= 0 {
+// announcedLength is the body's length as the header announces it
+// (announcedLength).
+func (rc *recorder) announcedLength() int { return announcedLength(rc.status, rc.header) }
+
+// announcedLength is the length of the body of a response with status and
+// header hdr as the header announces it: its Content-Length, none for a 204
+// or 304, else -1 (not known).
+func announcedLength(status int, hdr http.Header) int {
+	if cl, err := strconv.Atoi(hdr.Get("Content-Length")); err == nil && cl >= 0 {
 		return cl
 	}
-	if rc.status == http.StatusNoContent || rc.status == http.StatusNotModified {
+	if status == http.StatusNoContent || status == http.StatusNotModified {
 		return 0
 	}
 	return -1
@@ -225,30 +230,60 @@ func stripEdgeFields(h http.Header) {
 }
 
 // stripWriter removes the fields meant for the edge (stripEdgeFields) from
-// responses that bypass the cache. It records the final status for
-// invalidation.
+// responses that bypass the cache, and adds Vary: Accept-Encoding where
+// the encode handler behind it left an answer in identity that it
+// compresses for other clients (varyOnCoding). It records the final
+// status for invalidation.
 type stripWriter struct {
 	*caddyhttp.ResponseWriterWrapper
-	once   sync.Once
-	status int
+	// compressible is the encode handler's rule (Handler.compressible).
+	compressible func(status int, hdr http.Header, n int, head []byte) bool
+	once         sync.Once
+	status       int
 }
 
 func (sw *stripWriter) WriteHeader(status int) {
 	if status >= 200 {
-		sw.once.Do(func() {
-			sw.status = status
-			stripEdgeFields(sw.Header())
-		})
+		sw.once.Do(func() { sw.finalHeader(status, nil) })
 	}
 	sw.ResponseWriterWrapper.WriteHeader(status)
 }
 
 func (sw *stripWriter) Write(b []byte) (int, error) {
-	sw.once.Do(func() {
-		sw.status = http.StatusOK
-		stripEdgeFields(sw.Header())
-	})
+	sw.once.Do(func() { sw.finalHeader(http.StatusOK, b) })
 	return sw.ResponseWriterWrapper.Write(b)
+}
+
+// finalHeader prepares the final response's header, whose body starts
+// with head when known.
+func (sw *stripWriter) finalHeader(status int, head []byte) {
+	sw.status = status
+	hdr := sw.Header()
+	stripEdgeFields(hdr)
+	if sw.varyOnCoding(status, hdr, head) {
+		hdr["Vary"] = withVaryMember(hdr["Vary"], "Accept-Encoding")
+	}
+}
+
+// varyOnCoding reports whether a response passed by the cache, as the
+// encode handler behind it hands it on, lacks the Vary: Accept-Encoding
+// that its representation calls for (RFC 9110 §12.5.5), as a stored or
+// fetched one gets it (recorder.compressible). The encode handler adds the
+// member only when it compresses, and to every 304 of a client it serves
+// a coding; a client served identity (no coding accepted, or none the edge
+// offers) gets neither. So it is added here to an identity answer the
+// encode handler would compress for another client (a compressed one has
+// its Content-Encoding and is not compressible again), and to every 304,
+// which carries the Vary its 200 would (RFC 9110 §15.4.5) but has no body
+// to judge by, as the encode handler gives every 304 it.
+func (sw *stripWriter) varyOnCoding(status int, hdr http.Header, head []byte) bool {
+	if sw.compressible == nil {
+		return false
+	}
+	if status == http.StatusNotModified {
+		return true
+	}
+	return sw.compressible(status, hdr, announcedLength(status, hdr), head)
 }
 
 // Interface guards
