@@ -16,7 +16,8 @@
 //     must-revalidate or proxy-revalidate still forbids stale responses.
 //   - A request with Cache-Control: no-cache (or max-age beyond the
 //     entry's age, or min-fresh) goes to the origin, revalidating with the
-//     entry's ETag, and refreshes the entry.
+//     entry's ETag, and refreshes the entry. With only-if-cached, a request
+//     never goes to the origin: what would is answered 504 (decide).
 //   - Conditional requests are answered from the entry as the origin
 //     answers them (RFC 9110 §13.2.2): a false If-Match or
 //     If-Unmodified-Since with the JSON 412, never stored; a matching
@@ -293,10 +294,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 			h.writeEntry(w, r, e, now, nil)
 			return nil
 		default:
+			if d.use == onlyStored && ae == "" {
+				return onlyIfCachedMiss()
+			}
 			// Revalidated or standing in for a failing origin, e may
 			// be stored again: its body must outlive buf.
 			e.own()
 			if ae != "" {
+				// The identity entry may still answer (only-if-cached
+				// included); serveCoded decides.
 				return h.serveCoded(w, r, next, ae, e, d.fwd, reqCC)
 			}
 			// Revalidate in the foreground, keeping e for
@@ -313,10 +319,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	return h.fetch(w, r, next, string(key), string(key[:primaryLen]), nil, fwd, reqCC, "")
 }
 
-// onlyIfCachedMiss is the answer to only-if-cached when nothing is stored
-// (RFC 9111 §5.2.1.7).
+// onlyIfCachedMiss is the answer to only-if-cached when nothing stored may
+// answer the request: nothing is, or what is may not answer the request's
+// other directives without the origin (RFC 9111 §5.2.1.7, decide).
 func onlyIfCachedMiss() error {
-	e := apierror.New(http.StatusGatewayTimeout, "The response is not in the cache and the request asked for a cached one only.", "Retry without Cache-Control: only-if-cached.")
+	e := apierror.New(http.StatusGatewayTimeout, "No stored response may answer this request, and it asked for a stored one only.", "Retry without Cache-Control: only-if-cached, or without the directives (no-cache, max-age, min-fresh) the stored response does not meet.")
 	return caddyhttp.Error(http.StatusGatewayTimeout, e)
 }
 

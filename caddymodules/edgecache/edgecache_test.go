@@ -1,6 +1,7 @@
 package edgecache
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -670,6 +671,73 @@ func TestPreconditions(t *testing.T) {
 			}
 			if tc.h != nil && resp.StatusCode != 200 {
 				t.Errorf("a plain read after: %d; want 200", resp.StatusCode)
+			}
+		})
+	}
+}
+
+// TestOnlyIfCached: a request with only-if-cached never reaches the origin
+// (RFC 9111 §5.2.1.7). It is answered from the stored response when the
+// request's other directives let that response answer it (fresh enough,
+// or stale within max-stale), in any coding, and otherwise with the JSON
+// 504: nothing stored, no-cache, a max-age or min-fresh the response does
+// not meet, a stale response that may not be served so.
+func TestOnlyIfCached(t *testing.T) {
+	edge, o := startEdge(t, "")
+	big := `{"items":"` + strings.Repeat("peppol e-invoicing ", 900) + `"}`
+	testCases := []struct {
+		desc   string
+		cc     string // the origin's Cache-Control; default readCC
+		stored string // the coding a plain GET stores first ("" identity; "-" nothing)
+		header []string
+		status int
+	}{
+		{desc: "fresh", header: []string{"Cache-Control: only-if-cached"}, status: 200},
+		{desc: "fresh, max-age it meets", header: []string{"Cache-Control: only-if-cached, max-age=600"}, status: 200},
+		{desc: "fresh, gzip made from identity", header: []string{"Cache-Control: only-if-cached", "Accept-Encoding: gzip"}, status: 200},
+		{desc: "fresh, gzip stored", stored: "gzip", header: []string{"Cache-Control: only-if-cached", "Accept-Encoding: gzip"}, status: 200},
+		{desc: "nothing stored", stored: "-", header: []string{"Cache-Control: only-if-cached"}, status: 504},
+		{desc: "nothing stored, gzip", stored: "-", header: []string{"Cache-Control: only-if-cached", "Accept-Encoding: gzip"}, status: 504},
+		{desc: "no-cache", header: []string{"Cache-Control: only-if-cached, no-cache"}, status: 504},
+		{desc: "Pragma: no-cache", header: []string{"Cache-Control: only-if-cached", "Pragma: no-cache"}, status: 200},
+		{desc: "no-cache, gzip", header: []string{"Cache-Control: only-if-cached, no-cache", "Accept-Encoding: gzip"}, status: 504},
+		{desc: "no-cache, gzip stored", stored: "gzip", header: []string{"Cache-Control: only-if-cached, no-cache", "Accept-Encoding: gzip"}, status: 504},
+		{desc: "min-fresh not met", header: []string{"Cache-Control: only-if-cached, min-fresh=100000"}, status: 504},
+		{desc: "max-age=0", header: []string{"Cache-Control: max-age=0, only-if-cached"}, status: 504},
+		{desc: "stale, must-revalidate", cc: "public, max-age=0, must-revalidate", header: []string{"Cache-Control: only-if-cached"}, status: 504},
+		{desc: "stale, must-revalidate, max-stale", cc: "public, max-age=0, must-revalidate", header: []string{"Cache-Control: only-if-cached, max-stale"}, status: 504},
+		{desc: "stale", cc: "public, max-age=0", header: []string{"Cache-Control: only-if-cached"}, status: 504},
+		{desc: "stale within max-stale", cc: "public, max-age=0", header: []string{"Cache-Control: only-if-cached, max-stale=600"}, status: 200},
+		{desc: "stale within max-stale, gzip", cc: "public, max-age=0", header: []string{"Cache-Control: only-if-cached, max-stale=600", "Accept-Encoding: gzip"}, status: 200},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			p := unique("/api/v1/countries/fr")
+			o.handle(p, static(big, `"fr"`, cmp.Or(tc.cc, readCC), ""))
+			switch tc.stored {
+			case "-":
+			case "":
+				edge.Do(t, "GET", p, "")
+			default:
+				edge.Do(t, "GET", p, "", "Accept-Encoding: "+tc.stored)
+			}
+			before := o.count(p)
+			resp, body := edge.Do(t, "GET", p, "", tc.header...)
+			if n := o.count(p); n != before {
+				t.Errorf("the origin was asked (%d → %d requests)", before, n)
+			}
+			if resp.StatusCode != tc.status {
+				t.Fatalf("status %d; want %d (Cache-Status %q)", resp.StatusCode, tc.status, resp.Header.Get("Cache-Status"))
+			}
+			switch tc.status {
+			case 200:
+				if !strings.Contains(resp.Header.Get("Cache-Status"), "; hit") || decodeBody(t, resp.Header.Get("Content-Encoding"), []byte(body)) != big {
+					t.Errorf("Cache-Status %q, body (Content-Encoding %q) not the stored one; want a hit", resp.Header.Get("Cache-Status"), resp.Header.Get("Content-Encoding"))
+				}
+			case 504:
+				if resp.Header.Get("Content-Type") != "application/json" || !strings.Contains(body, `"error"`) {
+					t.Errorf("504 with Content-Type %q, body %.200q; want the JSON error", resp.Header.Get("Content-Type"), body)
+				}
 			}
 		})
 	}
