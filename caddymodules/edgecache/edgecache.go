@@ -43,6 +43,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -56,6 +57,7 @@ import (
 
 	"github.com/invoicewire/invoicewire/caddymodules/internal/memorybudget"
 	"github.com/invoicewire/invoicewire/caddymodules/internal/negotiate"
+	"github.com/invoicewire/invoicewire/caddymodules/jsonerrors"
 	"github.com/invoicewire/invoicewire/internal/apierror"
 	"github.com/invoicewire/invoicewire/internal/httpheader"
 	"github.com/invoicewire/invoicewire/internal/metrics"
@@ -384,10 +386,13 @@ func (h *Handler) writeEntry(w http.ResponseWriter, r *http.Request, e *entry, n
 
 // preconditionFailed answers 412 where the origin would (RFC 9110
 // §13.2.2, docs/edge-gateway.md, "Edge cache"): the JSON error the origin
-// sends, with the fields json_errors gives every error of the edge and
-// Cache-Status, and none of the stored response's fields. Like every edge
-// error it is no-store: it depends on the request's fields, and the cache
-// never keeps it either (it is written to the client, never recorded).
+// sends, with the fields json_errors gives every error of the edge — the
+// request id made as it makes it, which a hit would otherwise not name —
+// and Cache-Status, and none of the stored response's fields. Like every
+// edge error it is no-store: it depends on the request's fields, and the
+// cache never keeps it either (it is written to the client, never
+// recorded). A HEAD gets the fields a GET gets, Content-Length included
+// (RFC 9110 §9.3.2).
 func preconditionFailed(w http.ResponseWriter, r *http.Request, cacheStatus []string) {
 	hdr := w.Header()
 	hdr["Cache-Control"] = noStore
@@ -396,15 +401,26 @@ func preconditionFailed(w http.ResponseWriter, r *http.Request, cacheStatus []st
 	if cacheStatus != nil {
 		hdr["Cache-Status"] = cacheStatus
 	}
-	e := apierror.PreconditionFailed()
-	if r.Method == http.MethodHead {
-		hdr.Set("Content-Type", "application/json")
-		hdr.Set("X-Content-Type-Options", httpheader.NoSniff)
-		w.WriteHeader(e.Status)
-		return
+	if id := jsonerrors.RequestID(r, "X-Request-Id"); id != "" {
+		hdr["X-Request-Id"] = []string{id}
 	}
-	apierror.Write(w, e)
+	delete(hdr, "Etag")
+	delete(hdr, "Content-Encoding")
+	hdr["Content-Type"] = jsonType
+	hdr["X-Content-Type-Options"] = noSniff
+	hdr["Content-Length"] = preconditionFailedLength
+	w.WriteHeader(http.StatusPreconditionFailed)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(preconditionFailedBody)
+	}
 }
+
+var (
+	preconditionFailedBody   = apierror.PreconditionFailed().Body()
+	preconditionFailedLength = []string{strconv.Itoa(len(preconditionFailedBody))}
+	jsonType                 = []string{"application/json"}
+	noSniff                  = []string{httpheader.NoSniff}
+)
 
 var (
 	noStore       = []string{"no-store"}

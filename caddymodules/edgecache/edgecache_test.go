@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -591,10 +592,30 @@ func TestEntriesSurviveReload(t *testing.T) {
 	}
 }
 
+// checkRequestID checks that an error of the edge names the request's id:
+// the client's X-Request-Id, when one of the request fields header is,
+// else one the edge made.
+func checkRequestID(t *testing.T, round string, header []string, resp *http.Response) {
+	t.Helper()
+	want := ""
+	for _, h := range header {
+		if k, v, _ := strings.Cut(h, ":"); strings.EqualFold(k, "X-Request-Id") {
+			want = strings.TrimSpace(v)
+		}
+	}
+	switch got := resp.Header.Get("X-Request-Id"); {
+	case want != "" && got != want:
+		t.Errorf("%s: %d with X-Request-Id %q; want the client's %q", round, resp.StatusCode, got, want)
+	case got == "":
+		t.Errorf("%s: %d without X-Request-Id; want one the edge made", round, resp.StatusCode)
+	}
+}
+
 // TestPreconditions checks If-Match and If-Unmodified-Since at the edge
 // (RFC 9110 §13.1.1, §13.1.4, §13.2.2), evaluated as the origin does: on a
 // miss and a hit alike a false one is the JSON 412 with no-store, which is
-// never stored; If-Match compares strongly with the ETag of the coding
+// never stored, and carries the request id and, on a HEAD too, its
+// Content-Length, as every edge error; If-Match compares strongly with the ETag of the coding
 // that would be sent; answers that are not a 200 ignore them (RFC 9110
 // §13.2.1); and a response passed through without being stored is
 // evaluated too, since the edge does not forward the fields.
@@ -617,6 +638,7 @@ func TestPreconditions(t *testing.T) {
 		stored bool
 	}{
 		{desc: "If-Match, another tag", h: static(big, `"v1"`, readCC, ""), header: []string{`If-Match: "nomatch"`}, status: 412, stored: true},
+		{desc: "If-Match, another tag, the client's request id", h: static(big, `"v1"`, readCC, ""), header: []string{`If-Match: "nomatch"`, "X-Request-Id: report-42"}, status: 412, stored: true},
 		{desc: "If-Match, the tag", h: static(big, `"v1"`, readCC, ""), header: []string{`If-Match: "v1"`}, status: 200, stored: true},
 		{desc: "If-Match, star", h: static(big, `"v1"`, readCC, ""), header: []string{`If-Match: *`}, status: 200, stored: true},
 		{desc: "If-Match, the weak tag", h: static(big, `"v1"`, readCC, ""), header: []string{`If-Match: W/"v1"`}, status: 412, stored: true},
@@ -655,6 +677,13 @@ func TestPreconditions(t *testing.T) {
 					if resp.Header.Get("ETag") != "" || resp.Header.Get("Content-Encoding") != "" {
 						t.Errorf("%s: 412 with the representation's ETag %q or Content-Encoding %q", round, resp.Header.Get("ETag"), resp.Header.Get("Content-Encoding"))
 					}
+					checkRequestID(t, round, tc.header, resp)
+					// HEAD: the fields of the GET (RFC 9110 §9.3.2).
+					head, headBody := edge.Do(t, "HEAD", p, "", tc.header...)
+					if head.StatusCode != 412 || headBody != "" || head.Header.Get("Content-Length") != strconv.Itoa(len(body)) {
+						t.Errorf("%s: HEAD %d, Content-Length %q, body %q; want 412 with the GET's length %d and no body", round, head.StatusCode, head.Header.Get("Content-Length"), headBody, len(body))
+					}
+					checkRequestID(t, round+" HEAD", tc.header, head)
 				}
 				if tc.status == 200 && !strings.Contains(resp.Header.Get("Cache-Status"), "hit") && round == "hit" && tc.stored {
 					t.Errorf("the second read is not a hit: %q", resp.Header.Get("Cache-Status"))
