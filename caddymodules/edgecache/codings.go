@@ -125,7 +125,9 @@ func (h *Handler) serveCoded(w http.ResponseWriter, r *http.Request, next caddyh
 		}
 		stale = eid
 	}
-	if reqCC.onlyIfCached && stale == nil {
+	if reqCC.onlyIfCached {
+		// Neither entry may answer, and the request forbids the origin
+		// (RFC 9111 §5.2.1.7, decide).
 		return onlyIfCachedMiss()
 	}
 	// The encode handler sees only the coding: it must not strip its

@@ -16,7 +16,8 @@
 //     must-revalidate or proxy-revalidate still forbids stale responses.
 //   - A request with Cache-Control: no-cache (or max-age beyond the
 //     entry's age, or min-fresh) goes to the origin, revalidating with the
-//     entry's ETag, and refreshes the entry.
+//     entry's ETag, and refreshes the entry. With only-if-cached, a request
+//     never goes to the origin: what would is answered 504 (decide).
 //   - Conditional requests are answered from the entry as the origin
 //     answers them (RFC 9110 §13.2.2): a false If-Match or
 //     If-Unmodified-Since with the JSON 412, never stored; a matching
@@ -42,6 +43,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -55,6 +57,7 @@ import (
 
 	"github.com/invoicewire/invoicewire/caddymodules/internal/memorybudget"
 	"github.com/invoicewire/invoicewire/caddymodules/internal/negotiate"
+	"github.com/invoicewire/invoicewire/caddymodules/jsonerrors"
 	"github.com/invoicewire/invoicewire/internal/apierror"
 	"github.com/invoicewire/invoicewire/internal/httpheader"
 	"github.com/invoicewire/invoicewire/internal/metrics"
@@ -293,10 +296,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 			h.writeEntry(w, r, e, now, nil)
 			return nil
 		default:
+			if d.use == onlyStored && ae == "" {
+				return onlyIfCachedMiss()
+			}
 			// Revalidated or standing in for a failing origin, e may
 			// be stored again: its body must outlive buf.
 			e.own()
 			if ae != "" {
+				// The identity entry may still answer (only-if-cached
+				// included); serveCoded decides.
 				return h.serveCoded(w, r, next, ae, e, d.fwd, reqCC)
 			}
 			// Revalidate in the foreground, keeping e for
@@ -313,20 +321,23 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	return h.fetch(w, r, next, string(key), string(key[:primaryLen]), nil, fwd, reqCC, "")
 }
 
-// onlyIfCachedMiss is the answer to only-if-cached when nothing is stored
-// (RFC 9111 §5.2.1.7).
+// onlyIfCachedMiss is the answer to only-if-cached when nothing stored may
+// answer the request: nothing is, or what is may not answer the request's
+// other directives without the origin (RFC 9111 §5.2.1.7, decide).
 func onlyIfCachedMiss() error {
-	e := apierror.New(http.StatusGatewayTimeout, "The response is not in the cache and the request asked for a cached one only.", "Retry without Cache-Control: only-if-cached.")
+	e := apierror.New(http.StatusGatewayTimeout, "No stored response may answer this request, and it asked for a stored one only.", "Retry without Cache-Control: only-if-cached, or without the directives (no-cache, max-age, min-fresh) the stored response does not meet.")
 	return caddyhttp.Error(http.StatusGatewayTimeout, e)
 }
 
-// bypass passes r through without using the cache. A successful unsafe
-// request invalidates what the cache holds for its target and for the
-// Location and Content-Location it names (RFC 9111 §4.4).
+// bypass passes r through without using the cache; its answer gets the
+// fields the cache's own answers get, and loses those meant for the edge
+// (stripWriter). A successful unsafe request invalidates what the cache
+// holds for its target and for the Location and Content-Location it names
+// (RFC 9111 §4.4).
 func (h *Handler) bypass(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, fwd forward) error {
 	requests.WithLabelValues("bypass").Inc()
 	w.Header()["Cache-Status"] = []string{h.cacheStatus(forwarded{fwd: fwd})}
-	sw := &stripWriter{ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: w}}
+	sw := &stripWriter{ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: w}, compressible: h.compressible}
 	err := next.ServeHTTP(sw, r)
 	if err == nil && !safeMethod(r.Method) && sw.status >= 200 && sw.status < 400 {
 		tags := []string{uriTag(r.Host, requestURI(r))}
@@ -375,10 +386,13 @@ func (h *Handler) writeEntry(w http.ResponseWriter, r *http.Request, e *entry, n
 
 // preconditionFailed answers 412 where the origin would (RFC 9110
 // §13.2.2, docs/edge-gateway.md, "Edge cache"): the JSON error the origin
-// sends, with the fields json_errors gives every error of the edge and
-// Cache-Status, and none of the stored response's fields. Like every edge
-// error it is no-store: it depends on the request's fields, and the cache
-// never keeps it either (it is written to the client, never recorded).
+// sends, with the fields json_errors gives every error of the edge — the
+// request id made as it makes it, which a hit would otherwise not name —
+// and Cache-Status, and none of the stored response's fields. Like every
+// edge error it is no-store: it depends on the request's fields, and the
+// cache never keeps it either (it is written to the client, never
+// recorded). A HEAD gets the fields a GET gets, Content-Length included
+// (RFC 9110 §9.3.2).
 func preconditionFailed(w http.ResponseWriter, r *http.Request, cacheStatus []string) {
 	hdr := w.Header()
 	hdr["Cache-Control"] = noStore
@@ -387,15 +401,26 @@ func preconditionFailed(w http.ResponseWriter, r *http.Request, cacheStatus []st
 	if cacheStatus != nil {
 		hdr["Cache-Status"] = cacheStatus
 	}
-	e := apierror.PreconditionFailed()
-	if r.Method == http.MethodHead {
-		hdr.Set("Content-Type", "application/json")
-		hdr.Set("X-Content-Type-Options", httpheader.NoSniff)
-		w.WriteHeader(e.Status)
-		return
+	if id := jsonerrors.RequestID(r, "X-Request-Id"); id != "" {
+		hdr["X-Request-Id"] = []string{id}
 	}
-	apierror.Write(w, e)
+	delete(hdr, "Etag")
+	delete(hdr, "Content-Encoding")
+	hdr["Content-Type"] = jsonType
+	hdr["X-Content-Type-Options"] = noSniff
+	hdr["Content-Length"] = preconditionFailedLength
+	w.WriteHeader(http.StatusPreconditionFailed)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(preconditionFailedBody)
+	}
 }
+
+var (
+	preconditionFailedBody   = apierror.PreconditionFailed().Body()
+	preconditionFailedLength = []string{strconv.Itoa(len(preconditionFailedBody))}
+	jsonType                 = []string{"application/json"}
+	noSniff                  = []string{httpheader.NoSniff}
+)
 
 var (
 	noStore       = []string{"no-store"}

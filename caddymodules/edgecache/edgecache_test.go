@@ -1,10 +1,12 @@
 package edgecache
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -590,10 +592,30 @@ func TestEntriesSurviveReload(t *testing.T) {
 	}
 }
 
+// checkRequestID checks that an error of the edge names the request's id:
+// the client's X-Request-Id, when one of the request fields header is,
+// else one the edge made.
+func checkRequestID(t *testing.T, round string, header []string, resp *http.Response) {
+	t.Helper()
+	want := ""
+	for _, h := range header {
+		if k, v, _ := strings.Cut(h, ":"); strings.EqualFold(k, "X-Request-Id") {
+			want = strings.TrimSpace(v)
+		}
+	}
+	switch got := resp.Header.Get("X-Request-Id"); {
+	case want != "" && got != want:
+		t.Errorf("%s: %d with X-Request-Id %q; want the client's %q", round, resp.StatusCode, got, want)
+	case got == "":
+		t.Errorf("%s: %d without X-Request-Id; want one the edge made", round, resp.StatusCode)
+	}
+}
+
 // TestPreconditions checks If-Match and If-Unmodified-Since at the edge
 // (RFC 9110 §13.1.1, §13.1.4, §13.2.2), evaluated as the origin does: on a
 // miss and a hit alike a false one is the JSON 412 with no-store, which is
-// never stored; If-Match compares strongly with the ETag of the coding
+// never stored, and carries the request id and, on a HEAD too, its
+// Content-Length, as every edge error; If-Match compares strongly with the ETag of the coding
 // that would be sent; answers that are not a 200 ignore them (RFC 9110
 // §13.2.1); and a response passed through without being stored is
 // evaluated too, since the edge does not forward the fields.
@@ -616,6 +638,7 @@ func TestPreconditions(t *testing.T) {
 		stored bool
 	}{
 		{desc: "If-Match, another tag", h: static(big, `"v1"`, readCC, ""), header: []string{`If-Match: "nomatch"`}, status: 412, stored: true},
+		{desc: "If-Match, another tag, the client's request id", h: static(big, `"v1"`, readCC, ""), header: []string{`If-Match: "nomatch"`, "X-Request-Id: report-42"}, status: 412, stored: true},
 		{desc: "If-Match, the tag", h: static(big, `"v1"`, readCC, ""), header: []string{`If-Match: "v1"`}, status: 200, stored: true},
 		{desc: "If-Match, star", h: static(big, `"v1"`, readCC, ""), header: []string{`If-Match: *`}, status: 200, stored: true},
 		{desc: "If-Match, the weak tag", h: static(big, `"v1"`, readCC, ""), header: []string{`If-Match: W/"v1"`}, status: 412, stored: true},
@@ -654,6 +677,13 @@ func TestPreconditions(t *testing.T) {
 					if resp.Header.Get("ETag") != "" || resp.Header.Get("Content-Encoding") != "" {
 						t.Errorf("%s: 412 with the representation's ETag %q or Content-Encoding %q", round, resp.Header.Get("ETag"), resp.Header.Get("Content-Encoding"))
 					}
+					checkRequestID(t, round, tc.header, resp)
+					// HEAD: the fields of the GET (RFC 9110 §9.3.2).
+					head, headBody := edge.Do(t, "HEAD", p, "", tc.header...)
+					if head.StatusCode != 412 || headBody != "" || head.Header.Get("Content-Length") != strconv.Itoa(len(body)) {
+						t.Errorf("%s: HEAD %d, Content-Length %q, body %q; want 412 with the GET's length %d and no body", round, head.StatusCode, head.Header.Get("Content-Length"), headBody, len(body))
+					}
+					checkRequestID(t, round+" HEAD", tc.header, head)
 				}
 				if tc.status == 200 && !strings.Contains(resp.Header.Get("Cache-Status"), "hit") && round == "hit" && tc.stored {
 					t.Errorf("the second read is not a hit: %q", resp.Header.Get("Cache-Status"))
@@ -670,6 +700,73 @@ func TestPreconditions(t *testing.T) {
 			}
 			if tc.h != nil && resp.StatusCode != 200 {
 				t.Errorf("a plain read after: %d; want 200", resp.StatusCode)
+			}
+		})
+	}
+}
+
+// TestOnlyIfCached: a request with only-if-cached never reaches the origin
+// (RFC 9111 §5.2.1.7). It is answered from the stored response when the
+// request's other directives let that response answer it (fresh enough,
+// or stale within max-stale), in any coding, and otherwise with the JSON
+// 504: nothing stored, no-cache, a max-age or min-fresh the response does
+// not meet, a stale response that may not be served so.
+func TestOnlyIfCached(t *testing.T) {
+	edge, o := startEdge(t, "")
+	big := `{"items":"` + strings.Repeat("peppol e-invoicing ", 900) + `"}`
+	testCases := []struct {
+		desc   string
+		cc     string // the origin's Cache-Control; default readCC
+		stored string // the coding a plain GET stores first ("" identity; "-" nothing)
+		header []string
+		status int
+	}{
+		{desc: "fresh", header: []string{"Cache-Control: only-if-cached"}, status: 200},
+		{desc: "fresh, max-age it meets", header: []string{"Cache-Control: only-if-cached, max-age=600"}, status: 200},
+		{desc: "fresh, gzip made from identity", header: []string{"Cache-Control: only-if-cached", "Accept-Encoding: gzip"}, status: 200},
+		{desc: "fresh, gzip stored", stored: "gzip", header: []string{"Cache-Control: only-if-cached", "Accept-Encoding: gzip"}, status: 200},
+		{desc: "nothing stored", stored: "-", header: []string{"Cache-Control: only-if-cached"}, status: 504},
+		{desc: "nothing stored, gzip", stored: "-", header: []string{"Cache-Control: only-if-cached", "Accept-Encoding: gzip"}, status: 504},
+		{desc: "no-cache", header: []string{"Cache-Control: only-if-cached, no-cache"}, status: 504},
+		{desc: "Pragma: no-cache", header: []string{"Cache-Control: only-if-cached", "Pragma: no-cache"}, status: 200},
+		{desc: "no-cache, gzip", header: []string{"Cache-Control: only-if-cached, no-cache", "Accept-Encoding: gzip"}, status: 504},
+		{desc: "no-cache, gzip stored", stored: "gzip", header: []string{"Cache-Control: only-if-cached, no-cache", "Accept-Encoding: gzip"}, status: 504},
+		{desc: "min-fresh not met", header: []string{"Cache-Control: only-if-cached, min-fresh=100000"}, status: 504},
+		{desc: "max-age=0", header: []string{"Cache-Control: max-age=0, only-if-cached"}, status: 504},
+		{desc: "stale, must-revalidate", cc: "public, max-age=0, must-revalidate", header: []string{"Cache-Control: only-if-cached"}, status: 504},
+		{desc: "stale, must-revalidate, max-stale", cc: "public, max-age=0, must-revalidate", header: []string{"Cache-Control: only-if-cached, max-stale"}, status: 504},
+		{desc: "stale", cc: "public, max-age=0", header: []string{"Cache-Control: only-if-cached"}, status: 504},
+		{desc: "stale within max-stale", cc: "public, max-age=0", header: []string{"Cache-Control: only-if-cached, max-stale=600"}, status: 200},
+		{desc: "stale within max-stale, gzip", cc: "public, max-age=0", header: []string{"Cache-Control: only-if-cached, max-stale=600", "Accept-Encoding: gzip"}, status: 200},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			p := unique("/api/v1/countries/fr")
+			o.handle(p, static(big, `"fr"`, cmp.Or(tc.cc, readCC), ""))
+			switch tc.stored {
+			case "-":
+			case "":
+				edge.Do(t, "GET", p, "")
+			default:
+				edge.Do(t, "GET", p, "", "Accept-Encoding: "+tc.stored)
+			}
+			before := o.count(p)
+			resp, body := edge.Do(t, "GET", p, "", tc.header...)
+			if n := o.count(p); n != before {
+				t.Errorf("the origin was asked (%d → %d requests)", before, n)
+			}
+			if resp.StatusCode != tc.status {
+				t.Fatalf("status %d; want %d (Cache-Status %q)", resp.StatusCode, tc.status, resp.Header.Get("Cache-Status"))
+			}
+			switch tc.status {
+			case 200:
+				if !strings.Contains(resp.Header.Get("Cache-Status"), "; hit") || decodeBody(t, resp.Header.Get("Content-Encoding"), []byte(body)) != big {
+					t.Errorf("Cache-Status %q, body (Content-Encoding %q) not the stored one; want a hit", resp.Header.Get("Cache-Status"), resp.Header.Get("Content-Encoding"))
+				}
+			case 504:
+				if resp.Header.Get("Content-Type") != "application/json" || !strings.Contains(body, `"error"`) {
+					t.Errorf("504 with Content-Type %q, body %.200q; want the JSON error", resp.Header.Get("Content-Type"), body)
+				}
 			}
 		})
 	}

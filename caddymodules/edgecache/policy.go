@@ -233,6 +233,10 @@ const (
 	// revalidate: the request goes to the origin, with the response's
 	// validators.
 	revalidate
+	// onlyStored: the response may not answer the request as it stands,
+	// and the request forbids going to the origin (only-if-cached): the
+	// answer is the 504 (RFC 9111 §5.2.1.7).
+	onlyStored
 )
 
 // decision is what decide chose.
@@ -252,12 +256,21 @@ type decision struct {
 // (RFC 5861 §3; see docs/edge-gateway.md on s-maxage) or the request's
 // max-stale, unless must-revalidate or proxy-revalidate forbids it (RFC
 // 9111 §4.2.4); otherwise the request revalidates at the origin.
+//
+// A request with only-if-cached takes what the other directives let the
+// stored response answer, as any other request would, and never goes to
+// the origin (RFC 9111 §5.2.1.7): where it would revalidate (no-cache, a
+// max-age or min-fresh the response does not meet, a stale response that
+// may not be served so) the answer is the 504 (docs/edge-gateway.md, "Edge
+// cache"). A stale response it is served is refreshed in the background
+// as for any other request: that is the cache's own request, not the
+// client's.
 func decide(e *entry, reqCC cacheControl, age time.Duration) decision {
 	acceptable := !reqCC.noCache &&
 		(reqCC.maxAge < 0 || age <= reqCC.maxAge) &&
 		(reqCC.minFresh < 0 || e.lifetime-age >= reqCC.minFresh)
 	if !acceptable {
-		return decision{use: revalidate, fwd: fwdRequest}
+		return revalidation(reqCC, fwdRequest)
 	}
 	if age < e.lifetime {
 		return decision{use: serveFresh}
@@ -266,5 +279,14 @@ func decide(e *entry, reqCC cacheControl, age time.Duration) decision {
 	if !e.mustRevalidate && (withinSWR || reqCC.maxStaleAny || (reqCC.maxStale >= 0 && age <= e.lifetime+reqCC.maxStale)) {
 		return decision{use: serveStale, refresh: withinSWR}
 	}
-	return decision{use: revalidate, fwd: fwdStale}
+	return revalidation(reqCC, fwdStale)
+}
+
+// revalidation is the decision to go to the origin for the reason fwd,
+// unless the request forbids it (only-if-cached).
+func revalidation(reqCC cacheControl, fwd forward) decision {
+	if reqCC.onlyIfCached {
+		return decision{use: onlyStored}
+	}
+	return decision{use: revalidate, fwd: fwd}
 }

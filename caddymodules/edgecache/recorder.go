@@ -10,6 +10,8 @@ import (
 	"sync"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/invoicewire/invoicewire/internal/invalidation"
 )
 
 // recorder receives the origin's response on a miss. It buffers responses
@@ -56,6 +58,7 @@ func (rc *recorder) WriteHeader(status int) {
 		// Interim responses go straight through (103 Early Hints).
 		if rc.client != nil && status != http.StatusSwitchingProtocols {
 			copyHeader(rc.client.Header(), rc.header)
+			stripEdgeFields(rc.client.Header())
 			rc.client.WriteHeader(status)
 		}
 		return
@@ -88,13 +91,18 @@ func (rc *recorder) body() []byte {
 	return bytes.Clone(b)
 }
 
-// announcedLength is the body's length as the header announces it: its
-// Content-Length, none for a 204 or 304, else -1 (not known).
-func (rc *recorder) announcedLength() int {
-	if cl, err := strconv.Atoi(rc.header.Get("Content-Length")); err == nil && cl >= 0 {
+// announcedLength is the body's length as the header announces it
+// (announcedLength).
+func (rc *recorder) announcedLength() int { return announcedLength(rc.status, rc.header) }
+
+// announcedLength is the length of the body of a response with status and
+// header hdr as the header announces it: its Content-Length, none for a 204
+// or 304, else -1 (not known).
+func announcedLength(status int, hdr http.Header) int {
+	if cl, err := strconv.Atoi(hdr.Get("Content-Length")); err == nil && cl >= 0 {
 		return cl
 	}
-	if rc.status == http.StatusNoContent || rc.status == http.StatusNotModified {
+	if status == http.StatusNoContent || status == http.StatusNotModified {
 		return 0
 	}
 	return -1
@@ -129,8 +137,7 @@ func (rc *recorder) sendHeader(status int, cacheStatus []string, n int, head []b
 	if rc.compressible != nil && rc.compressible(status, rc.header, n, head) {
 		hdr["Vary"] = withVaryMember(hdr["Vary"], "Accept-Encoding")
 	}
-	delete(hdr, "Surrogate-Key")
-	delete(hdr, "Surrogate-Control")
+	stripEdgeFields(hdr)
 	if cacheStatus != nil {
 		hdr["Cache-Status"] = cacheStatus
 	}
@@ -209,32 +216,74 @@ func copyHeader(dst, src http.Header) {
 	}
 }
 
-// stripWriter removes Surrogate-Key from responses that bypass the cache.
-// It records the final status for invalidation.
+// stripEdgeFields removes the origin's fields meant for this cache alone
+// from a response on its way to the client: Surrogate-Key and
+// Surrogate-Control (docs/decisions.md, cache headers), and the content
+// version of the answer (invalidation.VersionHeader), which only an edge
+// deciding whether to store compares (docs/decisions.md, "Purges across
+// edges and origins"). Every path that sends an origin's answer on calls
+// it, whether or not the cache looked at the answer.
+func stripEdgeFields(h http.Header) {
+	delete(h, "Surrogate-Key")
+	delete(h, "Surrogate-Control")
+	delete(h, invalidation.VersionHeader)
+}
+
+// stripWriter removes the fields meant for the edge (stripEdgeFields) from
+// responses that bypass the cache, and adds Vary: Accept-Encoding where
+// the encode handler behind it left an answer in identity that it
+// compresses for other clients (varyOnCoding). It records the final
+// status for invalidation.
 type stripWriter struct {
 	*caddyhttp.ResponseWriterWrapper
-	once   sync.Once
-	status int
+	// compressible is the encode handler's rule (Handler.compressible).
+	compressible func(status int, hdr http.Header, n int, head []byte) bool
+	once         sync.Once
+	status       int
 }
 
 func (sw *stripWriter) WriteHeader(status int) {
 	if status >= 200 {
-		sw.once.Do(func() {
-			sw.status = status
-			delete(sw.Header(), "Surrogate-Key")
-			delete(sw.Header(), "Surrogate-Control")
-		})
+		sw.once.Do(func() { sw.finalHeader(status, nil) })
 	}
 	sw.ResponseWriterWrapper.WriteHeader(status)
 }
 
 func (sw *stripWriter) Write(b []byte) (int, error) {
-	sw.once.Do(func() {
-		sw.status = http.StatusOK
-		delete(sw.Header(), "Surrogate-Key")
-		delete(sw.Header(), "Surrogate-Control")
-	})
+	sw.once.Do(func() { sw.finalHeader(http.StatusOK, b) })
 	return sw.ResponseWriterWrapper.Write(b)
+}
+
+// finalHeader prepares the final response's header, whose body starts
+// with head when known.
+func (sw *stripWriter) finalHeader(status int, head []byte) {
+	sw.status = status
+	hdr := sw.Header()
+	stripEdgeFields(hdr)
+	if sw.varyOnCoding(status, hdr, head) {
+		hdr["Vary"] = withVaryMember(hdr["Vary"], "Accept-Encoding")
+	}
+}
+
+// varyOnCoding reports whether a response passed by the cache, as the
+// encode handler behind it hands it on, lacks the Vary: Accept-Encoding
+// that its representation calls for (RFC 9110 §12.5.5), as a stored or
+// fetched one gets it (recorder.compressible). The encode handler adds the
+// member only when it compresses, and to every 304 of a client it serves
+// a coding; a client served identity (no coding accepted, or none the edge
+// offers) gets neither. So it is added here to an identity answer the
+// encode handler would compress for another client (a compressed one has
+// its Content-Encoding and is not compressible again), and to every 304,
+// which carries the Vary its 200 would (RFC 9110 §15.4.5) but has no body
+// to judge by, as the encode handler gives every 304 it.
+func (sw *stripWriter) varyOnCoding(status int, hdr http.Header, head []byte) bool {
+	if sw.compressible == nil {
+		return false
+	}
+	if status == http.StatusNotModified {
+		return true
+	}
+	return sw.compressible(status, hdr, announcedLength(status, hdr), head)
 }
 
 // Interface guards

@@ -44,7 +44,8 @@ func varyMembers(h http.Header) []string {
 // handler would compress for a client accepting a coding is selected by
 // Accept-Encoding, so its identity variant carries Vary: Accept-Encoding
 // too (RFC 9110 §12.5.5) — on misses, hits, revalidations and 304s (RFC
-// 9110 §15.4.5), stored or not — merged into the origin's Vary without
+// 9110 §15.4.5), stored or not, and on answers that bypass the cache (a
+// token), whose 304s carry it always — merged into the origin's Vary without
 // listing a member twice. What the encode handler never compresses (a
 // body of at most its minimum length, a type it does not compress) does
 // not gain it. Each case also checks the rule against the encode handler
@@ -59,6 +60,7 @@ func TestIdentityVariesOnAcceptEncoding(t *testing.T) {
 	ae := []string{"Accept-Encoding"}
 	testCases := []struct {
 		desc                  string
+		method                string // default GET
 		body, ctype, vary, cc string
 		before                []string // codings asked for first ("" identity)
 		coding                string   // the request's coding
@@ -103,6 +105,24 @@ func TestIdentityVariesOnAcceptEncoding(t *testing.T) {
 			header: []string{`If-None-Match: "rep"`}, wantStatus: http.StatusNotModified, wantCacheStatus: "; hit;", wantVary: []string{"Accept", "Accept-Encoding"}},
 		{desc: "page varying on Accept, identity revalidated", body: page, ctype: "text/html; charset=utf-8", vary: "Accept", before: []string{""},
 			header: []string{"Cache-Control: no-cache"}, wantCacheStatus: "fwd-status=304; stored", wantVary: []string{"Accept", "Accept-Encoding"}},
+		{desc: "token, identity", body: big, ctype: "application/json", header: []string{"Authorization: Bearer x"},
+			wantCacheStatus: "fwd=bypass", wantVary: ae},
+		{desc: "token, identity HEAD", method: "HEAD", body: big, ctype: "application/json", header: []string{"Authorization: Bearer x"},
+			wantCacheStatus: "fwd=bypass", wantVary: ae},
+		{desc: "token, identity 304", body: big, ctype: "application/json", header: []string{"Authorization: Bearer x", `If-None-Match: "rep"`},
+			wantStatus: http.StatusNotModified, wantCacheStatus: "fwd=bypass", wantVary: ae},
+		{desc: "token, gzip", body: big, ctype: "application/json", coding: "gzip", header: []string{"Authorization: Bearer x"},
+			wantCacheStatus: "fwd=bypass", wantVary: ae},
+		{desc: "token, gzip 304", body: big, ctype: "application/json", coding: "gzip", header: []string{"Authorization: Bearer x", `If-None-Match: "rep-gzip"`},
+			wantStatus: http.StatusNotModified, wantCacheStatus: "fwd=bypass", wantVary: ae},
+		{desc: "token, page varying on Accept", body: page, ctype: "text/html; charset=utf-8", vary: "Accept", header: []string{"Authorization: Bearer x"},
+			wantCacheStatus: "fwd=bypass", wantVary: []string{"Accept", "Accept-Encoding"}},
+		{desc: "token, short body", body: `{"items":[]}`, ctype: "application/json", header: []string{"Authorization: Bearer x"},
+			wantCacheStatus: "fwd=bypass"},
+		{desc: "token, non-compressible type", body: big, ctype: "image/png", header: []string{"Authorization: Bearer x"},
+			wantCacheStatus: "fwd=bypass"},
+		{desc: "POST", method: "POST", body: big, ctype: "application/json",
+			wantCacheStatus: "fwd=method", wantVary: ae},
 		{desc: "origin already varies on accept-encoding", body: big, ctype: "application/json", vary: "Accept, accept-encoding", before: []string{""},
 			wantCacheStatus: "; hit;", wantVary: []string{"Accept", "accept-encoding"}},
 	}
@@ -123,7 +143,8 @@ func TestIdentityVariesOnAcceptEncoding(t *testing.T) {
 			for _, c := range test.before {
 				edge.Do(t, "GET", p, "", codingHeader(c)...)
 			}
-			resp, body := edge.Do(t, "GET", p, "", append(codingHeader(test.coding), test.header...)...)
+			method := cmp.Or(test.method, http.MethodGet)
+			resp, body := edge.Do(t, method, p, "", append(codingHeader(test.coding), test.header...)...)
 			wantStatus := cmp.Or(test.wantStatus, http.StatusOK)
 			if resp.StatusCode != wantStatus {
 				t.Fatalf("status %d; want %d", resp.StatusCode, wantStatus)
@@ -134,7 +155,7 @@ func TestIdentityVariesOnAcceptEncoding(t *testing.T) {
 			if got := varyMembers(resp.Header); !slices.Equal(got, test.wantVary) {
 				t.Errorf("Vary %q; want %q", got, test.wantVary)
 			}
-			if wantStatus == http.StatusOK && decodeBody(t, resp.Header.Get("Content-Encoding"), []byte(body)) != test.body {
+			if wantStatus == http.StatusOK && method != http.MethodHead && decodeBody(t, resp.Header.Get("Content-Encoding"), []byte(body)) != test.body {
 				t.Errorf("body (Content-Encoding %q) does not decode to the origin's", resp.Header.Get("Content-Encoding"))
 			}
 			// The rule is the encode handler's: a client accepting gzip

@@ -10,7 +10,8 @@ import (
 // originCurrent reports whether a response whose header is hdr may be
 // stored by an edge whose invalidation follower had seen version seen when
 // the request was forwarded, and removes the origin's version field from
-// hdr, which is for the edge alone.
+// hdr, which is for the edge alone (answers that bypass the cache lose it
+// in stripEdgeFields).
 //
 // The edge and the origin each learn of a change from their own
 // subscription, in either order. When the edge purges first, a request that

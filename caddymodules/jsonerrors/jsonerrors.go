@@ -206,11 +206,19 @@ func (h *Handler) log(r *http.Request, id string, status int, err error) {
 	)
 }
 
-// requestID is the client's request id when it is safe to echo, else the
-// request's UUID, which Caddy keeps per request: the Caddyfile sends the
-// same {http.request.uuid} to the origin, and the access log names it too.
-func (h *Handler) requestID(r *http.Request) string {
-	if id := r.Header.Get(h.RequestIDHeader); httpheader.ValidRequestID(id) {
+// requestID is r's id as RequestID makes it from h.RequestIDHeader.
+func (h *Handler) requestID(r *http.Request) string { return RequestID(r, h.RequestIDHeader) }
+
+// RequestID is the id of request r that an answer the edge makes itself
+// carries in field (X-Request-Id): the client's id in that field when it is
+// safe to echo, else the request's UUID, which Caddy keeps per request: the
+// Caddyfile sends the same {http.request.uuid} to the origin, and the
+// access log names it too. Modules that answer with an error of their own
+// instead of returning it to json_errors (the edge cache's 412) use it, so
+// that every error of the edge names the same id (docs/edge-gateway.md,
+// "Errors").
+func RequestID(r *http.Request, field string) string {
+	if id := r.Header.Get(field); httpheader.ValidRequestID(id) {
 		return id
 	}
 	if repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok {
