@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/caddyserver/caddy/v2/caddytest"
 
@@ -70,6 +71,10 @@ func TestCaddyfilesAdapt(t *testing.T) {
 	}
 }
 
+// shippedCaddyfiles are the Caddyfiles the repository ships: make run's,
+// the production example (systemd) and the Kubernetes one.
+var shippedCaddyfiles = []string{"../../caddyfile/Caddyfile", "../../caddyfile/Caddyfile.production", "../../deploy/k8s/base/Caddyfile"}
+
 // TestPreflightListsAreShared: the edge answers every CORS preflight itself,
 // so each shipped Caddyfile's @preflight block must allow every request
 // header some route reads and expose every header some answer carries: the
@@ -81,7 +86,7 @@ func TestPreflightListsAreShared(t *testing.T) {
 		"Access-Control-Expose-Headers": httpheader.ExposeHeaders,
 		"Access-Control-Max-Age":        httpheader.MaxAge,
 	}
-	for _, file := range []string{"../../caddyfile/Caddyfile", "../../caddyfile/Caddyfile.production", "../../deploy/k8s/base/Caddyfile"} {
+	for _, file := range shippedCaddyfiles {
 		b, err := os.ReadFile(file)
 		if err != nil {
 			t.Fatal(err)
@@ -109,7 +114,7 @@ func TestCompressedTypesShared(t *testing.T) {
 	t.Setenv("IW_REDIS_URL", "redis://redis.internal:6379/0")
 	t.Setenv("IW_PUBLIC_URL", "https://invoicewire.example")
 	t.Setenv("IW_ORIGIN_ADDRS", "10.0.1.1:8081 10.0.1.2:8081")
-	for _, file := range []string{"../../caddyfile/Caddyfile", "../../caddyfile/Caddyfile.production", "../../deploy/k8s/base/Caddyfile"} {
+	for _, file := range shippedCaddyfiles {
 		cfg, err := os.ReadFile(file)
 		if err != nil {
 			t.Fatal(err)
@@ -151,5 +156,35 @@ func TestCompressedTypesShared(t *testing.T) {
 		if found == 0 {
 			t.Errorf("%s: no encode handler", file)
 		}
+	}
+}
+
+// TestCaddyfilesPersistNothing: no shipped Caddyfile lets Caddy write its
+// adapted configuration to autosave.json, where the Redis URL and its
+// password would sit in a file readable by the edge's user beside the two
+// root-only files that are meant to hold them (docs/operations.md).
+func TestCaddyfilesPersistNothing(t *testing.T) {
+	// The values the production example needs (TestCaddyfilesAdapt).
+	t.Setenv("IW_REDIS_URL", "redis://:secret@redis.internal:6379/0")
+	t.Setenv("IW_PUBLIC_URL", "https://invoicewire.example")
+	t.Setenv("IW_ORIGIN_ADDRS", "10.0.1.1:8081 10.0.1.2:8081")
+	for _, file := range shippedCaddyfiles {
+		t.Run(strings.TrimPrefix(file, "../../"), func(t *testing.T) {
+			cfg, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, _, err := caddyconfig.GetAdapter("caddyfile").Adapt(cfg, nil)
+			if err != nil {
+				t.Fatalf("adapting %s: %v", file, err)
+			}
+			var c caddy.Config
+			if err := json.Unmarshal(out, &c); err != nil {
+				t.Fatal(err)
+			}
+			if c.Admin == nil || c.Admin.Config == nil || c.Admin.Config.Persist == nil || *c.Admin.Config.Persist {
+				t.Errorf("%s does not turn off Caddy's autosave.json (want persist_config off in its global options)", file)
+			}
+		})
 	}
 }

@@ -31,26 +31,29 @@ var tokenHash = regexp.MustCompile(`^[0-9a-f]{64}$`)
 // check only keeps typing mistakes such as a pasted URL out of Redis keys.
 var clientID = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
 
-// tokensCommand runs `iwctl tokens revoke`.
-func tokensCommand(ctx context.Context, rdb redis.UniversalClient, args []string, out io.Writer) error {
+// tokensCommand checks the arguments of `iwctl tokens revoke` and returns
+// what runs it.
+func tokensCommand(args []string, out io.Writer) (action, error) {
 	if len(args) == 0 || args[0] != "revoke" {
-		return usageError{"tokens takes the subcommand revoke"}
+		return nil, usageError{"tokens takes the subcommand revoke"}
 	}
 	fs := flag.NewFlagSet("tokens revoke", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	client := fs.String("client", "", "revoke every access token of this client")
 	hashes, err := positional(fs, args[1:])
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if (len(hashes) == 0) == (*client == "") {
-		return usageError{"tokens revoke takes token hashes (from clients show) or --client CLIENT, not both"}
+		return nil, usageError{"tokens revoke takes token hashes (from clients show) or --client CLIENT, not both"}
 	}
 	if *client != "" {
 		if !clientID.MatchString(*client) {
-			return usageError{fmt.Sprintf("tokens revoke: %q is not a client id", *client)}
+			return nil, usageError{fmt.Sprintf("tokens revoke: %q is not a client id", *client)}
 		}
-		return revokeClientTokens(ctx, rdb, *client, out)
+		return func(ctx context.Context, c conn) error {
+			return revokeClientTokens(ctx, c.st.Client(), *client, out)
+		}, nil
 	}
 	for i, h := range hashes {
 		hashes[i] = strings.ToLower(h)
@@ -58,9 +61,17 @@ func tokensCommand(ctx context.Context, rdb redis.UniversalClient, args []string
 			// Not quoted back: it may be the token itself, pasted by
 			// mistake, and error output ends up in terminals' scrollback
 			// and tickets.
-			return usageError{fmt.Sprintf("tokens revoke: argument %d is not a token hash (64 hex digits, as clients show prints them; never the token itself)", i+1)}
+			return nil, usageError{fmt.Sprintf("tokens revoke: argument %d is not a token hash (64 hex digits, as clients show prints them; never the token itself)", i+1)}
 		}
 	}
+	return func(ctx context.Context, c conn) error {
+		return revokeHashes(ctx, c.st.Client(), hashes, out)
+	}, nil
+}
+
+// revokeHashes revokes the tokens of hashes, each once, reporting each on
+// its own line, then a summary; it fails when any was not found.
+func revokeHashes(ctx context.Context, rdb redis.UniversalClient, hashes []string, out io.Writer) error {
 	revoked, missed := 0, 0
 	seen := map[string]bool{}
 	for _, h := range hashes {
@@ -106,31 +117,36 @@ func revokeClientTokens(ctx context.Context, rdb redis.UniversalClient, id strin
 	return nil
 }
 
-// clientsCommand runs `iwctl clients list` and `iwctl clients
-// show|delete CLIENT`.
-func clientsCommand(ctx context.Context, rdb redis.UniversalClient, args []string, out io.Writer) error {
+// clientsCommand checks the arguments of `iwctl clients list` and `iwctl
+// clients show|delete CLIENT` and returns what runs it.
+func clientsCommand(args []string, out io.Writer) (action, error) {
 	if len(args) == 0 || (args[0] != "list" && args[0] != "show" && args[0] != "delete") {
-		return usageError{"clients takes the subcommand list, show or delete"}
+		return nil, usageError{"clients takes the subcommand list, show or delete"}
 	}
 	fs := flag.NewFlagSet("clients "+args[0], flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	ids, err := positional(fs, args[1:])
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if args[0] == "list" {
 		if len(ids) != 0 {
-			return usageError{"clients list takes no arguments"}
+			return nil, usageError{"clients list takes no arguments"}
 		}
-		return listClients(ctx, rdb, out)
+		return func(ctx context.Context, c conn) error { return listClients(ctx, c.st.Client(), out) }, nil
 	}
 	if len(ids) != 1 || !clientID.MatchString(ids[0]) {
-		return usageError{"clients " + args[0] + " takes exactly one client id"}
+		return nil, usageError{"clients " + args[0] + " takes exactly one client id"}
 	}
 	id := ids[0]
 	if args[0] == "show" {
-		return showClient(ctx, rdb, id, out)
+		return func(ctx context.Context, c conn) error { return showClient(ctx, c.st.Client(), id, out) }, nil
 	}
+	return func(ctx context.Context, c conn) error { return deleteClient(ctx, c.st.Client(), id, out) }, nil
+}
+
+// deleteClient deletes a client with its tokens and subscriptions.
+func deleteClient(ctx context.Context, rdb redis.UniversalClient, id string, out io.Writer) error {
 	d, err := clients.Delete(ctx, rdb, id)
 	if err != nil {
 		return fmt.Errorf("clients delete %s: %w (run it again to finish)", id, err)

@@ -14,10 +14,11 @@ import (
 
 // deadLetters runs `iwctl deadletters list|replay` (docs/operations.md,
 // invoicewirewebhookdeadletters). The Redis side, and its atomicity, is
-// webhook.Store's.
-func deadLetters(ctx context.Context, ws *webhook.Store, args []string, out io.Writer, now func() time.Time) error {
+// webhook.Store's. Its arguments are checked before it returns what runs
+// it.
+func deadLetters(args []string, out io.Writer, now func() time.Time) (action, error) {
 	if len(args) == 0 {
-		return usageError{"deadletters takes the subcommand list or replay"}
+		return nil, usageError{"deadletters takes the subcommand list or replay"}
 	}
 	switch args[0] {
 	case "list":
@@ -25,19 +26,21 @@ func deadLetters(ctx context.Context, ws *webhook.Store, args []string, out io.W
 		fs.SetOutput(io.Discard)
 		limit := fs.Int64("limit", 20, "how many dead letters to show, newest first (0: all)")
 		if err := fs.Parse(args[1:]); err != nil || fs.NArg() != 0 || *limit < 0 {
-			return usageError{"deadletters list takes only --limit N"}
+			return nil, usageError{"deadletters list takes only --limit N"}
 		}
-		list, err := ws.DeadLetterList(ctx, *limit)
-		if err != nil {
-			return err
-		}
-		for _, e := range list {
-			printDeadLetter(out, e)
-		}
-		if len(list) == 0 {
-			fmt.Fprintln(out, "no dead letters")
-		}
-		return nil
+		return func(ctx context.Context, c conn) error {
+			list, err := c.ws.DeadLetterList(ctx, *limit)
+			if err != nil {
+				return err
+			}
+			for _, e := range list {
+				printDeadLetter(out, e)
+			}
+			if len(list) == 0 {
+				fmt.Fprintln(out, "no dead letters")
+			}
+			return nil
+		}, nil
 	case "replay":
 		fs := flag.NewFlagSet("deadletters replay", flag.ContinueOnError)
 		fs.SetOutput(io.Discard)
@@ -45,7 +48,7 @@ func deadLetters(ctx context.Context, ws *webhook.Store, args []string, out io.W
 		var ids []string
 		for rest := args[1:]; len(rest) > 0; {
 			if err := fs.Parse(rest); err != nil {
-				return usageError{err.Error()}
+				return nil, usageError{err.Error()}
 			}
 			rest = fs.Args()
 			if len(rest) > 0 {
@@ -53,16 +56,18 @@ func deadLetters(ctx context.Context, ws *webhook.Store, args []string, out io.W
 			}
 		}
 		if len(ids) == 0 && *sub == "" {
-			return usageError{"deadletters replay takes entry ids (from deadletters list) and/or --subscription SUB"}
+			return nil, usageError{"deadletters replay takes entry ids (from deadletters list) and/or --subscription SUB"}
 		}
 		for _, id := range ids {
 			if !entryID.MatchString(id) {
-				return usageError{fmt.Sprintf("deadletters replay: %q is not a dead-letter entry id (MILLISECONDS-SEQUENCE, such as 1764230844123-0, as deadletters list shows)", id)}
+				return nil, usageError{fmt.Sprintf("deadletters replay: %q is not a dead-letter entry id (MILLISECONDS-SEQUENCE, such as 1764230844123-0, as deadletters list shows)", id)}
 			}
 		}
-		return replay(ctx, ws, ids, *sub, out, now)
+		return func(ctx context.Context, c conn) error {
+			return replay(ctx, c.ws, ids, *sub, out, now)
+		}, nil
 	default:
-		return usageError{fmt.Sprintf("unknown deadletters subcommand %q", args[0])}
+		return nil, usageError{fmt.Sprintf("unknown deadletters subcommand %q", args[0])}
 	}
 }
 

@@ -198,12 +198,25 @@ type usageError struct{ msg string }
 
 func (e usageError) Error() string { return e.msg }
 
+// conn is what a command needs of the store.
+type conn struct {
+	st *store.Store
+	p  *store.Publisher
+	ws *webhook.Store
+}
+
+// action is a command whose arguments have been checked, to run against
+// the store.
+type action func(ctx context.Context, c conn) error
+
 func run(ctx context.Context, args []string, out io.Writer) error {
 	if len(args) == 0 {
 		return usageError{"no command given"}
 	}
-	// Help and unknown commands are answered before Redis is reached, so
-	// they need no running store (nor wait for one).
+	// Help, unknown commands and every usage mistake are answered before
+	// Redis is reached, so they need no running store, nor wait for one
+	// to connect or to load its data (docs/operations.md: a usage mistake
+	// exits 2).
 	switch args[0] {
 	case "-h", "-help", "--help", "help":
 		_, err := fmt.Fprint(out, usage)
@@ -215,6 +228,10 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		}
 	default:
 		return usageError{fmt.Sprintf("unknown command %q", args[0])}
+	}
+	act, err := parse(args[0], args[1:], out)
+	if err != nil {
+		return err
 	}
 	cfg, err := config.FromEnv()
 	if err != nil {
@@ -233,73 +250,87 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err := store.WaitLoaded(ctx, st.Client(), log); err != nil {
 		return err
 	}
-	p := &store.Publisher{Store: st, SiteRoot: cfg.PublicURL, Now: time.Now}
-	ws := webhook.NewStore(st.Client())
+	return act(ctx, conn{
+		st: st,
+		p:  &store.Publisher{Store: st, SiteRoot: cfg.PublicURL, Now: time.Now},
+		ws: webhook.NewStore(st.Client()),
+	})
+}
 
-	switch cmd, rest := args[0], args[1:]; cmd {
+// parse checks a command's arguments and returns what runs it.
+func parse(cmd string, rest []string, out io.Writer) (action, error) {
+	switch cmd {
 	case "sync":
 		dir := "content"
 		if len(rest) > 1 {
-			return usageError{"sync takes at most one directory"}
+			return nil, usageError{"sync takes at most one directory"}
 		}
 		if len(rest) == 1 {
 			dir = rest[0]
 		}
-		if info, err := os.Stat(dir); err != nil {
-			return fmt.Errorf("sync: content directory %s: %w", dir, errors.Unwrap(err))
-		} else if !info.IsDir() {
-			return fmt.Errorf("sync: %s is not a directory", dir)
-		}
-		return syncDir(ctx, p, dir, out)
+		return func(ctx context.Context, c conn) error {
+			if info, err := os.Stat(dir); err != nil {
+				return fmt.Errorf("sync: content directory %s: %w", dir, errors.Unwrap(err))
+			} else if !info.IsDir() {
+				return fmt.Errorf("sync: %s is not a directory", dir)
+			}
+			return syncDir(ctx, c.p, dir, out)
+		}, nil
 	case "retract":
 		fs := flag.NewFlagSet("retract", flag.ContinueOnError)
 		fs.SetOutput(io.Discard)
 		reason := fs.String("reason", "", "why the article is pulled (shown to readers)")
 		slug, err := oneArg(fs, rest)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if strings.TrimSpace(*reason) == "" {
-			return usageError{"retract needs --reason"}
+			return nil, usageError{"retract needs --reason"}
 		}
-		o, err := p.Retract(ctx, slug, strings.TrimSpace(*reason))
-		return report(out, "retract "+slug, o, err)
+		return func(ctx context.Context, c conn) error {
+			o, err := c.p.Retract(ctx, slug, strings.TrimSpace(*reason))
+			return report(out, "retract "+slug, o, err)
+		}, nil
 	case "restore":
 		fs := flag.NewFlagSet("restore", flag.ContinueOnError)
 		fs.SetOutput(io.Discard)
 		slug, err := oneArg(fs, rest)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		o, err := p.Restore(ctx, slug)
-		return report(out, "restore "+slug, o, err)
+		return func(ctx context.Context, c conn) error {
+			o, err := c.p.Restore(ctx, slug)
+			return report(out, "restore "+slug, o, err)
+		}, nil
 	case "newsletter":
 		if len(rest) == 0 || rest[0] != "send" {
-			return usageError{"newsletter takes the subcommand send"}
+			return nil, usageError{"newsletter takes the subcommand send"}
 		}
 		fs := flag.NewFlagSet("newsletter send", flag.ContinueOnError)
 		fs.SetOutput(io.Discard)
 		week := fs.String("week", content.ISOWeek(time.Now()), "ISO week to send, e.g. 2026-w47")
 		dir := fs.String("content", "content", "content directory holding newsletters/<week>.md intros")
 		if err := fs.Parse(rest[1:]); err != nil || fs.NArg() != 0 {
-			return usageError{"newsletter send takes only --week and --content"}
+			return nil, usageError{"newsletter send takes only --week and --content"}
 		}
-		intro, err := readIntro(*dir, *week)
-		if err != nil {
-			return err
-		}
-		o, err := p.SendNewsletter(ctx, *week, intro)
-		return report(out, "newsletter "+*week, o, err)
+		return func(ctx context.Context, c conn) error {
+			intro, err := readIntro(*dir, *week)
+			if err != nil {
+				return err
+			}
+			o, err := c.p.SendNewsletter(ctx, *week, intro)
+			return report(out, "newsletter "+*week, o, err)
+		}, nil
 	case "deadletters":
-		return deadLetters(ctx, ws, rest, out, time.Now)
+		return deadLetters(rest, out, time.Now)
 	case "tokens":
-		return tokensCommand(ctx, st.Client(), rest, out)
+		return tokensCommand(rest, out)
 	case "clients":
-		return clientsCommand(ctx, st.Client(), rest, out)
+		return clientsCommand(rest, out)
 	case "subscriptions":
-		return subscriptionsCommand(ctx, ws, rest, out, time.Now)
+		return subscriptionsCommand(rest, out, time.Now)
 	default:
-		return usageError{"unknown command " + cmd}
+		return nil, usageError{"unknown command " + cmd}
 	}
 }
 

@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/invoicewire/invoicewire/internal/content"
 	"github.com/invoicewire/invoicewire/internal/events"
@@ -244,6 +247,85 @@ func TestHelpNeedsNoRedis(t *testing.T) {
 			var ue usageError
 			if tc.wantUsage != errors.As(err, &ue) || (!tc.wantUsage && (err != nil || !strings.Contains(out.String(), tc.want))) {
 				t.Fatalf("err %v, output %q", err, out.String())
+			}
+		})
+	}
+}
+
+// TestUsageMistakesNeedNoRedis: every command's usage mistake is a usage
+// error (exit 2) found before Redis is reached, so a typo neither waits
+// for a store that is down or still loading its data nor logs connection
+// errors. IW_REDIS_URL points at a listener that accepts and never
+// answers, as a Redis loading a large append-only file does not answer
+// PING with PONG; none may connect to it.
+func TestUsageMistakesNeedNoRedis(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	var conns atomic.Int64
+	go func() {
+		var open []net.Conn
+		defer func() {
+			for _, c := range open {
+				c.Close()
+			}
+		}()
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			conns.Add(1)
+			open = append(open, c)
+		}
+	}()
+	t.Setenv("IW_REDIS_URL", "redis://"+l.Addr().String()+"/0")
+	hash := strings.Repeat("ab", 32)
+	testCases := []struct {
+		desc string
+		args []string
+	}{
+		{desc: "sync with two directories", args: []string{"sync", "a", "b"}},
+		{desc: "retract without a slug", args: []string{"retract"}},
+		{desc: "retract with two slugs", args: []string{"retract", "a", "b", "--reason", "x"}},
+		{desc: "retract without a reason", args: []string{"retract", "a"}},
+		{desc: "retract with an unknown flag", args: []string{"retract", "a", "--reason", "x", "--force"}},
+		{desc: "restore without a slug", args: []string{"restore"}},
+		{desc: "newsletter without send", args: []string{"newsletter"}},
+		{desc: "newsletter send with an argument", args: []string{"newsletter", "send", "extra"}},
+		{desc: "deadletters without a subcommand", args: []string{"deadletters"}},
+		{desc: "deadletters list with a negative limit", args: []string{"deadletters", "list", "--limit", "-1"}},
+		{desc: "deadletters replay of nothing", args: []string{"deadletters", "replay"}},
+		{desc: "deadletters replay of a malformed id", args: []string{"deadletters", "replay", "x"}},
+		{desc: "tokens without revoke", args: []string{"tokens"}},
+		{desc: "tokens revoke of nothing", args: []string{"tokens", "revoke"}},
+		{desc: "tokens revoke of a hash and a client", args: []string{"tokens", "revoke", hash, "--client", "cli_a"}},
+		{desc: "tokens revoke of a token", args: []string{"tokens", "revoke", "iw_not-a-hash"}},
+		{desc: "clients without a subcommand", args: []string{"clients"}},
+		{desc: "clients list with an argument", args: []string{"clients", "list", "x"}},
+		{desc: "clients show without a client", args: []string{"clients", "show"}},
+		{desc: "clients delete of a malformed id", args: []string{"clients", "delete", "https://x"}},
+		{desc: "subscriptions with an unknown subcommand", args: []string{"subscriptions", "drop", "sub_a"}},
+		{desc: "subscriptions list with a bad status", args: []string{"subscriptions", "list", "--status", "paused"}},
+		{desc: "subscriptions disable without an id", args: []string{"subscriptions", "disable"}},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			// Bounded, so that a command that does reach the listener
+			// fails here instead of waiting for it.
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			start := time.Now()
+			err := run(ctx, tc.args, &bytes.Buffer{})
+			var ue usageError
+			if !errors.As(err, &ue) {
+				t.Errorf("err = %v after %s, want a usage error", err, time.Since(start).Round(time.Millisecond))
+			}
+			if n := conns.Load(); n > 0 {
+				t.Errorf("%d connections to IW_REDIS_URL for a usage mistake", n)
+				conns.Store(0)
 			}
 		})
 	}

@@ -17,34 +17,44 @@ import (
 // mistakes out of Redis keys.
 var subscriptionID = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
 
-// subscriptionsCommand runs `iwctl subscriptions list` and `iwctl
-// subscriptions show|disable|enable SUB` (docs/operations.md, "Revoking tokens, deleting clients, disabling
-// subscriptions"). The Redis side, one script in the {subs} slot, is
+// subscriptionsCommand checks the arguments of `iwctl subscriptions list`
+// and `iwctl subscriptions show|disable|enable SUB` (docs/operations.md,
+// "Revoking tokens, deleting clients, disabling subscriptions") and returns
+// what runs it. The Redis side, one script in the {subs} slot, is
 // webhook.Store's; the worker does the rest.
-func subscriptionsCommand(ctx context.Context, ws *webhook.Store, args []string, out io.Writer, now func() time.Time) error {
+func subscriptionsCommand(args []string, out io.Writer, now func() time.Time) (action, error) {
 	if len(args) == 0 {
-		return usageError{"subscriptions takes the subcommand list, show, disable or enable"}
+		return nil, usageError{"subscriptions takes the subcommand list, show, disable or enable"}
 	}
 	verb := args[0]
 	switch verb {
 	case "list":
-		return listSubscriptions(ctx, ws, args[1:], out)
+		return listSubscriptions(args[1:], out)
 	case "show", "disable", "enable":
 	default:
-		return usageError{fmt.Sprintf("unknown subscriptions subcommand %q", verb)}
+		return nil, usageError{fmt.Sprintf("unknown subscriptions subcommand %q", verb)}
 	}
 	fs := flag.NewFlagSet("subscriptions "+verb, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	ids, err := positional(fs, args[1:])
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if len(ids) != 1 || !subscriptionID.MatchString(ids[0]) {
-		return usageError{"subscriptions " + verb + " takes exactly one subscription id"}
+		return nil, usageError{"subscriptions " + verb + " takes exactly one subscription id"}
 	}
-	id := ids[0]
-	var res string
-	var sub *webhook.Subscription
+	return func(ctx context.Context, c conn) error {
+		return switchSubscription(ctx, c.ws, verb, ids[0], out, now)
+	}, nil
+}
+
+// switchSubscription shows, disables or enables (verb) subscription id.
+func switchSubscription(ctx context.Context, ws *webhook.Store, verb, id string, out io.Writer, now func() time.Time) error {
+	var (
+		res string
+		sub *webhook.Subscription
+		err error
+	)
 	switch verb {
 	case "show":
 		sub, err = ws.Get(ctx, "", id)
@@ -74,10 +84,10 @@ func subscriptionsCommand(ctx context.Context, ws *webhook.Store, args []string,
 	return nil
 }
 
-// listSubscriptions runs `iwctl subscriptions list`: a client's from its
-// index, newest first, or every one from a walk of the {subs} keys; then
-// how many were printed.
-func listSubscriptions(ctx context.Context, ws *webhook.Store, args []string, out io.Writer) error {
+// listSubscriptions checks the arguments of `iwctl subscriptions list` and
+// returns what runs it: a client's from its index, newest first, or every
+// one from a walk of the {subs} keys; then how many were printed.
+func listSubscriptions(args []string, out io.Writer) (action, error) {
 	fs := flag.NewFlagSet("subscriptions list", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	client := fs.String("client", "", "only this client's, newest first")
@@ -85,29 +95,39 @@ func listSubscriptions(ctx context.Context, ws *webhook.Store, args []string, ou
 	host := fs.String("host", "", "only those whose receiver is on this host")
 	rest, err := positional(fs, args)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	switch {
 	case len(rest) != 0:
-		return usageError{"subscriptions list takes only --client, --status and --host"}
+		return nil, usageError{"subscriptions list takes only --client, --status and --host"}
 	case *client != "" && !clientID.MatchString(*client):
-		return usageError{fmt.Sprintf("subscriptions list: %q is not a client id", *client)}
+		return nil, usageError{fmt.Sprintf("subscriptions list: %q is not a client id", *client)}
 	case *status != "" && *status != webhook.StatusActive && *status != webhook.StatusDisabled:
-		return usageError{fmt.Sprintf("subscriptions list: --status is active or disabled, not %q", *status)}
+		return nil, usageError{fmt.Sprintf("subscriptions list: --status is active or disabled, not %q", *status)}
 	}
+	return func(ctx context.Context, c conn) error {
+		return eachSubscription(ctx, c.ws, *client, *status, *host, out)
+	}, nil
+}
+
+// eachSubscription prints the subscriptions of client (every one when it
+// is empty) whose status and receiver's host match, when given, then how
+// many it printed.
+func eachSubscription(ctx context.Context, ws *webhook.Store, client, status, host string, out io.Writer) error {
+	var err error
 	n := 0
 	keep := func(subs []*webhook.Subscription) error {
 		for _, s := range subs {
-			if (*status == "" || s.Status == *status) && (*host == "" || strings.EqualFold(receiverHost(s), *host)) {
+			if (status == "" || s.Status == status) && (host == "" || strings.EqualFold(receiverHost(s), host)) {
 				printSubscription(out, s)
 				n++
 			}
 		}
 		return nil
 	}
-	if *client != "" {
+	if client != "" {
 		var subs []*webhook.Subscription
-		if subs, err = ws.List(ctx, *client); err == nil {
+		if subs, err = ws.List(ctx, client); err == nil {
 			err = keep(subs)
 		}
 	} else {

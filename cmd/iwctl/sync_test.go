@@ -18,15 +18,19 @@ import (
 )
 
 // syncTree is a copy of the repository's content tree, to be synced into a
-// test's Redis, and one of its articles that no milestone cites.
+// test's Redis, one of its articles that no milestone cites and one that a
+// milestone cites.
 type syncTree struct {
 	rs  redistest.Backend
 	dir string
-	// n counts the files that can be skipped: articles that milestones
-	// cite are always parsed (a milestone copies their title and path).
-	n    int
-	a    *content.Article
-	file string
+	// n counts the article files, every one of which a sync with nothing
+	// changed counts as unchanged; byStat those that no milestone cites,
+	// which it can know unchanged by their stat alone (the cited ones are
+	// read and parsed, since a milestone copies their title and path).
+	n, byStat int
+	a         *content.Article
+	file      string
+	cited     string // the file of an article a milestone cites
 }
 
 func newSyncTree(t *testing.T) *syncTree {
@@ -50,17 +54,21 @@ func newSyncTree(t *testing.T) *syncTree {
 			}
 		}
 	}
-	st := &syncTree{rs: rs, dir: dir, n: len(c.Articles) - len(pinned)}
+	st := &syncTree{rs: rs, dir: dir, n: len(c.Articles), byStat: len(c.Articles) - len(pinned)}
+	fileOf := func(a *content.Article) string {
+		return filepath.Join(dir, "articles", a.PublishedAt.Format("2006"), a.PublishedAt.Format("01"), a.Slug+".md")
+	}
 	for _, x := range c.Articles {
 		if !pinned[x.Slug] {
 			st.a = x
+		} else {
+			st.cited = fileOf(x)
 		}
 	}
-	if st.n < 10 || st.a == nil {
-		t.Fatalf("only %d articles that no milestone cites; the test needs more", st.n)
+	if st.byStat < 10 || st.a == nil || st.cited == "" {
+		t.Fatalf("only %d articles that no milestone cites, cited one %q; the test needs more", st.byStat, st.cited)
 	}
-	a := st.a
-	st.file = filepath.Join(dir, "articles", a.PublishedAt.Format("2006"), a.PublishedAt.Format("01"), a.Slug+".md")
+	st.file = fileOf(st.a)
 	return st
 }
 
@@ -75,9 +83,10 @@ func (st *syncTree) sync(t *testing.T) string {
 }
 
 // TestSyncSkipsUnchangedFiles checks that a sync parses only the files that
-// changed since the last one, that a registry change makes it parse every
-// file again, and that a skipped file is still checked for duplicate slugs.
-// n counts the files that can be skipped.
+// changed since the last one (and those milestones cite, which it still
+// counts as unchanged and does not publish again), that a registry change
+// makes it parse every file again, and that a skipped file is still
+// checked for duplicate slugs. n counts the files.
 func TestSyncSkipsUnchangedFiles(t *testing.T) {
 	st := newSyncTree(t)
 	rs, dir, n, a, file := st.rs, st.dir, st.n, st.a, st.file
@@ -87,19 +96,28 @@ func TestSyncSkipsUnchangedFiles(t *testing.T) {
 	for _, tc := range []struct {
 		desc string
 		edit func() error
-		want string
+		want []string
 	}{
 		{desc: "nothing changed: every file skipped", edit: func() error { return nil },
-			want: "(" + strconv.Itoa(n) + " files unchanged since the last sync)"},
+			want: []string{fmt.Sprintf("%d articles (%d files unchanged since the last sync)", n, n), "; 0 changed, 0 events"}},
 		{desc: "one file edited: only it is parsed", edit: func() error {
 			b, err := os.ReadFile(file)
 			if err != nil {
 				return err
 			}
 			return os.WriteFile(file, append(b, []byte("\nOne more sentence.\n")...), 0o644)
-		}, want: "(" + strconv.Itoa(n-1) + " files unchanged since the last sync)"},
+		}, want: []string{"(" + strconv.Itoa(n-1) + " files unchanged since the last sync)"}},
 		{desc: "the edit is published", edit: func() error { return nil },
-			want: "(" + strconv.Itoa(n) + " files unchanged since the last sync)"},
+			want: []string{"(" + strconv.Itoa(n) + " files unchanged since the last sync)"}},
+		{desc: "a cited article edited: only it is published", edit: func() error {
+			b, err := os.ReadFile(st.cited)
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(st.cited, append(b, []byte("\nOne more sentence.\n")...), 0o644)
+		}, want: []string{fmt.Sprintf("%d articles (%d files unchanged since the last sync)", n, n-1), "; 1 changed, 0 events"}},
+		{desc: "the cited article's edit is recorded", edit: func() error { return nil },
+			want: []string{fmt.Sprintf("%d articles (%d files unchanged since the last sync)", n, n), "; 0 changed, 0 events"}},
 		{desc: "a registry changed: every file parsed again", edit: func() error {
 			f, err := os.OpenFile(filepath.Join(dir, "sources.yaml"), os.O_APPEND|os.O_WRONLY, 0)
 			if err != nil {
@@ -108,14 +126,17 @@ func TestSyncSkipsUnchangedFiles(t *testing.T) {
 			defer f.Close()
 			_, err = f.WriteString("\n# a comment\n")
 			return err
-		}, want: "(0 files unchanged since the last sync)"},
+		}, want: []string{"(0 files unchanged since the last sync)"}},
 	} {
 		t.Run(tc.desc, func(t *testing.T) {
 			if err := tc.edit(); err != nil {
 				t.Fatal(err)
 			}
-			if out := sync(); !strings.Contains(out, tc.want) {
-				t.Fatalf("output %q does not contain %q", out, tc.want)
+			out := sync()
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Fatalf("output %q does not contain %q", out, w)
+				}
 			}
 		})
 	}

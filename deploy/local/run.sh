@@ -2,7 +2,8 @@
 # `make run`: the whole service on this machine, with its own Redis.
 #
 # Starts redis-server (append-only, fsync every second: at most one second of
-# writes can be lost in a crash) on 127.0.0.1:6399 with its data in .run/,
+# writes can be lost in a crash) on 127.0.0.1:6399 with its data in
+# .run/6399/redis,
 # and a second, non-persistent one on 127.0.0.1:6398 for the edge's
 # rate-limit counts, publishes content/ with iwctl (plus the demo retraction and newsletter),
 # starts the origin on 127.0.0.1:8081, one webhook worker and the edge gateway
@@ -13,12 +14,10 @@
 # Before starting anything it checks that none of the seven ports it will
 # use is taken, since Caddy binds with SO_REUSEPORT and a second edge would
 # share the first one's ports without an error. Each process's output goes
-# to the terminal and to .run/<name>.log.
+# to the terminal and to .run/<Redis port>/<name>.log.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-run_dir=.run
-mkdir -p "$run_dir/redis"
 export IW_EDGE_PORT="${IW_EDGE_PORT:-8080}"
 export IW_PUBLIC_URL="${IW_PUBLIC_URL:-http://localhost:$IW_EDGE_PORT}"
 export IW_REDIS_URL="${IW_REDIS_URL:-redis://127.0.0.1:6399/0}"
@@ -35,7 +34,8 @@ export IW_BOTAUTH_ALLOW_CIDRS="${IW_BOTAUTH_ALLOW_CIDRS:-127.0.0.0/8,::1/128}"
 # Rate-limit counts churn and need no durability: a Redis of their own,
 # without an append-only file (docs/decisions.md, "Rate-limit state").
 export IW_RATELIMIT_REDIS_URL="${IW_RATELIMIT_REDIS_URL:-redis://127.0.0.1:6398/0}"
-# The two Redis servers started below listen where those URLs point, so a
+# The two Redis servers started below listen where those URLs point, and a
+# run's data and logs are kept under .run/<its Redis port> (below), so a
 # second make run beside the first needs only other ports in the IW_* values.
 url_port() {
   [[ $2 =~ ^redis://(127\.0\.0\.1|localhost):([0-9]+)(/[0-9]*)?$ ]] && echo "${BASH_REMATCH[2]}" && return
@@ -44,6 +44,12 @@ url_port() {
 }
 redis_port=$(url_port IW_REDIS_URL "$IW_REDIS_URL")
 counters_port=$(url_port IW_RATELIMIT_REDIS_URL "$IW_RATELIMIT_REDIS_URL")
+# Each run keeps its state in a directory of its own, named by its Redis's
+# port, which no two runs can share: the data stays with the Redis that
+# wrote it (two Redis appending to one append-only file, or one rewriting
+# it under the other, would mix or lose both), and a second run beside the
+# first truncates none of the first one's logs.
+run_dir=.run/$redis_port
 
 # Ports: the value of each variable and the address make run checks.
 host_port() { # VAR VALUE: prints "host port" of a host:port value
@@ -76,6 +82,12 @@ for l in "${listeners[@]}"; do
   fi
 done
 [ "$busy" = no ] || exit 1
+mkdir -p "$run_dir/redis"
+# Two runs started at the same moment on the same Redis port could both
+# find it free: the first to lock the directory has it. The lock is held
+# as long as a process of the run lives (they inherit it).
+exec 9>"$run_dir/lock"
+flock -n 9 || { echo "run: another make run is using $run_dir (IW_REDIS_URL=$IW_REDIS_URL); stop it, or set IW_REDIS_URL to another port" >&2; exit 1; }
 
 # Every process started, with its name and log file; stop() ends them all.
 pids=()
@@ -111,6 +123,14 @@ run_logged() {
   "$@" > >(tee -i -a "$log") 2>&1 &
   started "$name" "$log"
 }
+# exited PID STATUS WHAT: says which process exited, how and when, with
+# the end of its log, and fails the run (the EXIT trap stops the others).
+exited() {
+  sleep 0.2 # the last lines through tee
+  echo "run: ${name_of[$1]} exited $3 (status $2); stopping the others; the end of ${log_of[$1]}:" >&2
+  tail -n 20 "${log_of[$1]}" 2>/dev/null | sed 's/^/  /' >&2
+  exit 1
+}
 # alive: fails the start-up as soon as any process has exited, naming it.
 alive() {
   local pid status
@@ -118,10 +138,7 @@ alive() {
     kill -0 "$pid" 2>/dev/null && continue
     status=0
     wait "$pid" || status=$?
-    sleep 0.2 # the last lines through tee
-    echo "run: ${name_of[$pid]} exited during start-up (status $status); the end of ${log_of[$pid]}:" >&2
-    tail -n 20 "${log_of[$pid]}" 2>/dev/null | sed 's/^/  /' >&2
-    exit 1
+    exited "$pid" "$status" "during start-up"
   done
 }
 # ready NAME SECONDS URL: waits for URL to answer 2xx, failing the start-up
@@ -215,5 +232,4 @@ MSG
 # fail: make run's processes are meant to run until stopped.
 status=0
 wait -n -p died "${pids[@]}" || status=$?
-echo "run: ${name_of[$died]} exited (status $status); stopping the others; see ${log_of[$died]}" >&2
-exit 1
+exited "$died" "$status" "after start-up"

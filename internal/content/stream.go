@@ -18,8 +18,10 @@ type StreamOptions struct {
 	// exactly as they are, which passed the checks then (the caller answers
 	// true only when the registries are unchanged too): they are read but
 	// not parsed, counted in Corpus.Unchanged and not handed to Publish.
-	// Articles that milestones cite are always parsed, since a milestone
-	// copies their title, path and date.
+	// Articles that milestones cite are always read and parsed, since a
+	// milestone copies their title, path and date; Known is not asked of
+	// them, but Unchanged is, and one it names is counted and kept back
+	// from Publish like the others.
 	Unchanged func(path string, info fs.FileInfo, raw []byte) bool
 	// Known, when set with Unchanged, is asked first with the file's stat
 	// alone: true skips the file as unchanged without reading it (a stat
@@ -105,18 +107,29 @@ func streamFS(fsys fs.FS, opts StreamOptions) (*Corpus, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The articles milestones cite, parsed before the others.
+	// The articles milestones cite, parsed before the others: a milestone
+	// copies their title, path and date, and is checked against their
+	// countries (docs/decisions.md, "iwctl sync does not parse what it
+	// published before"). One unchanged since it was published is still
+	// put to Unchanged, so that it counts as such and is not published
+	// again, like any other unchanged file.
 	cited := map[string]*Article{}
+	citedKept := map[string]bool{}
 	for _, m := range months {
 		for _, p := range m.paths {
 			if f, _ := matchArticlePath(p); l.pinned[f.slug] {
-				raw, err := fs.ReadFile(fsys, p)
+				raw, info, err := readFileInfo(fsys, p, nil)
 				if err != nil {
 					l.fail(p, "", "%v", err)
 					continue
 				}
-				if a := l.parseArticle(p, f, raw, sources, countries, specs); a != nil {
-					cited[f.slug] = a
+				a := l.parseArticle(p, f, raw, sources, countries, specs)
+				if a == nil {
+					continue
+				}
+				cited[f.slug] = a
+				if l.unchanged != nil && l.unchanged(p, info, raw) {
+					citedKept[f.slug] = true
 				}
 			}
 		}
@@ -132,7 +145,7 @@ func streamFS(fsys fs.FS, opts StreamOptions) (*Corpus, error) {
 	producer.Go(func() {
 		defer close(reads)
 		for _, m := range months {
-			r := l.readMonth(m, cited, sources, countries, specs)
+			r := l.readMonth(m, cited, citedKept, sources, countries, specs)
 			select {
 			case reads <- r:
 			case <-stop:
@@ -229,8 +242,8 @@ func (l *loader) listArticles() ([]*month, error) {
 }
 
 // readMonth reads, parses and checks the files of m on every CPU; cited
-// are the articles parsed already.
-func (l *loader) readMonth(m *month, cited map[string]*Article, sources map[string]*Source, countries map[string]*Country, specs map[string]*Spec) monthRead {
+// are the articles parsed already, and citedKept those of them unchanged.
+func (l *loader) readMonth(m *month, cited map[string]*Article, citedKept map[string]bool, sources map[string]*Source, countries map[string]*Country, specs map[string]*Spec) monthRead {
 	type read struct {
 		a    *Article
 		kept bool
@@ -249,7 +262,7 @@ func (l *loader) readMonth(m *month, cited map[string]*Article, sources map[stri
 				}
 				f, _ := matchArticlePath(m.paths[i])
 				if a, ok := cited[f.slug]; ok {
-					results[i] = read{a: a}
+					results[i] = read{a: a, kept: citedKept[f.slug]}
 					continue
 				}
 				if l.pinned[f.slug] {

@@ -3,10 +3,12 @@ package content
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"testing/fstest"
 )
@@ -113,6 +115,57 @@ func TestStream(t *testing.T) {
 				if !strings.HasPrefix(le.Errs[i].Error(), want) {
 					t.Errorf("problem %d = %q, want it to start with %q", i, le.Errs[i], want)
 				}
+			}
+		})
+	}
+}
+
+// TestStreamCitedUnchanged: an article a milestone cites is parsed even
+// when Unchanged names it, since the milestone copies its title and path;
+// it is then counted as unchanged and not handed to Publish, like any
+// unchanged file. One that changed is published.
+func TestStreamCitedUnchanged(t *testing.T) {
+	for _, tc := range []struct {
+		desc          string
+		unchanged     bool
+		wantPublished []string
+		wantUnchanged int
+	}{
+		{desc: "unchanged: counted, not published", unchanged: true, wantUnchanged: 6},
+		{desc: "changed: published", wantPublished: []string{"fixture-article"}, wantUnchanged: 5},
+	} {
+		t.Run(tc.desc, func(t *testing.T) {
+			var (
+				mu        sync.Mutex // Unchanged is asked on several goroutines
+				asked     []string
+				published []string
+			)
+			c, err := streamFS(streamTree(t, nil), StreamOptions{
+				Unchanged: func(p string, _ fs.FileInfo, _ []byte) bool {
+					mu.Lock()
+					defer mu.Unlock()
+					asked = append(asked, p)
+					return tc.unchanged || !strings.HasSuffix(p, "/fixture-article.md")
+				},
+				Publish: func(articles []*Article) error {
+					for _, a := range articles {
+						published = append(published, a.Slug)
+					}
+					return nil
+				},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Contains(asked, "articles/2025/12/fixture-article.md") {
+				t.Errorf("Unchanged was not asked of the cited article (asked of %q)", asked)
+			}
+			if !slices.Equal(published, tc.wantPublished) || c.Unchanged != tc.wantUnchanged {
+				t.Errorf("published %q, %d unchanged; want %q, %d", published, c.Unchanged, tc.wantPublished, tc.wantUnchanged)
+			}
+			reports := c.Countries[0].Milestones[0].Reports
+			if len(reports) != 1 || reports[0].Slug != "fixture-article" || reports[0].Title == "" {
+				t.Errorf("the milestone's reports are %+v, want the cited article's", reports)
 			}
 		})
 	}

@@ -88,3 +88,43 @@ func TestEdgeDefaults(t *testing.T) {
 		}
 	}
 }
+
+// TestFixedAddressesClaims: where README's or docs/edge-gateway.md's table
+// says a shipped Caddyfile fixes a value and ignores its variable, that
+// Caddyfile must not read the variable; and the admin API's row says it is
+// never public, since whoever reaches it can replace the edge's
+// configuration.
+func TestFixedAddressesClaims(t *testing.T) {
+	root := repo.Root(t)
+	caddyfiles := []struct{ name, path string }{
+		{"`Caddyfile.production`", "caddyfile/Caddyfile.production"},
+		{"Kubernetes Caddyfile", "deploy/k8s/base/Caddyfile"},
+	}
+	for _, doc := range []struct{ file, heading string }{
+		{"README.md", "## Configuration"},
+		{"docs/edge-gateway.md", "## Configuration"},
+	} {
+		sec := section(t, root, doc.file, doc.heading)
+		lines := regexp.MustCompile("(?m)^\\| `(IW_[A-Z0-9_]+)` \\|.*$").FindAllStringSubmatch(sec, -1)
+		for _, m := range lines {
+			name, line := m[1], m[0]
+			if name == "IW_EDGE_ADMIN_ADDR" && !strings.Contains(line, "never public") && !strings.Contains(line, "Never public") {
+				t.Errorf("%s: the row of %s does not say the admin API is never public", doc.file, name)
+			}
+			for _, claim := range regexp.MustCompile(`[.;] `).Split(line, -1) {
+				if !strings.Contains(claim, "ignore") && !strings.Contains(claim, "fix") {
+					continue
+				}
+				for _, cf := range caddyfiles {
+					b, err := os.ReadFile(filepath.Join(root, cf.path))
+					if err != nil {
+						t.Fatal(err)
+					}
+					if strings.Contains(claim, cf.name) && strings.Contains(string(b), "{$"+name) {
+						t.Errorf("%s: the row of %s says %q, but %s reads {$%s}", doc.file, name, claim, cf.path, name)
+					}
+				}
+			}
+		}
+	}
+}

@@ -2,8 +2,9 @@
 // it refuses ports that are taken before starting anything, fails at once
 // (naming the process and showing its last lines) when a process dies
 // during start-up or after, waits through a Redis loading its data for as
-// long as it makes progress, and stops everything it started on Ctrl-C and
-// SIGTERM, then exits.
+// long as it makes progress, stops everything it started on Ctrl-C and
+// SIGTERM, then exits, and keeps each run's data and logs apart, so that a
+// second run beside the first, on other ports, touches nothing of it.
 //
 // The script runs in a temporary copy of the repository's layout whose
 // bin/ holds stand-ins for edge, origin, worker and iwctl, with stand-ins
@@ -32,17 +33,18 @@ import (
 // program stands in for bin/origin, bin/worker and bin/edge. Its mode file
 // says what it does: ok (answers on its port), fail (exits at once with a
 // bind error, as a process whose port is taken does) or hang (runs but
-// never answers). It records that it started, and its pid while it runs.
+// never answers). It records that it started, and its pid while it runs;
+// its first line names the run by its edge port.
 const program = `#!/usr/bin/env bash
 name=$(basename "$0")
 touch "$STUB_STATE/$name.started"
-echo "$name: starting"
-mode=$(cat "$STUB_STATE/$name.mode" 2>/dev/null || echo ok)
 case $name in
   origin) port=${IW_ORIGIN_ADDR##*:} ;;
   edge) port=$IW_EDGE_PORT ;;
   *) port= ;;
 esac
+echo "$name: starting (edge port $IW_EDGE_PORT)"
+mode=$(cat "$STUB_STATE/$name.mode" 2>/dev/null || echo ok)
 if [ "$mode" = fail ]; then
   echo "$name: listen tcp 127.0.0.1:$port: bind: address already in use" >&2
   exit 1
@@ -59,9 +61,12 @@ const iwctl = `#!/usr/bin/env bash
 echo "iwctl $*"
 `
 
-// redisServer records its pid by port and runs until stopped.
+// redisServer records its pid and its arguments by port and runs until
+// stopped.
 const redisServer = `#!/usr/bin/env bash
+args="$*"
 while [ $# -gt 0 ]; do [ "$1" = --port ] && port=$2; shift; done
+echo "$args" >"$STUB_STATE/redis-$port.args"
 touch "$STUB_STATE/redis-$port.started"
 echo $$ >"$STUB_STATE/redis-$port.pid"
 trap 'rm -f "$STUB_STATE/redis-$port.pid"; kill $s 2>/dev/null; exit 0' TERM
@@ -393,6 +398,154 @@ func TestRedisStalled(t *testing.T) {
 	}
 	if !strings.Contains(r.out.String(), "has loaded no more of its data for 2 s") {
 		t.Errorf("does not say why; output:\n%s", r.out)
+	}
+	tr.noneLeft(t)
+}
+
+// pidOf reads the pid a stand-in recorded in dir.
+func pidOf(t *testing.T, dir, name string) int {
+	t.Helper()
+	b, _ := os.ReadFile(filepath.Join(dir, name+".pid"))
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	if pid == 0 {
+		t.Fatalf("no %s pid", name)
+	}
+	return pid
+}
+
+// TestDiesAfterStartUp: a process killed once the service runs stops the
+// others and fails the run, which names it, says how it ended and shows
+// the end of its log, as during start-up.
+func TestDiesAfterStartUp(t *testing.T) {
+	tr := newTree(t)
+	r := tr.start(t)
+	until(t, r, "Invoicewire is running", func() bool { return strings.Contains(r.out.String(), "Invoicewire is running") })
+	// SIGKILL, as the kernel's OOM killer would; the stand-in's own
+	// child (its sleep) goes too, or it would keep the output open.
+	pid := pidOf(t, tr.state, "worker")
+	children, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+	syscall.Kill(pid, syscall.SIGKILL)
+	for _, c := range strings.Fields(string(children)) {
+		if n, _ := strconv.Atoi(c); n > 0 {
+			syscall.Kill(n, syscall.SIGKILL)
+		}
+	}
+	if code := r.wait(t, 10*time.Second); code != 1 {
+		t.Errorf("exit status %d after the worker was killed, want 1; output:\n%s", code, r.out)
+	}
+	out := r.out.String()
+	_, after, _ := strings.Cut(out, "run: worker exited after start-up (status 137)")
+	if after == "" {
+		t.Fatalf("does not name the worker and its status; output:\n%s", out)
+	}
+	if want := fmt.Sprintf("  worker: starting (edge port %d)", tr.ports["IW_EDGE_PORT"]); !strings.Contains(after, want) {
+		t.Errorf("does not show the end of the worker's log (want %q after the message); output:\n%s", want, out)
+	}
+	tr.noneLeft(t)
+}
+
+// TestSecondRunBeside: a second run in the same checkout, on other ports,
+// keeps its own state: each Redis its own data directory, each run its own
+// logs, none truncated by the other; and it stops without touching the
+// first.
+func TestSecondRunBeside(t *testing.T) {
+	tr := newTree(t)
+	a := tr.start(t)
+	until(t, a, "the first run", func() bool { return strings.Contains(a.out.String(), "Invoicewire is running") })
+
+	other := map[string]int{}
+	for _, v := range vars {
+		other[v] = freePort(t)
+	}
+	stateB := filepath.Join(tr.dir, "state-b")
+	if err := os.MkdirAll(stateB, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b := tr.start(t,
+		"STUB_STATE="+stateB,
+		fmt.Sprintf("IW_EDGE_PORT=%d", other["IW_EDGE_PORT"]),
+		fmt.Sprintf("IW_EDGE_ADMIN_ADDR=127.0.0.1:%d", other["IW_EDGE_ADMIN_ADDR"]),
+		fmt.Sprintf("IW_ORIGIN_ADDR=127.0.0.1:%d", other["IW_ORIGIN_ADDR"]),
+		fmt.Sprintf("IW_ORIGIN_METRICS_ADDR=127.0.0.1:%d", other["IW_ORIGIN_METRICS_ADDR"]),
+		fmt.Sprintf("IW_WORKER_METRICS_ADDR=127.0.0.1:%d", other["IW_WORKER_METRICS_ADDR"]),
+		fmt.Sprintf("IW_REDIS_URL=redis://127.0.0.1:%d/0", other["IW_REDIS_URL"]),
+		fmt.Sprintf("IW_RATELIMIT_REDIS_URL=redis://127.0.0.1:%d/0", other["IW_RATELIMIT_REDIS_URL"]),
+	)
+	until(t, b, "the second run", func() bool { return strings.Contains(b.out.String(), "Invoicewire is running") })
+
+	// What each Redis was told: its data directory and its log file.
+	flags := func(state string, port int) (dir, logfile string) {
+		raw, err := os.ReadFile(filepath.Join(state, fmt.Sprintf("redis-%d.args", port)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := strings.Fields(string(raw))
+		for i := 0; i+1 < len(f); i++ {
+			switch f[i] {
+			case "--dir":
+				dir = f[i+1]
+			case "--logfile":
+				logfile = f[i+1]
+			}
+		}
+		return dir, logfile
+	}
+	seen := map[string]string{}
+	for _, r := range []struct {
+		desc  string
+		state string
+		port  int
+	}{
+		{"the first run's Redis", tr.state, tr.ports["IW_REDIS_URL"]},
+		{"the first run's counters Redis", tr.state, tr.ports["IW_RATELIMIT_REDIS_URL"]},
+		{"the second run's Redis", stateB, other["IW_REDIS_URL"]},
+		{"the second run's counters Redis", stateB, other["IW_RATELIMIT_REDIS_URL"]},
+	} {
+		dir, logfile := flags(r.state, r.port)
+		for _, f := range []string{logfile} {
+			if prev, ok := seen[f]; ok {
+				t.Errorf("%s and %s both write %s", prev, r.desc, f)
+			}
+			seen[f] = r.desc
+		}
+		if strings.Contains(r.desc, "counters") {
+			continue
+		}
+		if prev, ok := seen[dir]; ok {
+			t.Errorf("%s and %s both keep their data in %s", prev, r.desc, dir)
+		}
+		seen[dir] = r.desc
+	}
+
+	// Each run's logs hold its own lines, the first one's still whole.
+	for _, run := range []struct {
+		desc      string
+		redisPort int
+		edgePort  int
+	}{
+		{"first", tr.ports["IW_REDIS_URL"], tr.ports["IW_EDGE_PORT"]},
+		{"second", other["IW_REDIS_URL"], other["IW_EDGE_PORT"]},
+	} {
+		for _, name := range []string{"origin", "worker", "edge"} {
+			file := filepath.Join(tr.dir, ".run", strconv.Itoa(run.redisPort), name+".log")
+			log, err := os.ReadFile(file)
+			want := fmt.Sprintf("%s: starting (edge port %d)\n", name, run.edgePort)
+			if err != nil || !strings.HasPrefix(string(log), want) {
+				t.Errorf("the %s run's %s log %s: %q (%v), want it to start with %q", run.desc, name, file, log, err, want)
+			}
+		}
+	}
+
+	b.cmd.Process.Signal(syscall.SIGTERM)
+	if code := b.wait(t, 10*time.Second); code != 143 {
+		t.Errorf("second run: exit status %d after SIGTERM, want 143; output:\n%s", code, b.out)
+	}
+	if strings.Contains(a.out.String(), "run: stopping") || !tr.has("worker.pid") {
+		t.Errorf("stopping the second run stopped the first; output:\n%s", a.out)
+	}
+	a.cmd.Process.Signal(syscall.SIGTERM)
+	if code := a.wait(t, 10*time.Second); code != 143 {
+		t.Errorf("first run: exit status %d after SIGTERM, want 143; output:\n%s", code, a.out)
 	}
 	tr.noneLeft(t)
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -387,4 +388,44 @@ func lastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// TestRunbookLoadsTheEnvironment: a command of docs/operations.md that has
+// the edge read its Caddyfile by hand (edge adapt, validate or run) loads
+// the unit's EnvironmentFile= first, as systemd does for the unit: the
+// Caddyfile takes its values from it, and without them a good file fails
+// to adapt ({$IW_REDIS_URL} empty), at the wrong line.
+func TestRunbookLoadsTheEnvironment(t *testing.T) {
+	root := repo.Root(t)
+	var env []string
+	for _, u := range units(t, root) {
+		if u.name == "invoicewire-edge.service" {
+			env = u.get("Service", "EnvironmentFile")
+		}
+	}
+	if len(env) != 1 {
+		t.Fatalf("invoicewire-edge.service: EnvironmentFile=%q, want one", env)
+	}
+	b, err := os.ReadFile(filepath.Join(root, "docs", "operations.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The inline commands, fenced blocks left out (their backquotes would
+	// pair with the inline ones').
+	text := regexp.MustCompile("(?s)```.*?```").ReplaceAllString(string(b), "")
+	found := 0
+	for _, span := range regexp.MustCompile("`[^`]+`").FindAllString(text, -1) {
+		cmd := strings.Join(strings.Fields(strings.Trim(span, "`")), " ")
+		if !regexp.MustCompile(`(^|[ ;(/])edge (adapt|validate|run) `).MatchString(cmd) {
+			continue
+		}
+		found++
+		load := "set -a; . " + env[0] + "; set +a;"
+		if i := strings.Index(cmd, load); i < 0 || i > strings.Index(cmd, "edge ") {
+			t.Errorf("docs/operations.md: %q does not load %s first (%q)", cmd, env[0], load)
+		}
+	}
+	if found == 0 {
+		t.Error("docs/operations.md shows no edge adapt command; the runbook of InvoicewireEdgeDown has one")
+	}
 }
