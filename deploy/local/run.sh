@@ -82,6 +82,14 @@ for l in "${listeners[@]}"; do
   fi
 done
 [ "$busy" = no ] || exit 1
+# A checkout run before this layout kept its data in .run/redis whatever the
+# port: the first run after it takes that data over, so nothing published
+# is left behind (the port check above has made sure no run still uses it).
+if [ -d .run/redis ] && [ ! -e "$run_dir/redis" ]; then
+  mkdir -p "$run_dir"
+  mv .run/redis "$run_dir/redis"
+  echo "run: moved the data of an earlier make run from .run/redis to $run_dir/redis"
+fi
 mkdir -p "$run_dir/redis"
 # Two runs started at the same moment on the same Redis port could both
 # find it free: the first to lock the directory has it. The lock is held

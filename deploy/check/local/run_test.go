@@ -568,3 +568,38 @@ func (b *syncBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
+
+// TestEarlierDataMoved: a checkout whose earlier runs kept their data in
+// .run/redis (before each run had a directory of its own) keeps it: the
+// first run moves it to its own directory and its Redis is started there.
+func TestEarlierDataMoved(t *testing.T) {
+	tr := newTree(t)
+	old := filepath.Join(tr.dir, ".run", "redis", "appendonlydir")
+	if err := os.MkdirAll(old, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(old, "appendonly.aof.1.base.rdb"), []byte("published"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := tr.start(t)
+	until(t, r, "Invoicewire is running", func() bool { return strings.Contains(r.out.String(), "Invoicewire is running") })
+	port := tr.ports["IW_REDIS_URL"]
+	want := filepath.Join(tr.dir, ".run", strconv.Itoa(port), "redis")
+	args, err := os.ReadFile(filepath.Join(tr.state, fmt.Sprintf("redis-%d.args", port)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(args), "--dir "+want+" ") {
+		t.Errorf("Redis started with %q; want --dir %s", args, want)
+	}
+	if b, err := os.ReadFile(filepath.Join(want, "appendonlydir", "appendonly.aof.1.base.rdb")); err != nil || string(b) != "published" {
+		t.Errorf("the earlier data is not in %s: %q, %v", want, b, err)
+	}
+	if _, err := os.Stat(filepath.Join(tr.dir, ".run", "redis")); !os.IsNotExist(err) {
+		t.Errorf(".run/redis is still there (%v)", err)
+	}
+	pid := pidOf(t, tr.state, "worker")
+	syscall.Kill(pid, syscall.SIGTERM)
+	r.wait(t, 10*time.Second)
+	tr.noneLeft(t)
+}
