@@ -209,6 +209,48 @@ func TestAskHook(t *testing.T) {
 	}
 }
 
+// TestAskAsAskDoes checks that the ask tool takes exactly the questions POST
+// /ask takes: docs/decisions.md (Ask) counts 1..500 characters once trimmed,
+// and the tool is the /ask engine, so the engine's check decides for both.
+// A refusal says what is wrong without echoing the question back.
+func TestAskAsAskDoes(t *testing.T) {
+	inst := origintest.Start(t)
+	cs := connect(t, inst.SiteRoot+"/mcp", inst.Server.Client())
+	testCases := []struct {
+		desc  string
+		query string
+		ok    bool
+	}{
+		{desc: "500 characters once trimmed, 504 as sent", query: "  " + strings.Repeat("ksef ", 100) + "  ", ok: true},
+		{desc: "500 characters of two bytes", query: strings.Repeat("é", 500), ok: true},
+		{desc: "one character among blanks", query: " \t k \n", ok: true},
+		{desc: "501 characters once trimmed", query: " " + strings.Repeat("é", 501) + " ", ok: false},
+		{desc: "empty", query: "", ok: false},
+		{desc: "blanks only", query: " \t\n ", ok: false},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			body, _ := json.Marshal(map[string]string{"query": tc.query})
+			resp, err := inst.Server.Client().Post(inst.SiteRoot+"/ask", "application/json", bytes.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if want := map[bool]int{true: 200, false: 400}[tc.ok]; resp.StatusCode != want {
+				t.Fatalf("POST /ask: %d, want %d", resp.StatusCode, want)
+			}
+			res := call(t, cs, "ask", map[string]any{"query": tc.query})
+			got := text(res)
+			if res.IsError == tc.ok {
+				t.Fatalf("the ask tool: isError %v, POST /ask %d: %.300s", res.IsError, resp.StatusCode, got)
+			}
+			if q := strings.TrimSpace(tc.query); res.IsError && len(q) > 20 && strings.Contains(got, q[:20]) {
+				t.Errorf("the tool error echoes the question: %.300s", got)
+			}
+		})
+	}
+}
+
 // TestHTTPErrors checks the transport's refusals are docs/decisions.md (JSON errors) JSON with no-store.
 func TestHTTPErrors(t *testing.T) {
 	inst := origintest.Start(t)
