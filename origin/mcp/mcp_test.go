@@ -274,6 +274,11 @@ func TestHTTPErrors(t *testing.T) {
 		{desc: "an object as id", method: "POST", contentType: "application/json", accept: "application/json, text/event-stream", body: `{"jsonrpc":"2.0","id":{"a":1},"method":"x"}`, want: 400, says: "send one JSON-RPC message as JSON"},
 		{desc: "unsupported protocol version", method: "POST", contentType: "application/json", accept: "application/json, text/event-stream", version: "1999-01-01", body: `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, want: 400, says: "Unsupported protocol version"},
 		{desc: "invalid UTF-8 in a string", method: "POST", contentType: "application/json", accept: "application/json, text/event-stream", body: "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"search_articles\",\"arguments\":{\"query\":\"caf\xe9\"}}}", want: 400, says: "not valid UTF-8"},
+		{desc: "neither method nor result or error", method: "POST", contentType: "application/json", accept: "application/json, text/event-stream", body: `{"jsonrpc":"2.0","id":7}`, want: 400, says: "neither"},
+		{desc: "method and result", method: "POST", contentType: "application/json", accept: "application/json, text/event-stream", body: `{"jsonrpc":"2.0","id":7,"method":"tools/list","result":{}}`, want: 400, says: "not both"},
+		{desc: "method and error", method: "POST", contentType: "application/json", accept: "application/json, text/event-stream", body: `{"jsonrpc":"2.0","id":7,"method":"tools/list","error":{"code":1,"message":"x"}}`, want: 400, says: "not both"},
+		{desc: "result and error", method: "POST", contentType: "application/json", accept: "application/json, text/event-stream", body: `{"jsonrpc":"2.0","id":7,"result":{},"error":{"code":1,"message":"x"}}`, want: 400, says: "not both"},
+		{desc: "a member named in another case", method: "POST", contentType: "application/json", accept: "application/json, text/event-stream", body: `{"jsonrpc":"2.0","id":7,"Method":"tools/list"}`, want: 400, says: "neither"},
 		{desc: "body over 64 KiB", method: "POST", contentType: "application/json", accept: "application/json, text/event-stream", body: `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"x":"` + strings.Repeat("a", 70<<10) + `"}}`, want: 413},
 	}
 	for _, tc := range testCases {
@@ -308,6 +313,17 @@ func TestHTTPErrors(t *testing.T) {
 			}
 		})
 	}
+	t.Run("a response or notification is accepted", func(t *testing.T) {
+		for _, body := range []string{
+			`{"jsonrpc":"2.0","id":7,"result":{}}`,
+			`{"jsonrpc":"2.0","id":7,"error":{"code":-32601,"message":"no such method"}}`,
+			`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		} {
+			if status, got := rpc(t, inst.Server.Client(), inst.SiteRoot+"/mcp", body); status != http.StatusAccepted {
+				t.Errorf("%s: %d %s, want 202", body, status, got)
+			}
+		}
+	})
 	t.Run("preflight", func(t *testing.T) {
 		req, _ := http.NewRequest("OPTIONS", inst.SiteRoot+"/mcp", nil)
 		req.Header.Set("Origin", "https://agent.example")
