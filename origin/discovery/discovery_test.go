@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"mime"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -124,6 +125,81 @@ func TestDiscoveryDocuments(t *testing.T) {
 				t.Errorf("GET %s answered %d: %s", u, resp.StatusCode, body)
 			}
 		})
+	}
+}
+
+// TestAgentCardOutputModes checks that each skill of the agent card lists
+// exactly the media types its endpoints answer with (docs/decisions.md, the
+// agent card says only what is served), asking each endpoint for every type
+// the card could name, and that the default output modes are all of them.
+func TestAgentCardOutputModes(t *testing.T) {
+	inst := origintest.Start(t)
+	_, body := inst.Get(t, "/.well-known/agent-card.json")
+	var card struct {
+		DefaultOutputModes []string `json:"defaultOutputModes"`
+		Skills             []struct {
+			ID          string   `json:"id"`
+			OutputModes []string `json:"outputModes"`
+		} `json:"skills"`
+	}
+	if err := json.Unmarshal(body, &card); err != nil {
+		t.Fatal(err)
+	}
+	accepts := []string{"application/json", "text/markdown", "text/event-stream"}
+	type request struct{ method, path, body string }
+	first := contenttest.Article(0)
+	endpoints := map[string][]request{
+		"search-articles": {{"GET", "/api/v1/articles", ""}},
+		"read-article":    {{"GET", "/api/v1/articles/" + first.Slug, ""}, {"GET", first.Path() + ".md", ""}},
+		"mandates":        {{"GET", "/api/v1/countries", ""}, {"GET", "/api/v1/countries/de", ""}, {"GET", "/mandates.md", ""}},
+		"specifications":  {{"GET", "/api/v1/specs", ""}, {"GET", "/api/v1/specs/peppol-bis-billing-3", ""}},
+		"ask":             {{"POST", "/ask", `{"query":"When is KSeF mandatory?"}`}},
+	}
+	var all []string
+	for _, sk := range card.Skills {
+		t.Run(sk.ID, func(t *testing.T) {
+			reqs, ok := endpoints[sk.ID]
+			if !ok {
+				t.Fatalf("no endpoints known for skill %s", sk.ID)
+			}
+			var served []string
+			for _, rq := range reqs {
+				for _, accept := range accepts {
+					req, _ := http.NewRequest(rq.method, inst.SiteRoot+rq.path, strings.NewReader(rq.body))
+					req.Header.Set("Accept", accept)
+					if rq.body != "" {
+						req.Header.Set("Content-Type", "application/json")
+					}
+					resp, err := inst.Server.Client().Do(req)
+					if err != nil {
+						t.Fatal(err)
+					}
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					if resp.StatusCode != 200 {
+						t.Fatalf("%s %s, Accept %s: %d", rq.method, rq.path, accept, resp.StatusCode)
+					}
+					mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+					if !slices.Contains(served, mt) {
+						served = append(served, mt)
+					}
+				}
+			}
+			slices.Sort(served)
+			got := slices.Sorted(slices.Values(sk.OutputModes))
+			if !slices.Equal(got, served) {
+				t.Errorf("outputModes %v, its endpoints serve %v", sk.OutputModes, served)
+			}
+		})
+		for _, m := range sk.OutputModes {
+			if !slices.Contains(all, m) {
+				all = append(all, m)
+			}
+		}
+	}
+	slices.Sort(all)
+	if got := slices.Sorted(slices.Values(card.DefaultOutputModes)); !slices.Equal(got, all) {
+		t.Errorf("defaultOutputModes %v, the skills' together %v", card.DefaultOutputModes, all)
 	}
 }
 

@@ -155,6 +155,22 @@ func (s *Documents) AICatalog(r *http.Request) (*respond.Response, error) {
 // agent card lists nothing else.
 var AgentInputModes = []string{"application/json"}
 
+// Output modes of the agent card's skills: each skill lists exactly the
+// media types its endpoints answer with (docs/decisions.md, the agent card
+// says only what is served). Every one answers JSON (the read API, the MCP
+// tools, /ask); an article and the mandates have markdown twins (the
+// article's .md, /mandates.md) and /ask also streams events. Nothing else
+// has a markdown form, and /ask answers JSON to Accept: text/markdown.
+var (
+	jsonOutput     = []string{"application/json"}
+	markdownOutput = []string{"application/json", "text/markdown"}
+	askOutput      = []string{"application/json", "text/event-stream"}
+)
+
+// AgentOutputModes are all the skills' output modes together, the card's
+// defaultOutputModes.
+var AgentOutputModes = []string{"application/json", "text/markdown", "text/event-stream"}
+
 // AgentCard answers GET /.well-known/agent-card.json (A2A 1.0). The service
 // does not speak A2A's own JSON-RPC binding; supportedInterfaces names the
 // agent-facing endpoints it does have, the MCP endpoint and the NLWeb-style
@@ -164,9 +180,9 @@ var AgentInputModes = []string{"application/json"}
 func (s *Documents) AgentCard(r *http.Request) (*respond.Response, error) {
 	// Every skill has examples: A2A's AgentSkill.examples is a list of
 	// strings, and a skill without any would be null.
-	skill := func(id, name, desc string, tags []string, examples ...string) map[string]any {
+	skill := func(id, name, desc string, tags, outputModes []string, examples ...string) map[string]any {
 		return map[string]any{"id": id, "name": name, "description": desc, "tags": tags, "examples": append([]string{}, examples...),
-			"inputModes": AgentInputModes, "outputModes": []string{"application/json", "text/markdown"}}
+			"inputModes": AgentInputModes, "outputModes": outputModes}
 	}
 	return jsonDoc(map[string]any{
 		"name":        "Invoicewire",
@@ -181,13 +197,13 @@ func (s *Documents) AgentCard(r *http.Request) (*respond.Response, error) {
 		"iconUrl":            s.SiteRoot + "/assets/icon.svg?v=" + site.AssetsVersion,
 		"capabilities":       map[string]any{"streaming": true, "pushNotifications": false, "extendedAgentCard": false},
 		"defaultInputModes":  AgentInputModes,
-		"defaultOutputModes": []string{"application/json", "text/markdown"},
+		"defaultOutputModes": AgentOutputModes,
 		"skills": []map[string]any{
-			skill("search-articles", "Search articles", "Find published articles by section, audience, country or words.", []string{"news", "search"}, "Latest Peppol news for Belgium"),
-			skill("read-article", "Read an article", "Read one article as markdown with its sources.", []string{"news"}, "Read the article about Belgium's B2B e-invoicing grace period"),
-			skill("mandates", "Country mandates", "The e-invoicing mandate status of tracked countries.", []string{"mandates", "countries"}, "Is B2B e-invoicing mandatory in Germany?"),
-			skill("specifications", "Specifications", "Tracked specifications such as Peppol BIS Billing 3.0 and EN 16931.", []string{"specs"}, "Which version of Peppol BIS Billing 3.0 is current?"),
-			skill("ask", "Ask", "Answer a question with passages quoted from the articles, with citations.", []string{"question-answering"}, "When does Poland's KSeF become mandatory?"),
+			skill("search-articles", "Search articles", "Find published articles by section, audience, country or words.", []string{"news", "search"}, jsonOutput, "Latest Peppol news for Belgium"),
+			skill("read-article", "Read an article", "Read one article as markdown with its sources.", []string{"news"}, markdownOutput, "Read the article about Belgium's B2B e-invoicing grace period"),
+			skill("mandates", "Country mandates", "The e-invoicing mandate status of tracked countries.", []string{"mandates", "countries"}, markdownOutput, "Is B2B e-invoicing mandatory in Germany?"),
+			skill("specifications", "Specifications", "Tracked specifications such as Peppol BIS Billing 3.0 and EN 16931.", []string{"specs"}, jsonOutput, "Which version of Peppol BIS Billing 3.0 is current?"),
+			skill("ask", "Ask", "Answer a question with passages quoted from the articles, with citations.", []string{"question-answering"}, askOutput, "When does Poland's KSeF become mandatory?"),
 		},
 	}, "application/json")
 }

@@ -89,6 +89,35 @@ func refuseBatch(r *http.Request) ([]byte, *apierror.Error) {
 	return body, nil
 }
 
+// refuseInvalid answers a JSON-RPC 2.0 message that is neither a request
+// or notification (method) nor a response (result or error, exactly one)
+// with 400, as refuseBatch answers a batch. The SDK takes any message
+// without method for a response, and the transport answers a response
+// with 202 Accepted, so {"jsonrpc":"2.0","id":7} was accepted with an empty
+// body; it is an Invalid Request (JSON-RPC 2.0 §5.1, -32600), which
+// Streamable HTTP answers with an HTTP error, not 202. Members are matched
+// in their exact case, as the SDK matches them. A body that is not one
+// JSON-RPC 2.0 object is left to the SDK, which refuses it.
+func refuseInvalid(body []byte) *apierror.Error {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(body, &m) != nil || string(m["jsonrpc"]) != `"2.0"` {
+		return nil
+	}
+	_, method := m["method"]
+	_, result := m["result"]
+	_, rpcErr := m["error"]
+	const hint = "Send one JSON-RPC 2.0 request or notification (with method), or a response (with result or error)."
+	switch {
+	case method && (result || rpcErr):
+		return apierror.BadRequest("Invalid Request: a JSON-RPC message is a request (method) or a response (result or error), not both.", hint)
+	case result && rpcErr:
+		return apierror.BadRequest("Invalid Request: a JSON-RPC response has result or error, not both.", hint)
+	case !method && !result && !rpcErr:
+		return apierror.BadRequest("Invalid Request: the JSON-RPC message has neither method nor result or error, so it is no request, notification or response.", hint)
+	}
+	return nil
+}
+
 // boundResults is receiving middleware that replaces a tool result larger
 // than MaxResult with a tool error saying so.
 func boundResults(next sdk.MethodHandler) sdk.MethodHandler {

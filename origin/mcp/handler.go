@@ -46,6 +46,9 @@ func Handler(s *Server) respond.Mount {
 				return
 			}
 			body, err := refuseBatch(r)
+			if err == nil {
+				err = refuseInvalid(body)
+			}
 			if err != nil {
 				apierror.Write(w, err)
 				return

@@ -178,7 +178,7 @@ type List[T any] struct {
 
 // AskInput are the arguments of the ask tool.
 type AskInput struct {
-	Query  string `json:"query" jsonschema:"the question, 1 to 500 characters"`
+	Query  string `json:"query" jsonschema:"the question, 1 to 500 characters once trimmed of blanks at either end"`
 	Locale string `json:"locale,omitempty" jsonschema:"the answer's language (default en)"`
 }
 
@@ -248,10 +248,13 @@ func (s *Server) New() *sdk.Server {
 	sdk.AddTool(srv, &sdk.Tool{Name: toolListSources.Name, Description: toolListSources.Description, Annotations: readOnly}, s.listSources)
 
 	if s.Ask != nil {
+		// The query's schema states no minLength or maxLength: those count
+		// the string as sent, while docs/decisions.md (Ask) counts it once
+		// trimmed, so a question POST /ask takes would be refused here (and
+		// quoted whole in the refusal). The /ask engine's own check decides
+		// for both surfaces; the description states the limit.
 		sdk.AddTool(srv, &sdk.Tool{Name: toolAsk.Name, Description: toolAsk.Description, Annotations: readOnly,
-			InputSchema: schema[AskInput](func(p map[string]*jsonschema.Schema) {
-				p["query"].MinLength, p["query"].MaxLength = ptr(1), ptr(500)
-			})}, s.ask)
+			InputSchema: schema[AskInput](nil)}, s.ask)
 	}
 	return srv
 }

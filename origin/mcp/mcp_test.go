@@ -209,6 +209,48 @@ func TestAskHook(t *testing.T) {
 	}
 }
 
+// TestAskAsAskDoes checks that the ask tool takes exactly the questions POST
+// /ask takes: docs/decisions.md (Ask) counts 1..500 characters once trimmed,
+// and the tool is the /ask engine, so the engine's check decides for both.
+// A refusal says what is wrong without echoing the question back.
+func TestAskAsAskDoes(t *testing.T) {
+	inst := origintest.Start(t)
+	cs := connect(t, inst.SiteRoot+"/mcp", inst.Server.Client())
+	testCases := []struct {
+		desc  string
+		query string
+		ok    bool
+	}{
+		{desc: "500 characters once trimmed, 504 as sent", query: "  " + strings.Repeat("ksef ", 100) + "  ", ok: true},
+		{desc: "500 characters of two bytes", query: strings.Repeat("é", 500), ok: true},
+		{desc: "one character among blanks", query: " \t k \n", ok: true},
+		{desc: "501 characters once trimmed", query: " " + strings.Repeat("é", 501) + " ", ok: false},
+		{desc: "empty", query: "", ok: false},
+		{desc: "blanks only", query: " \t\n ", ok: false},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			body, _ := json.Marshal(map[string]string{"query": tc.query})
+			resp, err := inst.Server.Client().Post(inst.SiteRoot+"/ask", "application/json", bytes.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if want := map[bool]int{true: 200, false: 400}[tc.ok]; resp.StatusCode != want {
+				t.Fatalf("POST /ask: %d, want %d", resp.StatusCode, want)
+			}
+			res := call(t, cs, "ask", map[string]any{"query": tc.query})
+			got := text(res)
+			if res.IsError == tc.ok {
+				t.Fatalf("the ask tool: isError %v, POST /ask %d: %.300s", res.IsError, resp.StatusCode, got)
+			}
+			if q := strings.TrimSpace(tc.query); res.IsError && len(q) > 20 && strings.Contains(got, q[:20]) {
+				t.Errorf("the tool error echoes the question: %.300s", got)
+			}
+		})
+	}
+}
+
 // TestHTTPErrors checks the transport's refusals are docs/decisions.md (JSON errors) JSON with no-store.
 func TestHTTPErrors(t *testing.T) {
 	inst := origintest.Start(t)
@@ -232,6 +274,11 @@ func TestHTTPErrors(t *testing.T) {
 		{desc: "an object as id", method: "POST", contentType: "application/json", accept: "application/json, text/event-stream", body: `{"jsonrpc":"2.0","id":{"a":1},"method":"x"}`, want: 400, says: "send one JSON-RPC message as JSON"},
 		{desc: "unsupported protocol version", method: "POST", contentType: "application/json", accept: "application/json, text/event-stream", version: "1999-01-01", body: `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, want: 400, says: "Unsupported protocol version"},
 		{desc: "invalid UTF-8 in a string", method: "POST", contentType: "application/json", accept: "application/json, text/event-stream", body: "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"search_articles\",\"arguments\":{\"query\":\"caf\xe9\"}}}", want: 400, says: "not valid UTF-8"},
+		{desc: "neither method nor result or error", method: "POST", contentType: "application/json", accept: "application/json, text/event-stream", body: `{"jsonrpc":"2.0","id":7}`, want: 400, says: "neither"},
+		{desc: "method and result", method: "POST", contentType: "application/json", accept: "application/json, text/event-stream", body: `{"jsonrpc":"2.0","id":7,"method":"tools/list","result":{}}`, want: 400, says: "not both"},
+		{desc: "method and error", method: "POST", contentType: "application/json", accept: "application/json, text/event-stream", body: `{"jsonrpc":"2.0","id":7,"method":"tools/list","error":{"code":1,"message":"x"}}`, want: 400, says: "not both"},
+		{desc: "result and error", method: "POST", contentType: "application/json", accept: "application/json, text/event-stream", body: `{"jsonrpc":"2.0","id":7,"result":{},"error":{"code":1,"message":"x"}}`, want: 400, says: "not both"},
+		{desc: "a member named in another case", method: "POST", contentType: "application/json", accept: "application/json, text/event-stream", body: `{"jsonrpc":"2.0","id":7,"Method":"tools/list"}`, want: 400, says: "neither"},
 		{desc: "body over 64 KiB", method: "POST", contentType: "application/json", accept: "application/json, text/event-stream", body: `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"x":"` + strings.Repeat("a", 70<<10) + `"}}`, want: 413},
 	}
 	for _, tc := range testCases {
@@ -266,6 +313,17 @@ func TestHTTPErrors(t *testing.T) {
 			}
 		})
 	}
+	t.Run("a response or notification is accepted", func(t *testing.T) {
+		for _, body := range []string{
+			`{"jsonrpc":"2.0","id":7,"result":{}}`,
+			`{"jsonrpc":"2.0","id":7,"error":{"code":-32601,"message":"no such method"}}`,
+			`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		} {
+			if status, got := rpc(t, inst.Server.Client(), inst.SiteRoot+"/mcp", body); status != http.StatusAccepted {
+				t.Errorf("%s: %d %s, want 202", body, status, got)
+			}
+		}
+	})
 	t.Run("preflight", func(t *testing.T) {
 		req, _ := http.NewRequest("OPTIONS", inst.SiteRoot+"/mcp", nil)
 		req.Header.Set("Origin", "https://agent.example")
