@@ -5,7 +5,8 @@
 //
 //  1. Fan-out. A consumer group on the events stream (iw:{content}:events)
 //     reads each event and turns it, in one idempotent Lua script, into one
-//     delivery job per active subscription to its kind; then the entry is
+//     delivery job per subscription to its kind that was active when the
+//     event was published, however late it is read; then the entry is
 //     acknowledged and deleted. An event a crashed worker had read but not
 //     acknowledged is claimed by another with XAUTOCLAIM after ClaimIdle, and
 //     fanning it out again finds the jobs already made.
@@ -27,6 +28,8 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -312,9 +315,9 @@ func (w *Worker) pruneConsumers(ctx context.Context) {
 	}
 }
 
-// fanOut queues one delivery per active subscription for each event, then
-// acknowledges and deletes the entries. The stream then holds only work not
-// yet fanned out.
+// fanOut queues one delivery per subscription active when it was published
+// (publishedAt) for each event, then acknowledges and deletes the entries.
+// The stream then holds only work not yet fanned out.
 func (w *Worker) fanOut(ctx context.Context, msgs []redis.XMessage) {
 	now := w.cfg.Clock()
 	var done []string
@@ -328,7 +331,7 @@ func (w *Worker) fanOut(ctx context.Context, msgs []redis.XMessage) {
 			done = append(done, m.ID)
 			continue
 		}
-		subs, err := w.store.Active(ctx, e.Type)
+		subs, err := w.store.Active(ctx, e.Type, publishedAt(m.ID, e))
 		if err != nil {
 			w.log.Error("worker: fan-out failed; the event stays pending", "event", e.ID, "err", err)
 			continue
@@ -369,6 +372,23 @@ func (w *Worker) fanOut(ctx context.Context, msgs []redis.XMessage) {
 	case w.wake <- struct{}{}:
 	default:
 	}
+}
+
+// publishedAt is when an event was published: the time of its stream entry
+// id, which the {content} node's clock gave it in the script that applied
+// the change (XADD *), so the fan-out goes to the subscriptions active
+// then, however long the event waited (webhook.Store.Active). The event's
+// created_at is not that moment: the publishing process's clock made it
+// before the change was applied, and a newsletter's is its sent_at,
+// truncated to the second. created_at stands in only for an entry id that
+// is not a time, which the stream never gives.
+func publishedAt(entryID string, e events.Event) time.Time {
+	ms, _, _ := strings.Cut(entryID, "-")
+	n, err := strconv.ParseInt(ms, 10, 64)
+	if err != nil {
+		return e.CreatedAt
+	}
+	return time.UnixMilli(n)
 }
 
 // deliverLoop leases due deliveries while there are free slots and runs

@@ -148,7 +148,7 @@ func TestTokensAndClients(t *testing.T) {
 				if _, err := ws.Get(ctx, "", "sub_b"); !errors.Is(err, webhook.ErrNotFound) {
 					t.Fatalf("the deleted client's subscription: %v", err)
 				}
-				if ids, _ := ws.Active(ctx, events.ArticlePublished); len(ids) != 0 {
+				if ids, _ := ws.Active(ctx, events.ArticlePublished, time.Now()); len(ids) != 0 {
 					t.Fatalf("the deleted client's subscription still gets events: %v", ids)
 				}
 				// A claim that loaded the client before the deletion gets

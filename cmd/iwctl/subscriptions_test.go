@@ -92,7 +92,7 @@ func TestSubscriptionsDisableEnable(t *testing.T) {
 				t.Fatal("an enabled subscription kept its failure clock: its next failure would disable it again")
 			}
 			for _, k := range kinds {
-				ids, err := ws.Active(ctx, k)
+				ids, err := ws.Active(ctx, k, time.Now())
 				if err != nil {
 					t.Fatal(err)
 				}

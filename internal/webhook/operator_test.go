@@ -5,6 +5,8 @@ import (
 	"errors"
 	"maps"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,18 +19,31 @@ import (
 // storedSub is everything Redis holds about a subscription outside its
 // deliveries and its log: every field of its hash, its key's TTL, whether
 // each kind set of the catalog names it and whether its client's index
-// does.
+// does, and the record of its past active periods: its spans, and whether
+// each kind's ended set names it. The spans are dated by Redis's clock, so
+// they are written relative to active_since, the start of the last active
+// period: "since-later" is a period from then to a later time.
 type storedSub struct {
 	Hash    map[string]string
 	TTL     time.Duration
 	Kinds   map[string]bool
 	Indexed bool
+	Spans   []string
+	Ended   map[string]bool
+}
+
+// clockFree is st with its times by Redis's clock left out, to compare
+// two subscriptions created at different times.
+func (st storedSub) clockFree() storedSub {
+	st.Hash = maps.Clone(st.Hash)
+	delete(st.Hash, "active_since")
+	return st
 }
 
 func readStoredSub(t *testing.T, rdb redis.UniversalClient, id, client string) storedSub {
 	t.Helper()
 	ctx := context.Background()
-	st := storedSub{Kinds: map[string]bool{}}
+	st := storedSub{Kinds: map[string]bool{}, Ended: map[string]bool{}}
 	var err error
 	if st.Hash, err = rdb.HGetAll(ctx, keySub(id)).Result(); err != nil {
 		t.Fatal(err)
@@ -40,6 +55,22 @@ func readStoredSub(t *testing.T, rdb redis.UniversalClient, id, client string) s
 		if st.Kinds[k], err = rdb.SIsMember(ctx, keyKind(k), id).Result(); err != nil {
 			t.Fatal(err)
 		}
+		if err := rdb.ZScore(ctx, keyEnded(k), id).Err(); err == nil {
+			st.Ended[k] = true
+		} else if !errors.Is(err, redis.Nil) {
+			t.Fatal(err)
+		}
+	}
+	spans, err := rdb.ZRange(ctx, keySpans(id), 0, -1).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sp := range spans {
+		since, until, _ := strings.Cut(sp, "-")
+		if a, b := st.Hash["active_since"], until; since == a && len(b) == len(a) && b >= a {
+			sp = "since-later"
+		}
+		st.Spans = append(st.Spans, sp)
 	}
 	if err := rdb.ZScore(ctx, keyClient(client), id).Err(); err == nil {
 		st.Indexed = true
@@ -210,16 +241,27 @@ func TestDisableSameEitherPath(t *testing.T) {
 				if tc.prep != nil {
 					tc.prep(t)
 				}
+				prepped := readStoredSub(t, rdb, id, client)
 				p.disable(t, sub, tc.reason, tc.deleted, tc.changes)
 				st := readStoredSub(t, rdb, id, client)
-				got = append(got, st)
+				got = append(got, st.clockFree())
 
-				want := storedSub{Hash: map[string]string{}, TTL: -2 * time.Nanosecond, Kinds: map[string]bool{}}
+				want := storedSub{Hash: map[string]string{}, TTL: -2 * time.Nanosecond, Kinds: map[string]bool{}, Ended: map[string]bool{}}
 				for _, k := range events.Kinds {
 					want.Kinds[k] = false
 				}
 				if !tc.deleted {
 					want.Hash, want.TTL, want.Indexed = maps.Clone(created.Hash), created.TTL, true
+					// The disable that ends an active period records it;
+					// one that finds it disabled adds nothing.
+					want.Spans, want.Ended = prepped.Spans, prepped.Ended
+					if tc.changes {
+						want.Spans = append(slices.Clone(want.Spans), "since-later")
+						want.Ended = map[string]bool{}
+						for _, k := range kinds {
+							want.Ended[k] = true
+						}
+					}
 					for f, v := range tc.want {
 						if v == "" {
 							delete(want.Hash, f)
@@ -297,7 +339,7 @@ func TestFinishDisableFenced(t *testing.T) {
 			if got.Status != tc.want {
 				t.Errorf("status %q, want %q", got.Status, tc.want)
 			}
-			if ids, _ := s.Active(ctx, events.SpecUpdated); (len(ids) == 1) != (tc.want == StatusActive) {
+			if ids, _ := s.Active(ctx, events.SpecUpdated, time.Now()); (len(ids) == 1) != (tc.want == StatusActive) {
 				t.Errorf("the kind set names %v; want it only while active", ids)
 			}
 			if n, _ := s.rdb.LLen(ctx, keyLog(sub.ID)).Result(); n != 1 {
@@ -305,6 +347,136 @@ func TestFinishDisableFenced(t *testing.T) {
 			}
 			s.rdb.ZRem(ctx, KeyDue, jobs[0].ID)
 			s.rdb.SRem(ctx, keyKind(events.SpecUpdated), sub.ID)
+		})
+	}
+}
+
+// TestActiveAt: Active answers for the moment an event was published from
+// what the status scripts recorded with Redis's clock, for data written
+// before that was recorded too. Each case makes one subscription, with
+// the times before and after each step, and asks about those times.
+func TestActiveAt(t *testing.T) {
+	rs := redistest.New(t)
+	rdb := rs.Client()
+	s := NewStore(rdb)
+	ctx := context.Background()
+	const kind = events.ArticleRetracted
+	// tick is a time strictly between the steps around it: Redis's clock
+	// is read in whole milliseconds.
+	tick := func() time.Time {
+		time.Sleep(3 * time.Millisecond)
+		at := time.Now()
+		time.Sleep(3 * time.Millisecond)
+		return at
+	}
+	create := func(t *testing.T, id string) *Subscription {
+		t.Helper()
+		sub := &Subscription{ID: id, ClientID: "cli_at", URL: "https://hooks.example.test/x", Events: []string{kind, events.SpecUpdated},
+			Secret: "whsec_YWN0aXZlLWF0LWEtdGltZQ==", CreatedAt: time.Now(), Status: StatusActive}
+		if err := s.Create(ctx, sub); err != nil {
+			t.Fatal(err)
+		}
+		return sub
+	}
+	toggle := func(t *testing.T, id string, disable bool) {
+		t.Helper()
+		var res string
+		var err error
+		if disable {
+			res, _, err = s.Disable(ctx, id, ReasonOperator, time.Now())
+		} else {
+			res, _, err = s.Enable(ctx, id)
+		}
+		if err != nil || res != SwitchDone {
+			t.Fatalf("toggle(disable=%v): %q, %v", disable, res, err)
+		}
+	}
+	cases := []struct {
+		desc string
+		// steps makes sub_<n> and returns the times to ask about, with
+		// whether it was active at each.
+		steps func(t *testing.T, id string) (at []time.Time, want []bool)
+	}{
+		{
+			desc: "created, disabled, enabled, disabled",
+			steps: func(t *testing.T, id string) ([]time.Time, []bool) {
+				t0 := tick()
+				create(t, id)
+				t1 := tick()
+				toggle(t, id, true)
+				t2 := tick()
+				toggle(t, id, false)
+				t3 := tick()
+				toggle(t, id, true)
+				t4 := tick()
+				return []time.Time{t0, t1, t2, t3, t4}, []bool{false, true, false, true, false}
+			},
+		},
+		{
+			desc: "created before active_since was recorded: active since ever, until disabled",
+			steps: func(t *testing.T, id string) ([]time.Time, []bool) {
+				create(t, id)
+				rdb.HDel(ctx, keySub(id), "active_since")
+				t1 := tick()
+				toggle(t, id, true)
+				t2 := tick()
+				return []time.Time{time.Unix(0, 0), t1, t2}, []bool{true, true, false}
+			},
+		},
+		{
+			desc: "deleted: never, and its record goes with it",
+			steps: func(t *testing.T, id string) ([]time.Time, []bool) {
+				t0 := tick()
+				create(t, id)
+				toggle(t, id, true)
+				if err := s.Delete(ctx, "cli_at", id); err != nil {
+					t.Fatal(err)
+				}
+				if n := rdb.Exists(ctx, keySpans(id)).Val(); n != 0 {
+					t.Error("the spans of a deleted subscription are left")
+				}
+				for _, k := range []string{kind, events.SpecUpdated} {
+					if err := rdb.ZScore(ctx, keyEnded(k), id).Err(); !errors.Is(err, redis.Nil) {
+						t.Errorf("the ended set of %s still names a deleted subscription (%v)", k, err)
+					}
+				}
+				return []time.Time{t0, time.Now()}, []bool{false, false}
+			},
+		},
+		{
+			desc: "a period that ended more than the history ago is forgotten at the next disable",
+			steps: func(t *testing.T, id string) ([]time.Time, []bool) {
+				create(t, id)
+				old := time.Now().Add(-statusHistory - time.Hour)
+				span := itoa(msec(old.Add(-time.Hour))) + "-" + itoa(msec(old))
+				rdb.ZAdd(ctx, keySpans(id), redis.Z{Score: float64(msec(old)), Member: span})
+				rdb.ZAdd(ctx, keyEnded(kind), redis.Z{Score: float64(msec(old)), Member: "sub_forgotten"})
+				toggle(t, id, true)
+				if n := rdb.ZCard(ctx, keySpans(id)).Val(); n != 1 {
+					t.Errorf("%d spans kept, want the one just ended", n)
+				}
+				if err := rdb.ZScore(ctx, keyEnded(kind), "sub_forgotten").Err(); !errors.Is(err, redis.Nil) {
+					t.Errorf("an ended entry older than the history is kept (%v)", err)
+				}
+				return []time.Time{old.Add(-30 * time.Minute)}, []bool{false}
+			},
+		},
+	}
+	for i, tc := range cases {
+		t.Run(tc.desc, func(t *testing.T) {
+			id := "sub_at" + itoa(int64(i))
+			at, want := tc.steps(t, id)
+			for j := range at {
+				for _, k := range []string{kind, events.SpecUpdated} {
+					ids, err := s.Active(ctx, k, at[j])
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got := slices.Contains(ids, id); got != want[j] {
+						t.Errorf("Active(%s, time %d) names it: %v, want %v (%v)", k, j, got, want[j], ids)
+					}
+				}
+			}
 		})
 	}
 }

@@ -290,7 +290,8 @@ type Outcome struct {
 }
 
 // finishScript records how a claimed delivery ended. KEYS: due, job, sub,
-// log, dead, then the subscription's kind sets (for FinishDisable).
+// log, dead, then (for FinishDisable) the subscription's spans and its
+// (kind set, ended set) pairs.
 // ARGV: delivery id, lease, mode, now ms, next ms, attempt JSON (or ""),
 // attempts made, dead-letter cap, disabled reason, dead-letter JSON,
 // subscription id. It returns 0 when the lease was lost to another worker
@@ -333,7 +334,7 @@ end
 if mode == 'dead' and subExists then
   redis.call('HSETNX', KEYS[3], 'failing_since', now)
 end
-if mode == 'disable' and disableSub(KEYS[3], ARGV[11], ARGV[9], now, KEYS, 6) == 'done' then
+if mode == 'disable' and disableSub(KEYS[3], KEYS[6], ARGV[11], ARGV[9], now, KEYS, 7) == 'done' then
   return 2
 end
 return 1
@@ -442,11 +443,12 @@ func finishArgs(j *Job, sub *Subscription, o Outcome, deadMax int64, now time.Ti
 	keys := []string{KeyDue, keyJob(j.ID), keySub(j.SubID), keyLog(j.SubID), KeyDead}
 	if o.Mode == FinishDisable {
 		// Without its kind sets the subscription would be disabled but
-		// still fanned out to.
+		// still fanned out to; without its spans and ended sets, events
+		// published before now and fanned out later would miss it.
 		if sub == nil || sub.ID != j.SubID {
 			return nil, nil, fmt.Errorf("webhook: disabling %s after %s needs the subscription", j.SubID, j.ID)
 		}
-		keys = append(keys, kindKeys(sub)...)
+		keys = append(append(keys, keySpans(j.SubID)), kindKeys(sub)...)
 	}
 	attempt := ""
 	if o.Attempt != nil {

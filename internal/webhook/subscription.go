@@ -10,6 +10,10 @@
 //	iw:{subs}:sub:<id>          hash: the subscription
 //	iw:{subs}:client:<client>   sorted set: the client's subscription ids by creation time
 //	iw:{subs}:kind:<kind>       set: ids of active subscriptions to an event kind
+//	iw:{subs}:ended:<kind>      sorted set: ids of the kind's subscriptions by when
+//	                            their last active period ended (ms, Redis's clock)
+//	iw:{subs}:spans:<id>        sorted set: the subscription's past active periods,
+//	                            "<since>-<until>" (ms) scored by until
 //	iw:{subs}:log:<id>          list: the last 20 delivery attempts (JSON), newest first
 //	iw:{subs}:job:<delivery>    hash: one pending delivery of one event to one subscription
 //	iw:{subs}:body:<event>      string: the event's envelope, the exact bytes every attempt sends
@@ -45,6 +49,8 @@ const (
 func keySub(id string) string          { return keyPrefix + "sub:" + id }
 func keyClient(client string) string   { return keyPrefix + "client:" + client }
 func keyKind(kind string) string       { return keyPrefix + "kind:" + kind }
+func keyEnded(kind string) string      { return keyPrefix + "ended:" + kind }
+func keySpans(id string) string        { return keyPrefix + "spans:" + id }
 func keyLog(id string) string          { return keyPrefix + "log:" + id }
 func keyJob(delivery string) string    { return keyPrefix + "job:" + delivery }
 func keyBody(eventID string) string    { return keyPrefix + "body:" + eventID }
@@ -149,16 +155,30 @@ var (
 	ErrLimit  = errors.New("webhook: the client has the maximum number of subscriptions")
 )
 
+// luaNowMs is the Lua function that reads Redis's clock in milliseconds:
+// the clock of the {subs} node, which dates every change of a
+// subscription's status (active_since, its spans, the ended sets), so that
+// Active compares them with the time an event was published, which the
+// {content} node's clock dates (docs/decisions.md, "Fan-out follows the
+// subscriptions as they were when the event was published").
+const luaNowMs = `
+local function nowMs()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+`
+
 // createScript adds a subscription unless one with its id exists (0) or
-// the client already has ARGV[1] of them (-1). KEYS: sub, client set, then
-// one kind set per event kind. ARGV: max, created ms, id, then the hash's
-// field/value pairs.
-var createScript = redis.NewScript(`
+// the client already has ARGV[1] of them (-1), active since now by Redis's
+// clock (active_since). KEYS: sub, client set, then one kind set per event
+// kind. ARGV: max, created ms, id, then the hash's field/value pairs.
+var createScript = redis.NewScript(luaNowMs + `
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[1]) then return -1 end
 local fields = {}
 for i = 4, #ARGV do fields[#fields + 1] = ARGV[i] end
 redis.call('HSET', KEYS[1], unpack(fields))
+redis.call('HSET', KEYS[1], 'active_since', nowMs())
 redis.call('ZADD', KEYS[2], ARGV[2], ARGV[3])
 for i = 3, #KEYS do redis.call('SADD', KEYS[i], ARGV[3]) end
 return 1
@@ -230,14 +250,18 @@ func (s *Store) getMany(ctx context.Context, ids []string) ([]*Subscription, err
 	return out, nil
 }
 
-// deleteScript removes a subscription if it belongs to ARGV[2]. KEYS: sub,
-// client set, log, then the kind sets. Its pending deliveries are dropped
-// when a worker next claims them.
+// deleteScript removes a subscription if it belongs to ARGV[2], with its
+// record of when it was active. KEYS: sub, client set, log, spans, then its
+// (kind set, ended set) pairs (kindKeys). Its pending deliveries are
+// dropped when a worker next claims them.
 var deleteScript = redis.NewScript(`
 if redis.call('HGET', KEYS[1], 'client') ~= ARGV[2] then return 0 end
-redis.call('DEL', KEYS[1], KEYS[3])
+redis.call('DEL', KEYS[1], KEYS[3], KEYS[4])
 redis.call('ZREM', KEYS[2], ARGV[1])
-for i = 4, #KEYS do redis.call('SREM', KEYS[i], ARGV[1]) end
+for i = 5, #KEYS, 2 do
+  redis.call('SREM', KEYS[i], ARGV[1])
+  redis.call('ZREM', KEYS[i + 1], ARGV[1])
+end
 return 1
 `)
 
@@ -247,10 +271,7 @@ func (s *Store) Delete(ctx context.Context, clientID, id string) error {
 	if err != nil {
 		return err
 	}
-	keys := []string{keySub(id), keyClient(clientID), keyLog(id)}
-	for _, k := range sub.Events {
-		keys = append(keys, keyKind(k))
-	}
+	keys := append([]string{keySub(id), keyClient(clientID), keyLog(id), keySpans(id)}, kindKeys(sub)...)
 	n, err := deleteScript.Run(ctx, s.rdb, keys, id, clientID).Int()
 	if err != nil {
 		return fmt.Errorf("webhook: deleting subscription: %w", err)
@@ -276,9 +297,50 @@ func (s *Store) DeleteAll(ctx context.Context, clientID string) error {
 	return nil
 }
 
-// Active returns the ids of the active subscriptions to an event kind.
-func (s *Store) Active(ctx context.Context, kind string) ([]string, error) {
-	ids, err := s.rdb.SMembers(ctx, keyKind(kind)).Result()
+// activeScript returns the ids of the subscriptions to a kind that were
+// active at ARGV[1] (ms): those active now and since then, and those
+// whose past active period (spans) covers it. The candidates are the kind
+// set's members and the subscriptions whose last active period ended
+// after ARGV[1] (the ended set), so it reads the subscribers of the kind,
+// not every subscription. A subscription without active_since (created
+// before it was recorded) counts as active since ever. KEYS: kind set,
+// ended set. ARGV: at ms, the key prefix: the script reads the hash and
+// spans of each candidate, which share the {subs} tag with KEYS and so
+// the slot, also on Redis Cluster.
+var activeScript = redis.NewScript(`
+local at = tonumber(ARGV[1])
+local function activeAt(id)
+  local h = redis.call('HMGET', ARGV[2] .. 'sub:' .. id, 'status', 'active_since')
+  if not h[1] then return false end
+  if h[1] == 'active' and tonumber(h[2] or '0') <= at then return true end
+  for _, span in ipairs(redis.call('ZRANGEBYSCORE', ARGV[2] .. 'spans:' .. id, '(' .. ARGV[1], '+inf')) do
+    if tonumber(string.match(span, '^(%d+)-')) <= at then return true end
+  end
+  return false
+end
+local out, seen = {}, {}
+for _, id in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  seen[id] = true
+  if activeAt(id) then out[#out + 1] = id end
+end
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '(' .. ARGV[1], '+inf')) do
+  if not seen[id] and activeAt(id) then out[#out + 1] = id end
+end
+return out
+`)
+
+// Active returns the ids of the subscriptions to an event kind that were
+// active at at, the time the event was published, whenever it is asked:
+// an event that waited in the stream (the worker stopped or behind) goes
+// to the subscriptions of that moment, not of the moment it is fanned out
+// (docs/decisions.md, "Fan-out follows the subscriptions as they were when
+// the event was published"). One disabled since is among them: its
+// delivery becomes a dead letter when it comes due, as one queued before
+// the disable does. A change of status in the same millisecond as at
+// counts as made before it, and the record of past active periods goes
+// back statusHistory.
+func (s *Store) Active(ctx context.Context, kind string, at time.Time) ([]string, error) {
+	ids, err := activeScript.Run(ctx, s.rdb, []string{keyKind(kind), keyEnded(kind)}, msec(at), keyPrefix).StringSlice()
 	if err != nil {
 		return nil, fmt.Errorf("webhook: reading subscribers of %s: %w", kind, err)
 	}
