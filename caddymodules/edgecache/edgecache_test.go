@@ -92,6 +92,14 @@ func static(body, etag, cc string, keys string) http.HandlerFunc {
 
 func startEdge(t *testing.T, redisURL string) (*edgetest.Edge, *fakeOrigin) {
 	t.Helper()
+	edge, o, _ := startEdgeWithUpstream(t, redisURL)
+	return edge, o
+}
+
+// startEdgeWithUpstream is startEdge that also returns the origin's server,
+// for tests that take the origin away.
+func startEdgeWithUpstream(t *testing.T, redisURL string) (*edgetest.Edge, *fakeOrigin, *httptest.Server) {
+	t.Helper()
 	o := newFakeOrigin()
 	up := httptest.NewServer(o)
 	t.Cleanup(up.Close)
@@ -110,7 +118,7 @@ func startEdge(t *testing.T, redisURL string) (*edgetest.Edge, *fakeOrigin) {
 	handle_errors {
 		json_errors
 	}`, redis, strings.TrimPrefix(up.URL, "http://")))
-	return edge, o
+	return edge, o, up
 }
 
 // unique makes paths distinct per test: the cache outlives configs (it is
@@ -422,6 +430,60 @@ func TestStaleIfError(t *testing.T) {
 	o.handle(p2, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(503) })
 	if resp, _ := edge.Do(t, "GET", p2, ""); resp.StatusCode != 503 {
 		t.Errorf("must-revalidate served stale: %d", resp.StatusCode)
+	}
+}
+
+// TestOriginUnreachableCacheStatus: with the origin gone (its listener
+// closed, so connections are refused), every answer of the cache still
+// says what the cache did (RFC 9211), and none names a fwd-status, the
+// status the origin returned (§2.3), since it returned none: a miss is
+// json_errors' 503 with fwd=uri-miss and detail=no-response, a stale entry
+// stands in with detail=stale-if-error, and one that must be revalidated
+// is the 503 with fwd=stale.
+func TestOriginUnreachableCacheStatus(t *testing.T) {
+	edge, o, up := startEdgeWithUpstream(t, "")
+	stale, mustRevalidate := unique("/api/v1/countries/fr"), unique("/api/v1/countries/se")
+	o.handle(stale, static(`{"code":"FR"}`, `"fr"`, "public, max-age=1", "country:fr"))
+	o.handle(mustRevalidate, static(`{"code":"SE"}`, `"se"`, "public, max-age=1, must-revalidate", "country:se"))
+	for _, p := range []string{stale, mustRevalidate} {
+		if resp, _ := edge.Do(t, "GET", p, ""); resp.Header.Get("Cache-Status") != "Invoicewire; fwd=uri-miss; stored" {
+			t.Fatalf("filling %s: %d, Cache-Status %q", p, resp.StatusCode, resp.Header.Get("Cache-Status"))
+		}
+	}
+	up.Close()
+	time.Sleep(1100 * time.Millisecond) // both entries go stale
+
+	cases := []struct {
+		desc        string
+		path        string
+		header      []string
+		status      int
+		cacheStatus string
+	}{
+		{desc: "miss", path: unique("/api/v1/countries/de"), status: http.StatusServiceUnavailable,
+			cacheStatus: "Invoicewire; fwd=uri-miss; detail=no-response"},
+		{desc: "miss for a coding", path: unique("/api/v1/countries/at"), header: []string{"Accept-Encoding: gzip"}, status: http.StatusServiceUnavailable,
+			cacheStatus: "Invoicewire; fwd=uri-miss; detail=no-response"},
+		{desc: "stale entry stands in", path: stale, status: http.StatusOK,
+			cacheStatus: "Invoicewire; fwd=stale; detail=stale-if-error"},
+		{desc: "stale entry stands in for a coding", path: stale, header: []string{"Accept-Encoding: gzip"}, status: http.StatusOK,
+			cacheStatus: "Invoicewire; fwd=stale; detail=stale-if-error"},
+		{desc: "stale entry that must be revalidated", path: mustRevalidate, status: http.StatusServiceUnavailable,
+			cacheStatus: "Invoicewire; fwd=stale; detail=no-response"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.desc, func(t *testing.T) {
+			resp, body := edge.Do(t, "GET", tc.path, "", tc.header...)
+			if resp.StatusCode != tc.status {
+				t.Fatalf("%d %q; want %d", resp.StatusCode, body, tc.status)
+			}
+			if got := resp.Header.Values("Cache-Status"); len(got) != 1 || got[0] != tc.cacheStatus {
+				t.Errorf("Cache-Status %q; want %q", got, tc.cacheStatus)
+			}
+			if tc.status == http.StatusServiceUnavailable && (!strings.Contains(body, `"unavailable"`) || resp.Header.Get("Retry-After") != "5") {
+				t.Errorf("%q, Retry-After %q: want the JSON 503 unavailable", body, resp.Header.Get("Retry-After"))
+			}
+		})
 	}
 }
 

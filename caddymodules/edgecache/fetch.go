@@ -5,6 +5,7 @@ package edgecache
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strings"
 
@@ -83,17 +84,19 @@ func (h *Handler) fetchOrigin(w http.ResponseWriter, r *http.Request, next caddy
 	if err != nil || rec.status >= 500 {
 		if !rec.passedThrough && stale != nil && h.staleIfErrorOK(stale, now, reqCC) {
 			requests.WithLabelValues("stale_if_error").Inc()
-			status := rec.status
-			if err != nil || status == 0 {
-				status = http.StatusBadGateway
-				if he, ok := err.(caddyhttp.HandlerError); ok && he.StatusCode >= 500 {
-					status = he.StatusCode
-				}
-			}
-			h.answer(w, r, stale, now, []string{h.cacheStatus(forwarded{fwd: fwdStale, status: status, staleIfError: true})}, ae, gen)
+			// fwd-status is the status the origin sent, none when it
+			// sent none (RFC 9211 §2.3).
+			h.answer(w, r, stale, now, []string{h.cacheStatus(forwarded{fwd: fwdStale, status: rec.status, staleIfError: true})}, ae, gen)
 			return nil
 		}
 		if err != nil {
+			if !rec.passedThrough {
+				// handle_errors (json_errors) answers on w, keeping this
+				// field: the cache looked the request up, so its answer
+				// says so as every other does (docs/edge-gateway.md,
+				// "Edge cache").
+				w.Header()["Cache-Status"] = []string{h.cacheStatus(forwarded{fwd: fwd, status: rec.status, noResponse: noResponse(err, rec.status)})}
+			}
 			return err
 		}
 	}
@@ -142,6 +145,16 @@ func (h *Handler) fetchOrigin(w http.ResponseWriter, r *http.Request, next caddy
 	missCounter.Inc()
 	rec.flushBuffered(h.cacheStatus(forwarded{fwd: fwd}))
 	return nil
+}
+
+// noResponse reports whether err, returned by the handlers behind the cache
+// with status the origin's status (0: none came), means that no response
+// came from the origin: reverse_proxy's own 5xx for a refused connection, a
+// timeout or an unreadable answer. A 4xx error (a handle_response route
+// turning the origin's answer into an error) had a response.
+func noResponse(err error, status int) bool {
+	var he caddyhttp.HandlerError
+	return status == 0 && errors.As(err, &he) && he.StatusCode >= 500
 }
 
 // passThroughPrecondition evaluates r's If-Match and If-Unmodified-Since

@@ -55,7 +55,9 @@ type forwarded struct {
 	fwd forward
 	// status is the origin's status (fwd-status), when it differs from the
 	// one sent to the client or tells what the cache did with it; 0 omits
-	// it.
+	// it. It is only ever a status the origin sent: RFC 9211 §2.3 defines
+	// fwd-status as the status the next hop returned, and a refused
+	// connection or a timeout returned none.
 	status int
 	// stored: the response was stored.
 	stored bool
@@ -64,6 +66,12 @@ type forwarded struct {
 	collapsed bool
 	// staleIfError: the origin failed and a stale response stands in.
 	staleIfError bool
+	// noResponse: the forward got no response (the origin refused the
+	// connection or did not answer in time), so the answer is the edge's
+	// own error. Without it such a miss would read like one the origin
+	// answered with that status. staleIfError, when also set, is the
+	// detail given.
+	noResponse bool
 }
 
 // cacheStatus renders the cache's Cache-Status member for a forwarded
@@ -79,8 +87,13 @@ func (h *Handler) cacheStatus(f forwarded) string {
 	if f.collapsed {
 		s += "; collapsed"
 	}
-	if f.staleIfError {
+	switch {
+	case f.staleIfError:
 		s += "; detail=stale-if-error"
+	case f.noResponse:
+		// RFC 9211 §2.8: detail carries what the other parameters
+		// cannot, here why no fwd-status is given.
+		s += "; detail=no-response"
 	}
 	return s
 }

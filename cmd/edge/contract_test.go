@@ -42,10 +42,12 @@ func TestContractThroughTheEdge(t *testing.T) {
 	for _, x := range exchanges {
 		checkExchange(t, checker, edge, x.method, x.path, x.header)
 	}
-	// The origin down: the edge's own 503.
+	// The origin down: the edge's own 503, which the cache looked the
+	// request up for, so it carries Cache-Status (openapi.json's
+	// Unavailable).
 	inst.Server.Close()
-	if resp := checkExchange(t, checker, edge, "GET", "/api/v1/countries/de", nil); resp.StatusCode != http.StatusServiceUnavailable {
-		t.Errorf("origin down: %d; want 503", resp.StatusCode)
+	if resp := checkExchange(t, checker, edge, "GET", "/api/v1/countries/de", nil); resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Cache-Status") == "" {
+		t.Errorf("origin down: %d, Cache-Status %q; want 503 with Cache-Status", resp.StatusCode, resp.Header.Get("Cache-Status"))
 	}
 	// Spend the rest of the budget (quota 30) and check the 429.
 	for range 40 {
