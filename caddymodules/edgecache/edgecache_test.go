@@ -419,6 +419,20 @@ func TestStaleIfError(t *testing.T) {
 	if resp.StatusCode != 200 || body != "good" || resp.Header.Get("Cache-Status") != "Invoicewire; fwd=stale; fwd-status=503; detail=stale-if-error" {
 		t.Errorf("stale-if-error: %d %q %q", resp.StatusCode, body, resp.Header.Get("Cache-Status"))
 	}
+	// A request that forbids the stored copy (no-cache) went forward for
+	// itself, not because the copy was stale (RFC 9211 §2.2), even when
+	// the copy then stands in.
+	fresh := unique("/api/v1/feeds")
+	o.handle(fresh, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "public, max-age=600")
+		w.Write([]byte("good"))
+	})
+	edge.Do(t, "GET", fresh, "")
+	o.handle(fresh, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(503) })
+	resp, body = edge.Do(t, "GET", fresh, "", "Cache-Control: no-cache")
+	if resp.StatusCode != 200 || body != "good" || resp.Header.Get("Cache-Status") != "Invoicewire; fwd=request; fwd-status=503; detail=stale-if-error" {
+		t.Errorf("no-cache, stale-if-error: %d %q %q", resp.StatusCode, body, resp.Header.Get("Cache-Status"))
+	}
 	// must-revalidate forbids it.
 	p2 := unique("/api/v1/feeds")
 	o.handle(p2, func(w http.ResponseWriter, r *http.Request) {

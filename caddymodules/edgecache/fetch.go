@@ -84,9 +84,11 @@ func (h *Handler) fetchOrigin(w http.ResponseWriter, r *http.Request, next caddy
 	if err != nil || rec.status >= 500 {
 		if !rec.passedThrough && stale != nil && h.staleIfErrorOK(stale, now, reqCC) {
 			requests.WithLabelValues("stale_if_error").Inc()
-			// fwd-status is the status the origin sent, none when it
-			// sent none (RFC 9211 §2.3).
-			h.answer(w, r, stale, now, []string{h.cacheStatus(forwarded{fwd: fwdStale, status: rec.status, staleIfError: true})}, ae, gen)
+			// fwd is why the request went forward (a no-cache request
+			// on a fresh entry is fwd=request, RFC 9211 §2.2), and
+			// fwd-status the status the origin sent, none when it sent
+			// none (§2.3); detail says the entry stood in.
+			h.answer(w, r, stale, now, []string{h.cacheStatus(forwarded{fwd: fwd, status: rec.status, staleIfError: true})}, ae, gen)
 			return nil
 		}
 		if err != nil {
