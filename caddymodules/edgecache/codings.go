@@ -128,7 +128,7 @@ func (h *Handler) serveCoded(w http.ResponseWriter, r *http.Request, next caddyh
 	if reqCC.onlyIfCached {
 		// Neither entry may answer, and the request forbids the origin
 		// (RFC 9111 §5.2.1.7, decide).
-		return onlyIfCachedMiss()
+		return h.onlyIfCachedMiss(w)
 	}
 	// The encode handler sees only the coding: it must not strip its
 	// suffix from the client's If-None-Match, which the cache compares

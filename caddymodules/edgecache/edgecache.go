@@ -297,7 +297,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 			return nil
 		default:
 			if d.use == onlyStored && ae == "" {
-				return onlyIfCachedMiss()
+				return h.onlyIfCachedMiss(w)
 			}
 			// Revalidated or standing in for a failing origin, e may
 			// be stored again: its body must outlive buf.
@@ -316,15 +316,19 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		return h.serveCoded(w, r, next, ae, nil, fwd, reqCC)
 	}
 	if reqCC.onlyIfCached {
-		return onlyIfCachedMiss()
+		return h.onlyIfCachedMiss(w)
 	}
 	return h.fetch(w, r, next, string(key), string(key[:primaryLen]), nil, fwd, reqCC, "")
 }
 
 // onlyIfCachedMiss is the answer to only-if-cached when nothing stored may
 // answer the request: nothing is, or what is may not answer the request's
-// other directives without the origin (RFC 9111 §5.2.1.7, decide).
-func onlyIfCachedMiss() error {
+// other directives without the origin (RFC 9111 §5.2.1.7, decide). Its
+// Cache-Status has neither hit nor fwd, since nothing was served from the
+// cache or forwarded; detail says why (RFC 9211 §2.8). json_errors writes
+// the answer on w and keeps the field.
+func (h *Handler) onlyIfCachedMiss(w http.ResponseWriter) error {
+	w.Header()["Cache-Status"] = []string{h.Name + "; detail=only-if-cached"}
 	e := apierror.New(http.StatusGatewayTimeout, "No stored response may answer this request, and it asked for a stored one only.", "Retry without Cache-Control: only-if-cached, or without the directives (no-cache, max-age, min-fresh) the stored response does not meet.")
 	return caddyhttp.Error(http.StatusGatewayTimeout, e)
 }

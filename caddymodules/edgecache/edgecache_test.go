@@ -843,6 +843,10 @@ func TestOnlyIfCached(t *testing.T) {
 				if resp.Header.Get("Content-Type") != "application/json" || !strings.Contains(body, `"error"`) {
 					t.Errorf("504 with Content-Type %q, body %.200q; want the JSON error", resp.Header.Get("Content-Type"), body)
 				}
+				// Nothing served from the cache, nothing forwarded.
+				if got := resp.Header.Get("Cache-Status"); got != "Invoicewire; detail=only-if-cached" {
+					t.Errorf("Cache-Status %q; want Invoicewire; detail=only-if-cached", got)
+				}
 			}
 		})
 	}
