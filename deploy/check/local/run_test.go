@@ -153,10 +153,17 @@ func newTree(t *testing.T) *tree {
 	for _, v := range vars {
 		tr.ports[v] = freePort(t)
 	}
-	p := tr.ports
 	tr.env = append(os.Environ(),
 		"PATH="+filepath.Join(dir, "stubs")+":"+os.Getenv("PATH"),
 		"STUB_STATE="+tr.state,
+	)
+	tr.env = append(tr.env, portEnv(tr.ports)...)
+	return tr
+}
+
+// portEnv is the IW_* settings that put a run on ports.
+func portEnv(p map[string]int) []string {
+	return []string{
 		fmt.Sprintf("IW_EDGE_PORT=%d", p["IW_EDGE_PORT"]),
 		fmt.Sprintf("IW_EDGE_ADMIN_ADDR=127.0.0.1:%d", p["IW_EDGE_ADMIN_ADDR"]),
 		fmt.Sprintf("IW_ORIGIN_ADDR=127.0.0.1:%d", p["IW_ORIGIN_ADDR"]),
@@ -164,8 +171,7 @@ func newTree(t *testing.T) *tree {
 		fmt.Sprintf("IW_WORKER_METRICS_ADDR=127.0.0.1:%d", p["IW_WORKER_METRICS_ADDR"]),
 		fmt.Sprintf("IW_REDIS_URL=redis://127.0.0.1:%d/0", p["IW_REDIS_URL"]),
 		fmt.Sprintf("IW_RATELIMIT_REDIS_URL=redis://127.0.0.1:%d/0", p["IW_RATELIMIT_REDIS_URL"]),
-	)
-	return tr
+	}
 }
 
 func freePort(t *testing.T) int {
@@ -461,16 +467,7 @@ func TestSecondRunBeside(t *testing.T) {
 	if err := os.MkdirAll(stateB, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	b := tr.start(t,
-		"STUB_STATE="+stateB,
-		fmt.Sprintf("IW_EDGE_PORT=%d", other["IW_EDGE_PORT"]),
-		fmt.Sprintf("IW_EDGE_ADMIN_ADDR=127.0.0.1:%d", other["IW_EDGE_ADMIN_ADDR"]),
-		fmt.Sprintf("IW_ORIGIN_ADDR=127.0.0.1:%d", other["IW_ORIGIN_ADDR"]),
-		fmt.Sprintf("IW_ORIGIN_METRICS_ADDR=127.0.0.1:%d", other["IW_ORIGIN_METRICS_ADDR"]),
-		fmt.Sprintf("IW_WORKER_METRICS_ADDR=127.0.0.1:%d", other["IW_WORKER_METRICS_ADDR"]),
-		fmt.Sprintf("IW_REDIS_URL=redis://127.0.0.1:%d/0", other["IW_REDIS_URL"]),
-		fmt.Sprintf("IW_RATELIMIT_REDIS_URL=redis://127.0.0.1:%d/0", other["IW_RATELIMIT_REDIS_URL"]),
-	)
+	b := tr.start(t, append([]string{"STUB_STATE=" + stateB}, portEnv(other)...)...)
 	until(t, b, "the second run", func() bool { return strings.Contains(b.out.String(), "Invoicewire is running") })
 
 	// What each Redis was told: its data directory and its log file.
