@@ -40,10 +40,20 @@ func (e envelope) isCall() bool {
 }
 
 // readEnvelope reads the id and method of a single JSON-RPC message; a body
-// that is not one leaves them empty (the SDK then refuses it).
+// that is not one leaves them empty (the SDK then refuses it). Member names
+// are matched exactly, as the SDK matches them: encoding/json would take
+// "ID" for "id", and answer as a call what the SDK runs as a notification.
 func readEnvelope(body []byte) envelope {
+	var members map[string]json.RawMessage
 	var e envelope
-	if json.Unmarshal(body, &e) != nil || !e.isCall() {
+	if json.Unmarshal(body, &members) != nil {
+		return e
+	}
+	if m, ok := members["method"]; ok && json.Unmarshal(m, &e.Method) != nil {
+		e.Method = ""
+	}
+	e.ID = members["id"]
+	if !e.isCall() {
 		e.ID = nil
 	}
 	return e

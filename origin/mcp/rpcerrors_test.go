@@ -44,3 +44,29 @@ func TestRewriteRPCError(t *testing.T) {
 		})
 	}
 }
+
+// readEnvelope reads what the SDK reads: member names in their exact case,
+// so a message the SDK runs as a notification is never answered as a call.
+func TestReadEnvelope(t *testing.T) {
+	testCases := []struct {
+		desc, in   string
+		id, method string // id "" means none: not a call
+	}{
+		{desc: "a call", in: `{"jsonrpc":"2.0","id":9,"method":"tools/list"}`, id: "9", method: "tools/list"},
+		{desc: "a string id", in: `{"jsonrpc":"2.0","id":"a","method":"x"}`, id: `"a"`, method: "x"},
+		{desc: "a notification", in: `{"jsonrpc":"2.0","method":"notifications/initialized"}`, method: "notifications/initialized"},
+		{desc: "id in capitals is no id", in: `{"jsonrpc":"2.0","ID":9,"method":"bogus"}`, method: "bogus"},
+		{desc: "method in capitals is no method", in: `{"jsonrpc":"2.0","id":9,"Method":"bogus"}`, id: "9"},
+		{desc: "an object as id", in: `{"jsonrpc":"2.0","id":{},"method":"x"}`, method: "x"},
+		{desc: "a method that is not a string", in: `{"jsonrpc":"2.0","id":9,"method":5}`, id: "9"},
+		{desc: "not an object", in: `[1]`},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			e := readEnvelope([]byte(tc.in))
+			if string(e.ID) != tc.id || e.Method != tc.method {
+				t.Errorf("id %q, method %q; want %q, %q", e.ID, e.Method, tc.id, tc.method)
+			}
+		})
+	}
+}
