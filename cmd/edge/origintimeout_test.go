@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -34,8 +36,25 @@ func TestHungOriginAnswered(t *testing.T) {
 	rd := redistest.Start(t)
 	edge := startEdgeFor(t, upstream.Listener.Addr().String(), rd.URL(), "http://localhost", 100000)
 
+	// The edge serves before its invalidation follower has subscribed, and
+	// the follower's first resync clears the cache (nothing was seen
+	// before it): warm the cache after that clear, or a busy machine's
+	// late subscription wipes the copy the test needs.
+	rdb := rd.Client()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if m, _ := rdb.PubSubNumSub(context.Background(), "iw:invalidate").Result(); m["iw:invalidate"] > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the edge never subscribed to invalidations")
+		}
+	}
+	time.Sleep(300 * time.Millisecond) // the resync after the subscription
 	if resp, _ := do(t, "GET", edge+"/api/v1/specs"); resp.StatusCode != http.StatusOK {
 		t.Fatalf("warming the cache: %d", resp.StatusCode)
+	}
+	if resp, _ := do(t, "GET", edge+"/api/v1/specs"); !strings.Contains(resp.Header.Get("Cache-Status"), "; hit") {
+		t.Fatalf("the copy was not stored: Cache-Status %q", resp.Header.Get("Cache-Status"))
 	}
 	hung.Store(true)
 	time.Sleep(1100 * time.Millisecond) // the stored copy goes stale
