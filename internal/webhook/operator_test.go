@@ -424,6 +424,22 @@ func TestActiveAt(t *testing.T) {
 			},
 		},
 		{
+			desc: "a change in the publication's millisecond counts in the event's favour",
+			steps: func(t *testing.T, id string) ([]time.Time, []bool) {
+				create(t, id)
+				since, err := rdb.HGet(ctx, keySub(id), "active_since").Int64()
+				if err != nil {
+					t.Fatal(err)
+				}
+				toggle(t, id, true)
+				ended, err := rdb.ZScore(ctx, keyEnded(kind), id).Result()
+				if err != nil {
+					t.Fatal(err)
+				}
+				return []time.Time{time.UnixMilli(since), time.UnixMilli(int64(ended))}, []bool{true, true}
+			},
+		},
+		{
 			desc: "deleted: never, and its record goes with it",
 			steps: func(t *testing.T, id string) ([]time.Time, []bool) {
 				t0 := tick()

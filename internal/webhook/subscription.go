@@ -313,7 +313,7 @@ local function activeAt(id)
   local h = redis.call('HMGET', ARGV[2] .. 'sub:' .. id, 'status', 'active_since')
   if not h[1] then return false end
   if h[1] == 'active' and tonumber(h[2] or '0') <= at then return true end
-  for _, span in ipairs(redis.call('ZRANGEBYSCORE', ARGV[2] .. 'spans:' .. id, '(' .. ARGV[1], '+inf')) do
+  for _, span in ipairs(redis.call('ZRANGEBYSCORE', ARGV[2] .. 'spans:' .. id, ARGV[1], '+inf')) do
     if tonumber(string.match(span, '^(%d+)-')) <= at then return true end
   end
   return false
@@ -323,7 +323,7 @@ for _, id in ipairs(redis.call('SMEMBERS', KEYS[1])) do
   seen[id] = true
   if activeAt(id) then out[#out + 1] = id end
 end
-for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '(' .. ARGV[1], '+inf')) do
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], ARGV[1], '+inf')) do
   if not seen[id] and activeAt(id) then out[#out + 1] = id end
 end
 return out
@@ -336,9 +336,11 @@ return out
 // (docs/decisions.md, "Fan-out follows the subscriptions as they were when
 // the event was published"). One disabled since is among them: its
 // delivery becomes a dead letter when it comes due, as one queued before
-// the disable does. A change of status in the same millisecond as at
-// counts as made before it, and the record of past active periods goes
-// back statusHistory.
+// the disable does. Which of two things in the same millisecond came
+// first cannot be told, so a change of status in the millisecond of at is
+// judged in the event's favour: a subscription created, enabled or
+// disabled then counts as active (a duplicate is better than a loss). The
+// record of past active periods goes back statusHistory.
 func (s *Store) Active(ctx context.Context, kind string, at time.Time) ([]string, error) {
 	ids, err := activeScript.Run(ctx, s.rdb, []string{keyKind(kind), keyEnded(kind)}, msec(at), keyPrefix).StringSlice()
 	if err != nil {
