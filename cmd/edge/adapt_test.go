@@ -115,14 +115,7 @@ func TestCompressedTypesShared(t *testing.T) {
 	t.Setenv("IW_PUBLIC_URL", "https://invoicewire.example")
 	t.Setenv("IW_ORIGIN_ADDRS", "10.0.1.1:8081 10.0.1.2:8081")
 	for _, file := range shippedCaddyfiles {
-		cfg, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, _, err := caddyconfig.GetAdapter("caddyfile").Adapt(cfg, nil)
-		if err != nil {
-			t.Fatalf("%s: %v", file, err)
-		}
+		out := adaptShipped(t, file)
 		var found int
 		var walk func(v any)
 		walk = func(v any) {
@@ -170,16 +163,8 @@ func TestCaddyfilesPersistNothing(t *testing.T) {
 	t.Setenv("IW_ORIGIN_ADDRS", "10.0.1.1:8081 10.0.1.2:8081")
 	for _, file := range shippedCaddyfiles {
 		t.Run(strings.TrimPrefix(file, "../../"), func(t *testing.T) {
-			cfg, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out, _, err := caddyconfig.GetAdapter("caddyfile").Adapt(cfg, nil)
-			if err != nil {
-				t.Fatalf("adapting %s: %v", file, err)
-			}
 			var c caddy.Config
-			if err := json.Unmarshal(out, &c); err != nil {
+			if err := json.Unmarshal(adaptShipped(t, file), &c); err != nil {
 				t.Fatal(err)
 			}
 			if c.Admin == nil || c.Admin.Config == nil || c.Admin.Config.Persist == nil || *c.Admin.Config.Persist {
@@ -187,4 +172,18 @@ func TestCaddyfilesPersistNothing(t *testing.T) {
 			}
 		})
 	}
+}
+
+// adaptShipped adapts a shipped Caddyfile to its JSON configuration.
+func adaptShipped(t *testing.T, file string) []byte {
+	t.Helper()
+	cfg, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := caddyconfig.GetAdapter("caddyfile").Adapt(cfg, nil)
+	if err != nil {
+		t.Fatalf("adapting %s: %v", file, err)
+	}
+	return out
 }
