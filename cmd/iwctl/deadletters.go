@@ -96,7 +96,10 @@ var entryID = regexp.MustCompile(`^[0-9]{1,20}-[0-9]{1,20}$`)
 // replay replays the named entries, then every dead letter of sub, each
 // once, and reports each outcome on its own line, then a summary. It fails
 // (iwctl exits 1) when anything requested was not replayed: an id not
-// found, an entry skipped, or a subscription with no dead letters.
+// found, an entry skipped, or a subscription that does not exist. A
+// subscription that exists and missed nothing has nothing to replay, which
+// is success: `iwctl subscriptions enable S && iwctl deadletters replay
+// --subscription S` must not fail for a receiver that never failed.
 func replay(ctx context.Context, ws *webhook.Store, ids []string, sub string, out io.Writer, now func() time.Time) error {
 	var todo []webhook.DeadLetterEntry
 	seen := map[string]bool{}
@@ -127,8 +130,16 @@ func replay(ctx context.Context, ws *webhook.Store, ids []string, sub string, ou
 			return err
 		}
 		if len(list) == 0 {
-			fmt.Fprintf(out, "no dead letters of subscription %s\n", sub)
-			missed++
+			found, err := ws.Subscriptions(ctx, []string{sub})
+			if err != nil {
+				return err
+			}
+			if found[sub] == nil {
+				fmt.Fprintf(out, "no subscription %s, and no dead letters of it\n", sub)
+				missed++
+			} else {
+				fmt.Fprintf(out, "no dead letters of subscription %s: nothing to replay\n", sub)
+			}
 		}
 		for _, e := range list {
 			if !seen[e.EntryID] {
