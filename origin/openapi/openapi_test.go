@@ -8,6 +8,7 @@ import (
 
 	"github.com/pb33f/libopenapi"
 	validator "github.com/pb33f/libopenapi-validator"
+	"github.com/pb33f/libopenapi-validator/schema_validation"
 	"github.com/pb33f/libopenapi/datamodel/high/base"
 	v3 "github.com/pb33f/libopenapi/datamodel/high/v3"
 
@@ -374,6 +375,42 @@ func TestParameterBounds(t *testing.T) {
 		t.Run(tc.desc, func(t *testing.T) {
 			if tc.got != tc.want {
 				t.Errorf("got %v, want %v", tc.got, tc.want)
+			}
+		})
+	}
+}
+
+// TestJSONRPCMessageSchema holds the /mcp request body's schema to JSON-RPC
+// 2.0 (sections 4, 4.1 and 5): each message is exactly one of a request, a
+// notification and a response, so a client generated from the document
+// cannot build a message the server refuses as an Invalid Request.
+func TestJSONRPCMessageSchema(t *testing.T) {
+	s := model(t).Components.Schemas.GetOrZero("JSONRPCMessage").Schema()
+	v := schema_validation.NewSchemaValidator()
+	testCases := []struct {
+		desc  string
+		msg   string
+		valid bool
+	}{
+		{desc: "request", msg: `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`, valid: true},
+		{desc: "request with a string id", msg: `{"jsonrpc":"2.0","id":"a","method":"ping"}`, valid: true},
+		{desc: "notification", msg: `{"jsonrpc":"2.0","method":"notifications/initialized"}`, valid: true},
+		{desc: "result response", msg: `{"jsonrpc":"2.0","id":7,"result":{}}`, valid: true},
+		{desc: "error response", msg: `{"jsonrpc":"2.0","id":7,"error":{"code":-32601,"message":"Method not found"}}`, valid: true},
+		{desc: "error response to an unreadable id", msg: `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}`, valid: true},
+		{desc: "neither method nor result nor error", msg: `{"jsonrpc":"2.0","id":7}`},
+		{desc: "request and result at once", msg: `{"jsonrpc":"2.0","id":7,"method":"tools/list","result":{}}`},
+		{desc: "notification with an error", msg: `{"jsonrpc":"2.0","method":"x","error":{"code":1,"message":"m"}}`},
+		{desc: "result and error at once", msg: `{"jsonrpc":"2.0","id":7,"result":{},"error":{"code":1,"message":"m"}}`},
+		{desc: "request with a null id", msg: `{"jsonrpc":"2.0","id":null,"method":"ping"}`},
+		{desc: "error without its message", msg: `{"jsonrpc":"2.0","id":7,"error":{"code":1}}`},
+		{desc: "another protocol version", msg: `{"jsonrpc":"1.0","id":1,"method":"ping"}`},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			ok, errs := v.ValidateSchemaString(s, tc.msg)
+			if ok != tc.valid {
+				t.Fatalf("valid = %v, want %v (%v)", ok, tc.valid, errs)
 			}
 		})
 	}
