@@ -60,17 +60,13 @@ func ParseListQuery(q url.Values) (ListQuery, error) {
 		}
 		lq.Filter.Country = v
 	}
-	if lq.Limit, err = intParam(q, one, "limit", 1, MaxLimit, DefaultLimit); err != nil {
+	if lq.Limit, err = intParam(one, "limit", 1, MaxLimit, DefaultLimit, ""); err != nil {
 		return lq, err
 	}
-	if lq.Offset, err = intParam(q, one, "offset", 0, MaxOffset, 0); err != nil {
-		if v := q.Get("offset"); strings.TrimLeft(v, "0123456789") == "" && len(v) <= 6 {
-			if n, _ := strconv.Atoi(v); n > MaxOffset {
-				// Deep pages are reached by cursor, which costs the same at
-				// any depth (docs/decisions.md, pagination).
-				err = apierror.BadRequest("offset "+v+" is out of range.", "offset must be an integer from 0 to "+strconv.Itoa(MaxOffset)+". To page deeper, follow each page's next URL: it carries a cursor (cursor=...), which reaches any depth.")
-			}
-		}
+	// Deep pages are reached by cursor, which costs the same at any depth
+	// (docs/decisions.md, pagination), so an offset past the bound says so.
+	const deeper = " To page deeper, follow each page's next URL: it carries a cursor (cursor=...), which reaches any depth."
+	if lq.Offset, err = intParam(one, "offset", 0, MaxOffset, 0, deeper); err != nil {
 		return lq, err
 	}
 	if v, ok, err := one("cursor"); err != nil {
@@ -85,18 +81,30 @@ func ParseListQuery(q url.Values) (ListQuery, error) {
 	return lq, nil
 }
 
-func intParam(q url.Values, one func(string) (string, bool, error), name string, lo, hi, def int) (int, error) {
+// intParam reads the integer parameter name, def when it is absent. The
+// contract's integers are plain digits (docs/decisions.md, invalid query
+// parameters): ParseInt would accept "+5". A value is judged by what it is,
+// not by how it is written: leading zeros are digits like any other, and a
+// value of any length past hi is out of range, with pastHi added to the hint.
+func intParam(one func(string) (string, bool, error), name string, lo, hi, def int, pastHi string) (int, error) {
 	v, ok, err := one(name)
 	if err != nil || !ok {
 		return def, err
 	}
 	hint := name + " must be an integer from " + strconv.Itoa(lo) + " to " + strconv.Itoa(hi) + "."
-	// ParseInt would accept "+5"; the contract's integers are plain digits.
-	if v == "" || len(v) > 6 || strings.TrimLeft(v, "0123456789") != "" {
+	if v == "" || strings.TrimLeft(v, "0123456789") != "" {
 		return 0, apierror.BadRequest(name+" is not a whole number in plain digits: "+strconv.Quote(truncate(v))+".", hint)
 	}
-	n, _ := strconv.Atoi(v)
-	if n < lo || n > hi {
+	digits := strings.TrimLeft(v, "0")
+	// More digits than hi has is past hi, whatever they are; the rest fit an int.
+	if len(digits) > len(strconv.Itoa(hi)) {
+		return 0, apierror.BadRequest(name+" "+truncate(v)+" is out of range.", hint+pastHi)
+	}
+	n, _ := strconv.Atoi("0" + digits)
+	switch {
+	case n > hi:
+		return 0, apierror.BadRequest(name+" "+v+" is out of range.", hint+pastHi)
+	case n < lo:
 		return 0, apierror.BadRequest(name+" "+v+" is out of range.", hint)
 	}
 	return n, nil
