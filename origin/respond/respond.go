@@ -114,8 +114,9 @@ func Redirect(r *http.Request, siteRoot, path string, keys ...string) *Response 
 
 // queryForLocation is a request's raw query as a Location field may carry
 // it: a byte RFC 3986 §3.4 allows in a query is kept, any other (a space,
-// a control, a quote, a byte of UTF-8, which a client may send) is
-// percent-encoded, so the field holds visible ASCII and reads back as the
+// a control, a quote, a byte of UTF-8, which a client may send, and "#",
+// "[" and "]", which a client following the field would read as the start
+// of a fragment or a host's delimiters) is percent-encoded, so the field holds visible ASCII and reads back as the
 // same query. A "%" that starts no escape ("%ZZ", a "%" at the end) is
 // such a byte too: kept, it would make the field no URI reference (RFC
 // 9110 §10.2.2, RFC 3986 §2.1).
@@ -127,7 +128,7 @@ func queryForLocation(q string) string {
 			b.WriteString("%25")
 			continue
 		}
-		if c > ' ' && c < 0x7f && !strings.ContainsRune("\"<>\\^`{|}", rune(c)) {
+		if c > ' ' && c < 0x7f && !strings.ContainsRune("\"#<>[\\]^`{|}", rune(c)) {
 			b.WriteByte(c)
 			continue
 		}
