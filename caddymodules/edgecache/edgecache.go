@@ -365,7 +365,15 @@ func (h *Handler) writeEntry(w http.ResponseWriter, r *http.Request, e *entry, n
 		cacheStatus = hv.cacheStatus
 	}
 	// The client's id, as the origin would echo it (respond.EchoRequestID).
-	if id := r.Header["X-Request-Id"]; len(id) == 1 && httpheader.ValidRequestID(id[0]) {
+	// A stored error (a 404, a 410) is an error the edge answers, so it
+	// names an id even when the client sent none, for the client to quote
+	// (docs/edge-gateway.md, errors); a success names only the client's,
+	// so hits never pay for making one.
+	if e.status >= 400 {
+		if id := jsonerrors.RequestID(r, "X-Request-Id"); id != "" {
+			hdr["X-Request-Id"] = []string{id}
+		}
+	} else if id := r.Header["X-Request-Id"]; len(id) == 1 && httpheader.ValidRequestID(id[0]) {
 		hdr["X-Request-Id"] = id
 	}
 	switch e.precondition(r) {

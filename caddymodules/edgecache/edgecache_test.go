@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/invoicewire/invoicewire/internal/httpheader"
+
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/redis/go-redis/v9"
 
@@ -846,6 +848,48 @@ func TestOnlyIfCached(t *testing.T) {
 				// Nothing served from the cache, nothing forwarded.
 				if got := resp.Header.Get("Cache-Status"); got != "Invoicewire; detail=only-if-cached" {
 					t.Errorf("Cache-Status %q; want Invoicewire; detail=only-if-cached", got)
+				}
+			}
+		})
+	}
+}
+
+// TestStoredErrorNamesRequestID checks the request id of answers from the
+// store: a stored error (here a 404) names one on a hit as on the miss, the
+// client's when it sent one, else one the edge made; a stored success names
+// only the client's.
+func TestStoredErrorNamesRequestID(t *testing.T) {
+	edge, o := startEdge(t, "")
+	ok := unique("/api/v1/specs")
+	o.handle(ok, static(`{"items":[]}`, `"v1"`, readCC, ""))
+	testCases := []struct {
+		desc   string
+		path   string
+		header []string
+		want   string // "" none, "made" one the edge made, else this one
+	}{
+		{desc: "stored 404, no id sent", path: unique("/api/v1/articles/gone"), want: "made"},
+		{desc: "stored 404, the client's id", path: unique("/api/v1/articles/gone"), header: []string{"X-Request-Id: report-7"}, want: "report-7"},
+		{desc: "stored 404, an id that is no id", path: unique("/api/v1/articles/gone"), header: []string{"X-Request-Id: has space"}, want: "made"},
+		{desc: "stored 200, no id sent", path: ok, want: ""},
+		{desc: "stored 200, the client's id", path: ok, header: []string{"X-Request-Id: report-8"}, want: "report-8"},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			edge.Do(t, "GET", tc.path, "", tc.header...) // stores it
+			resp, _ := edge.Do(t, "GET", tc.path, "", tc.header...)
+			if !strings.Contains(resp.Header.Get("Cache-Status"), "hit") {
+				t.Fatalf("Cache-Status %q; want a hit", resp.Header.Get("Cache-Status"))
+			}
+			got := resp.Header.Get("X-Request-Id")
+			switch tc.want {
+			case "made":
+				if !httpheader.ValidRequestID(got) || got == "has space" {
+					t.Fatalf("%d with X-Request-Id %q; want one the edge made", resp.StatusCode, got)
+				}
+			default:
+				if got != tc.want {
+					t.Fatalf("%d with X-Request-Id %q; want %q", resp.StatusCode, got, tc.want)
 				}
 			}
 		})
