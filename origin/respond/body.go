@@ -101,6 +101,9 @@ func StrictUnmarshal(body []byte, v any) error {
 	if rest := bytes.TrimLeft(body[dec.InputOffset():], " \t\r\n"); len(rest) > 0 {
 		return apierror.BadRequest("The request body has data after the JSON value.", "Send exactly one JSON object.")
 	}
+	if err := checkSurrogateEscapes(body); err != nil {
+		return err
+	}
 	// One walk of the body finds a member given twice and builds the
 	// generic tree caseOnlyMatch reads.
 	tree, name, twice := jsonTree(body)
@@ -195,6 +198,47 @@ func CheckUTF8(body []byte) error {
 		at += n
 	}
 	return apierror.BadRequest("The request body is not valid UTF-8 (at byte "+strconv.Itoa(at)+").", "Encode the JSON text in UTF-8 (RFC 8259 §8.1); write other bytes as \\u escapes.")
+}
+
+// checkSurrogateEscapes answers 400 bad_request when a \u escape of body,
+// one valid JSON value, names half of a UTF-16 surrogate pair without the
+// other half ("\ud800"). Such an escape names no character (RFC 8259 §8.2;
+// I-JSON, RFC 7493 §2.1, forbids it) and encoding/json replaces it with
+// U+FFFD, so the text would be stored changed, silently, as invalid UTF-8
+// would be (CheckUTF8).
+func checkSurrogateEscapes(body []byte) error {
+	// In a valid JSON text a backslash only ever starts an escape in a
+	// string, so escapes can be read without tracking strings.
+	for i := 0; i+1 < len(body); i++ {
+		if body[i] != '\\' {
+			continue
+		}
+		if body[i+1] != 'u' {
+			i++ // \", \\ and the like: skip the escaped byte
+			continue
+		}
+		r := hex4(body[i+2:])
+		if r < 0xD800 || r > 0xDFFF {
+			i += 5
+			continue
+		}
+		if r <= 0xDBFF && i+11 < len(body) && body[i+6] == '\\' && body[i+7] == 'u' {
+			if lo := hex4(body[i+8:]); lo >= 0xDC00 && lo <= 0xDFFF {
+				i += 11 // a pair: one character
+				continue
+			}
+		}
+		return apierror.BadRequest("The request body has an unpaired surrogate escape "+strconv.Quote(string(body[i:i+6]))+" (at byte "+strconv.Itoa(i)+").",
+			"Write each character outside the Basic Multilingual Plane as a pair of \\u escapes, high then low (RFC 8259 §7), or as UTF-8.")
+	}
+	return nil
+}
+
+// hex4 is the value of the four hex digits b starts with (a valid JSON
+// escape has them).
+func hex4(b []byte) rune {
+	n, _ := strconv.ParseUint(string(b[:4]), 16, 32)
+	return rune(n)
 }
 
 // jsonValueWord is the JSON word for the kind of value encoding/json

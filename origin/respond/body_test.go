@@ -1,10 +1,13 @@
 package respond
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/invoicewire/invoicewire/internal/apierror"
 )
@@ -161,4 +164,74 @@ func TestStrictUnmarshalRefusesDuplicateMembers(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestStrictUnmarshalRefusesUnpairedSurrogates: a \u escape that names half
+// of a surrogate pair is a 400, since encoding/json would store U+FFFD in
+// its place; pairs, other escapes and an escaped backslash before "u" are
+// text like any other.
+func TestStrictUnmarshalRefusesUnpairedSurrogates(t *testing.T) {
+	tests := []struct {
+		desc string
+		body string
+		want string // the decoded value; "" means a 400
+	}{
+		{desc: "a lone high surrogate", body: `{"url":"peppol \ud800 germany"}`},
+		{desc: "a lone low surrogate", body: `{"url":"\udc00"}`},
+		{desc: "a high surrogate at the end", body: `{"url":"a\uD83D"}`},
+		{desc: "two high surrogates", body: `{"url":"\ud83d\ud83d"}`},
+		{desc: "a low then a high", body: `{"url":"\ude00\ud83d"}`},
+		{desc: "a high then another escape", body: `{"url":"\ud83d\n"}`},
+		{desc: "in a member name", body: `{"\ud800":1,"url":"x"}`},
+		{desc: "a pair", body: `{"url":"\ud83d\ude00"}`, want: "😀"},
+		{desc: "a pair in capitals", body: `{"url":"\uD83D\uDE00!"}`, want: "😀!"},
+		{desc: "an escape of the BMP", body: `{"url":"caf\u00e9 \u20ac"}`, want: "café €"},
+		{desc: "an escaped backslash before ud800 is text", body: `{"url":"\\ud800"}`, want: `\ud800`},
+		{desc: "an escaped quote then a pair", body: `{"url":"\"\ud83d\ude00"}`, want: `"😀`},
+		{desc: "U+FFFD sent as itself is text", body: `{"url":"\ufffd"}`, want: "\ufffd"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.desc, func(t *testing.T) {
+			var v struct {
+				URL string `json:"url"`
+			}
+			err := StrictUnmarshal([]byte(tt.body), &v)
+			if tt.want != "" {
+				if err != nil || v.URL != tt.want {
+					t.Fatalf("got %q, %v; want %q", v.URL, err, tt.want)
+				}
+				return
+			}
+			if e := apierror.As(err); err == nil || e.Status != http.StatusBadRequest || !strings.Contains(e.Message, "unpaired surrogate") {
+				t.Fatalf("got %v (decoded %q); want a 400 naming the unpaired surrogate", err, v.URL)
+			}
+		})
+	}
+}
+
+// FuzzStrictUnmarshal holds the decoder to its promise: a body it accepts
+// is decoded without a silent change, so a string holds U+FFFD only where
+// the body wrote one (as itself or as \ufffd), never in place of an
+// invalid byte or an unpaired surrogate escape.
+func FuzzStrictUnmarshal(f *testing.F) {
+	for _, seed := range []string{`{"url":"x"}`, `{"url":"\ud83d\ude00"}`, `{"url":"\ud800"}`, `{"url":"\\ud800"}`,
+		`{"url":"\ufffd"}`, "{\"url\":\"\xed\xa0\x80\"}", `{"a":{"b":["\udc00"]}}`, `{"url":"\"\uDBFF\uDFFF"}`} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var v any
+		if err := StrictUnmarshal(body, &v); err != nil {
+			if e := apierror.As(err); e.Status != http.StatusBadRequest {
+				t.Fatalf("%q: %v; want a 400", body, err)
+			}
+			return
+		}
+		out, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.ContainsRune(out, utf8.RuneError) && !bytes.ContainsRune(body, utf8.RuneError) && !bytes.Contains(bytes.ToLower(body), []byte(`\ufffd`)) {
+			t.Fatalf("%q was accepted and decoded with U+FFFD it does not write: %s", body, out)
+		}
+	})
 }
