@@ -232,12 +232,21 @@ func TestEndToEnd(t *testing.T) {
 		}
 	})
 
-	t.Run("preflight answered at the edge", func(t *testing.T) {
-		resp, _ := do(t, "OPTIONS", edge+"/api/v1/webhooks", "Origin: https://app.example", "Access-Control-Request-Method: POST")
-		if resp.StatusCode != 204 || resp.Header.Get("Access-Control-Allow-Origin") != "*" || !strings.Contains(resp.Header.Get("Access-Control-Allow-Headers"), "Authorization") || resp.Header.Get("RateLimit") == "" {
-			t.Errorf("preflight %d %v", resp.StatusCode, resp.Header)
-		}
-	})
+	// A browser sends no Authorization on a preflight, owner routes
+	// included: each is answered at the edge, never with a 401.
+	for _, tc := range []struct{ desc, path, method string }{
+		{desc: "preflight of a write answered at the edge", path: "/api/v1/webhooks", method: "POST"},
+		{desc: "preflight of the owner list answered at the edge", path: "/api/v1/webhooks/subscriptions", method: "GET"},
+		{desc: "preflight of an owner item answered at the edge", path: "/api/v1/webhooks/subscriptions/sub_abc", method: "DELETE"},
+	} {
+		t.Run(tc.desc, func(t *testing.T) {
+			resp, body := do(t, "OPTIONS", edge+tc.path, "Origin: https://app.example", "Access-Control-Request-Method: "+tc.method, "Access-Control-Request-Headers: authorization")
+			if resp.StatusCode != 204 || resp.Header.Get("Access-Control-Allow-Origin") != "*" || !strings.Contains(resp.Header.Get("Access-Control-Allow-Headers"), "Authorization") ||
+				!strings.Contains(resp.Header.Get("Access-Control-Allow-Methods"), tc.method) || resp.Header.Get("RateLimit") == "" {
+				t.Errorf("preflight %d %v %s", resp.StatusCode, resp.Header, body)
+			}
+		})
+	}
 
 	t.Run("not found is the origin's JSON", func(t *testing.T) {
 		resp, body := do(t, "GET", edge+"/api/v1/articles/no-such-article")
