@@ -109,6 +109,12 @@ var client = &http.Client{
 
 func do(t *testing.T, method, url string, header ...string) (*http.Response, []byte) {
 	t.Helper()
+	return doWith(t, client, method, url, header...)
+}
+
+// doWith is do with the HTTP client c (clientFrom gives another address).
+func doWith(t *testing.T, c *http.Client, method, url string, header ...string) (*http.Response, []byte) {
+	t.Helper()
 	req, err := http.NewRequest(method, url, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -117,7 +123,7 @@ func do(t *testing.T, method, url string, header ...string) (*http.Response, []b
 		k, v, _ := strings.Cut(h, ":")
 		req.Header.Add(strings.TrimSpace(k), strings.TrimSpace(v))
 	}
-	resp, err := client.Do(req)
+	resp, err := c.Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, url, err)
 	}
