@@ -54,11 +54,26 @@ func startEdgeOn(t *testing.T, upstream, redisURL, siteRoot string, quota, admin
 	t.Setenv("IW_PUBLIC_URL", siteRoot)
 	t.Setenv("IW_RATELIMIT_QUOTA", fmt.Sprint(quota))
 	t.Setenv("IW_TRUSTED_PROXIES", "")
-	// The rate limiter's clock stands still 10 s into a window, so a test's
-	// budget never renews halfway through because the wall clock crossed a
-	// minute.
+	pc := stillLimiters(t, redisURL, quota)
+	cfg, err := os.ReadFile("../../caddyfile/Caddyfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	loadCaddy(t, string(cfg), admin)
+	if !pc.Used() {
+		t.Fatal("the edge did not take the rate limiters with the test's clock: the Caddyfile's limiter differs from the one pooled")
+	}
+	return fmt.Sprintf("http://127.0.0.1:%d", port)
+}
+
+// stillLimiters pools the rate limiters every shipped Caddyfile configures
+// from IW_RATELIMIT_WINDOW and IW_RATELIMIT_REDIS_URL, with quota, on
+// redisURL, with a clock that stands still 10 s into a window, so a test's
+// budget never renews halfway through because the wall clock crossed a
+// minute. Its Used tells whether the edge loaded next took them.
+func stillLimiters(t *testing.T, redisURL string, quota int) *ratelimitheaders.PooledClock {
+	t.Helper()
 	at := time.Unix(1_800_000_010, 0)
-	// The limiters caddyfile/Caddyfile configures from the variables above.
 	window := time.Minute
 	if v, err := strconv.Atoi(os.Getenv("IW_RATELIMIT_WINDOW")); err == nil {
 		window = time.Duration(v) * time.Second
@@ -71,15 +86,7 @@ func startEdgeOn(t *testing.T, upstream, redisURL, siteRoot string, quota, admin
 		t.Fatal(err)
 	}
 	t.Cleanup(pc.Release)
-	cfg, err := os.ReadFile("../../caddyfile/Caddyfile")
-	if err != nil {
-		t.Fatal(err)
-	}
-	loadCaddy(t, string(cfg), admin)
-	if !pc.Used() {
-		t.Fatal("the edge did not take the rate limiters with the test's clock: the Caddyfile's limiter differs from the one pooled")
-	}
-	return fmt.Sprintf("http://127.0.0.1:%d", port)
+	return pc
 }
 
 // loadCaddy starts the real Caddy of the edge binary in the test process on
