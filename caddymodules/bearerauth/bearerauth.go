@@ -9,6 +9,8 @@
 //   - Public writes (agent-auth register, claim, revoke, and the RFC 7592
 //     client configuration endpoint, which checks its own registration
 //     access token) pass untouched.
+//   - CORS preflights pass untouched: a browser never sends credentials
+//     on one, and the edge answers it itself.
 //   - Owner routes (any method; a path below them that no route has is not
 //     one) and write methods (POST, PUT, PATCH, DELETE) under the API prefix
 //     need a valid token: missing → 401
@@ -197,6 +199,13 @@ func (h *Handler) needsToken(r *http.Request) bool {
 	if p != h.APIPrefix && !strings.HasPrefix(p, h.APIPrefix+"/") {
 		return false
 	}
+	// A CORS preflight never carries credentials (Fetch standard,
+	// CORS-preflight fetch): refused, the browser could never send the
+	// real request, owner routes included. The edge answers it itself
+	// (docs/decisions.md, "One CORS list for every route").
+	if isPreflight(r) {
+		return false
+	}
 	if matchAny(h.Protected, p) {
 		return true
 	}
@@ -205,6 +214,12 @@ func (h *Handler) needsToken(r *http.Request) bool {
 		return !matchAny(h.PublicWrites, p)
 	}
 	return false
+}
+
+// isPreflight reports whether r is a CORS preflight: OPTIONS with Origin
+// and Access-Control-Request-Method, as the rate limiter tells one.
+func isPreflight(r *http.Request) bool {
+	return r.Method == http.MethodOptions && r.Header.Get("Origin") != "" && r.Header.Get("Access-Control-Request-Method") != ""
 }
 
 // matchAny reports whether p (cleaned, without a trailing slash) matches one

@@ -125,6 +125,11 @@ func TestBearerAuth(t *testing.T) {
 		{desc: "webhook catalog read is public", method: "GET", path: "/api/v1/webhooks", status: 200},
 		{desc: "site writes are not the API's", method: "POST", path: "/ask", status: 405},
 		{desc: "spoofed client header is dropped", method: "GET", path: "/api/v1/articles", header: []string{"X-Invoicewire-Client: cli_owner"}, status: 200},
+		{desc: "a CORS preflight of an owner item needs no token", method: "OPTIONS", path: "/api/v1/webhooks/subscriptions/sub_1", header: []string{"Origin: https://app.example", "Access-Control-Request-Method: DELETE", "Access-Control-Request-Headers: authorization"}, status: 405},
+		{desc: "a CORS preflight of the owner list needs no token", method: "OPTIONS", path: "/api/v1/webhooks/subscriptions", header: []string{"Origin: https://app.example", "Access-Control-Request-Method: GET", "Access-Control-Request-Headers: authorization"}, status: 405},
+		{desc: "a CORS preflight asserts no client", method: "OPTIONS", path: "/api/v1/webhooks/subscriptions", header: []string{"Origin: https://app.example", "Access-Control-Request-Method: GET", "X-Invoicewire-Client: cli_owner"}, status: 405},
+		{desc: "an OPTIONS without Access-Control-Request-Method is no preflight", method: "OPTIONS", path: "/api/v1/webhooks/subscriptions", header: []string{"Origin: https://app.example"}, status: 401, challenge: challenge},
+		{desc: "an OPTIONS without Origin is no preflight", method: "OPTIONS", path: "/api/v1/webhooks/subscriptions/sub_1", header: []string{"Access-Control-Request-Method: DELETE"}, status: 401, challenge: challenge},
 		{desc: "spoofed client header replaced", method: "POST", path: "/api/v1/webhooks", header: []string{"Authorization: Bearer good-token", "X-Invoicewire-Client: cli_evil"}, status: 200, client: "cli_owner"},
 	}
 	for _, test := range testCases {

@@ -16,7 +16,8 @@
 // its address over a longer window (docs/decisions.md, "Rate-limit
 // budgets"). An agent whose Web Bot Auth signature bot_auth verified
 // counts against a budget of its own, under its own policy
-// (docs/decisions.md, "Verified agents").
+// (docs/decisions.md, "Verified agents"), and with a valid bearer token
+// against that token's client's budget too.
 package ratelimitheaders
 
 import (
@@ -475,6 +476,16 @@ func (h *Handler) decide(r *http.Request) (*budget, decision, string) {
 			byAgent.remaining = byAddress.remaining
 			byAgent.allowed = byAgent.allowed && byAddress.allowed
 			byAgent.reset = max(byAgent.reset, byAddress.reset)
+		}
+		// A valid token still spends its client's budget: a signature
+		// must not let a token escape a budget it spent unsigned
+		// (docs/decisions.md, "Rate-limit budgets"). When the token's
+		// budget is the tighter, the answer names its policy.
+		if client := h.tokenClient(r); client != "" {
+			byToken := h.lim.take(r.Context(), "t:"+client, h.Quota)
+			if !byToken.allowed && byAgent.allowed || byToken.remaining < byAgent.remaining {
+				return &h.anonymous, tighter(byAgent, byToken), "token"
+			}
 		}
 		return &h.agent, byAgent, "agent"
 	}

@@ -35,9 +35,20 @@ func agentDirectory(t *testing.T) (*httptest.Server, *signing.Key) {
 // is at dir.
 func agentGet(t *testing.T, url, dir string, k *signing.Key) *http.Response {
 	t.Helper()
+	return agentGetWith(t, client, url, dir, k)
+}
+
+// agentGetWith is agentGet with the HTTP client c and the header fields
+// given ("Name: value"), which the signature does not cover.
+func agentGetWith(t *testing.T, c *http.Client, url, dir string, k *signing.Key, header ...string) *http.Response {
+	t.Helper()
 	req, err := http.NewRequest(http.MethodGet, url, nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, h := range header {
+		name, v, _ := strings.Cut(h, ":")
+		req.Header.Add(strings.TrimSpace(name), strings.TrimSpace(v))
 	}
 	req.Header.Set("Signature-Agent", `sig1="`+dir+`"`)
 	now := time.Now().Truncate(time.Second)
@@ -46,7 +57,7 @@ func agentGet(t *testing.T, url, dir string, k *signing.Key) *http.Response {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := client.Do(req)
+	resp, err := c.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,5 +150,68 @@ func TestVerifiedAgentBudget(t *testing.T) {
 	}
 	if resp := agentGet(t, edge+"/api/v1/", dir1.URL, key1); resp.StatusCode != http.StatusTooManyRequests {
 		t.Errorf("status %d once the address's agent budget is spent; want 429", resp.StatusCode)
+	}
+}
+
+// TestSignedTokenKeepsItsBudget: a request with a valid bearer token
+// counts against its client's budget whoever signs it, so a token that
+// spent its budget is refused on a verified agent's signed requests too
+// (docs/decisions.md, "Rate-limit budgets"), while the agent's requests
+// without the token go on under its own budget.
+func TestSignedTokenKeepsItsBudget(t *testing.T) {
+	const quota, agentQuota = 3, 100
+	inst := origintest.Start(t)
+	t.Setenv("IW_BOTAUTH_ALLOW_CIDRS", "127.0.0.0/8,::1/128")
+	t.Setenv("IW_RATELIMIT_AGENT_QUOTA", fmt.Sprint(agentQuota))
+	edge := startEdge(t, inst, quota)
+	dir, key := agentDirectory(t)
+	wantAgent := fmt.Sprintf(`"agent";q=%d;w=60`, agentQuota)
+
+	// Claimed from 127.0.0.1, the token spends its budget from 127.0.0.2
+	// and is then signed from 127.0.0.3, whose budgets it has not touched.
+	_, tok := registerAndClaim(t, edge)
+	auth := "Authorization: Bearer " + tok
+	spender, signer := clientFrom("127.0.0.2"), clientFrom("127.0.0.3")
+	for i := range quota {
+		if resp, body := doWith(t, spender, "GET", edge+"/api/v1/", auth); resp.StatusCode != 200 {
+			t.Fatalf("request %d of the token's budget: %d %s", i+1, resp.StatusCode, body)
+		}
+	}
+	if resp, _ := doWith(t, spender, "GET", edge+"/api/v1/", auth); resp.StatusCode != 429 {
+		t.Fatalf("the token over its budget: %d; want 429", resp.StatusCode)
+	}
+	// The agent's key is fetched in the background: its first requests
+	// are anonymous.
+	verified := false
+	for range 50 {
+		if agentGetWith(t, signer, edge+"/api/v1/", dir.URL, key).Header.Get("RateLimit-Policy") == wantAgent {
+			verified = true
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !verified {
+		t.Fatal("the agent's signature never verified")
+	}
+
+	testCases := []struct {
+		desc   string
+		header []string
+		status int
+		policy string
+	}{
+		{desc: "signed with the spent token", header: []string{auth}, status: 429, policy: fmt.Sprintf(`"default";q=%d;w=60`, quota)},
+		{desc: "signed without a token", status: 200, policy: wantAgent},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			resp := agentGetWith(t, signer, edge+"/api/v1/", dir.URL, key, tc.header...)
+			if resp.StatusCode != tc.status || resp.Header.Get("RateLimit-Policy") != tc.policy {
+				t.Errorf("status %d, RateLimit-Policy %q; want %d, %s", resp.StatusCode, resp.Header.Get("RateLimit-Policy"), tc.status, tc.policy)
+			}
+			if tc.status == 429 && (!strings.HasPrefix(resp.Header.Get("RateLimit"), `"default";r=0;`) || resp.Header.Get("Retry-After") == "") {
+				t.Errorf("429 with RateLimit %q, Retry-After %q", resp.Header.Get("RateLimit"), resp.Header.Get("Retry-After"))
+			}
+		})
 	}
 }

@@ -54,11 +54,26 @@ func startEdgeOn(t *testing.T, upstream, redisURL, siteRoot string, quota, admin
 	t.Setenv("IW_PUBLIC_URL", siteRoot)
 	t.Setenv("IW_RATELIMIT_QUOTA", fmt.Sprint(quota))
 	t.Setenv("IW_TRUSTED_PROXIES", "")
-	// The rate limiter's clock stands still 10 s into a window, so a test's
-	// budget never renews halfway through because the wall clock crossed a
-	// minute.
+	pc := stillLimiters(t, redisURL, quota)
+	cfg, err := os.ReadFile("../../caddyfile/Caddyfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	loadCaddy(t, string(cfg), admin)
+	if !pc.Used() {
+		t.Fatal("the edge did not take the rate limiters with the test's clock: the Caddyfile's limiter differs from the one pooled")
+	}
+	return fmt.Sprintf("http://127.0.0.1:%d", port)
+}
+
+// stillLimiters pools the rate limiters every shipped Caddyfile configures
+// from IW_RATELIMIT_WINDOW and IW_RATELIMIT_REDIS_URL, with quota, on
+// redisURL, with a clock that stands still 10 s into a window, so a test's
+// budget never renews halfway through because the wall clock crossed a
+// minute. Its Used tells whether the edge loaded next took them.
+func stillLimiters(t *testing.T, redisURL string, quota int) *ratelimitheaders.PooledClock {
+	t.Helper()
 	at := time.Unix(1_800_000_010, 0)
-	// The limiters caddyfile/Caddyfile configures from the variables above.
 	window := time.Minute
 	if v, err := strconv.Atoi(os.Getenv("IW_RATELIMIT_WINDOW")); err == nil {
 		window = time.Duration(v) * time.Second
@@ -71,15 +86,7 @@ func startEdgeOn(t *testing.T, upstream, redisURL, siteRoot string, quota, admin
 		t.Fatal(err)
 	}
 	t.Cleanup(pc.Release)
-	cfg, err := os.ReadFile("../../caddyfile/Caddyfile")
-	if err != nil {
-		t.Fatal(err)
-	}
-	loadCaddy(t, string(cfg), admin)
-	if !pc.Used() {
-		t.Fatal("the edge did not take the rate limiters with the test's clock: the Caddyfile's limiter differs from the one pooled")
-	}
-	return fmt.Sprintf("http://127.0.0.1:%d", port)
+	return pc
 }
 
 // loadCaddy starts the real Caddy of the edge binary in the test process on
@@ -109,6 +116,12 @@ var client = &http.Client{
 
 func do(t *testing.T, method, url string, header ...string) (*http.Response, []byte) {
 	t.Helper()
+	return doWith(t, client, method, url, header...)
+}
+
+// doWith is do with the HTTP client c (clientFrom gives another address).
+func doWith(t *testing.T, c *http.Client, method, url string, header ...string) (*http.Response, []byte) {
+	t.Helper()
 	req, err := http.NewRequest(method, url, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -117,7 +130,7 @@ func do(t *testing.T, method, url string, header ...string) (*http.Response, []b
 		k, v, _ := strings.Cut(h, ":")
 		req.Header.Add(strings.TrimSpace(k), strings.TrimSpace(v))
 	}
-	resp, err := client.Do(req)
+	resp, err := c.Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, url, err)
 	}
@@ -232,12 +245,21 @@ func TestEndToEnd(t *testing.T) {
 		}
 	})
 
-	t.Run("preflight answered at the edge", func(t *testing.T) {
-		resp, _ := do(t, "OPTIONS", edge+"/api/v1/webhooks", "Origin: https://app.example", "Access-Control-Request-Method: POST")
-		if resp.StatusCode != 204 || resp.Header.Get("Access-Control-Allow-Origin") != "*" || !strings.Contains(resp.Header.Get("Access-Control-Allow-Headers"), "Authorization") || resp.Header.Get("RateLimit") == "" {
-			t.Errorf("preflight %d %v", resp.StatusCode, resp.Header)
-		}
-	})
+	// A browser sends no Authorization on a preflight, owner routes
+	// included: each is answered at the edge, never with a 401.
+	for _, tc := range []struct{ desc, path, method string }{
+		{desc: "preflight of a write answered at the edge", path: "/api/v1/webhooks", method: "POST"},
+		{desc: "preflight of the owner list answered at the edge", path: "/api/v1/webhooks/subscriptions", method: "GET"},
+		{desc: "preflight of an owner item answered at the edge", path: "/api/v1/webhooks/subscriptions/sub_abc", method: "DELETE"},
+	} {
+		t.Run(tc.desc, func(t *testing.T) {
+			resp, body := do(t, "OPTIONS", edge+tc.path, "Origin: https://app.example", "Access-Control-Request-Method: "+tc.method, "Access-Control-Request-Headers: authorization")
+			if resp.StatusCode != 204 || resp.Header.Get("Access-Control-Allow-Origin") != "*" || !strings.Contains(resp.Header.Get("Access-Control-Allow-Headers"), "Authorization") ||
+				!strings.Contains(resp.Header.Get("Access-Control-Allow-Methods"), tc.method) || resp.Header.Get("RateLimit") == "" {
+				t.Errorf("preflight %d %v %s", resp.StatusCode, resp.Header, body)
+			}
+		})
+	}
 
 	t.Run("not found is the origin's JSON", func(t *testing.T) {
 		resp, body := do(t, "GET", edge+"/api/v1/articles/no-such-article")

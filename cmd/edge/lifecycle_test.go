@@ -24,6 +24,14 @@ func startProductionEdge(t *testing.T, inst *origintest.Instance) string {
 	t.Setenv("IW_PUBLIC_URL", inst.SiteRoot)
 	t.Setenv("IW_ORIGIN_ADDRS", strings.TrimPrefix(inst.SiteRoot, "http://"))
 	t.Setenv("IW_TRUSTED_PROXIES", "")
+	loadCaddy(t, productionCaddyfile(t, admin, port), admin)
+	return fmt.Sprintf("http://127.0.0.1:%d", port)
+}
+
+// productionCaddyfile is caddyfile/Caddyfile.production with its admin API
+// on the port admin and its site on plain HTTP on port.
+func productionCaddyfile(t *testing.T, admin, port int) string {
+	t.Helper()
 	raw, err := os.ReadFile("../../caddyfile/Caddyfile.production")
 	if err != nil {
 		t.Fatal(err)
@@ -39,8 +47,7 @@ func startProductionEdge(t *testing.T, inst *origintest.Instance) string {
 		}
 		cfg = strings.Replace(cfg, r.old, r.new, 1)
 	}
-	loadCaddy(t, cfg, admin)
-	return fmt.Sprintf("http://127.0.0.1:%d", port)
+	return cfg
 }
 
 // TestRetiredPrefixAnnouncesSunset runs the production Caddyfile, which

@@ -470,10 +470,17 @@ func run(ctx context.Context, addr string, m *mix, conns int, d time.Duration, s
 
 // appendFreshClient appends a random client address: IPv4 half the time,
 // else an address in a random IPv6 /64 (the limiter keys IPv6 clients by
-// /64).
+// /64). The IPv4 address is never in 127.0.0.0/8, the proxies the edge
+// trusts here: the edge reads X-Forwarded-For right to left and skips
+// them, so all of those would count as the generator's own 127.0.0.1, one
+// client that soon spends its budget.
 func appendFreshClient(b []byte, r *rand.Rand) []byte {
 	if r.IntN(2) == 0 {
-		return appendIPv4(b, r.Uint32())
+		v := r.Uint32()
+		for v>>24 == 127 {
+			v = r.Uint32()
+		}
+		return appendIPv4(b, v)
 	}
 	var a [16]byte
 	binary.BigEndian.PutUint64(a[:8], 0x2001_0db8_0000_0000|r.Uint64()&0xffff_ffff)

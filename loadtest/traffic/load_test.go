@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -140,5 +142,33 @@ func TestOpenLoopChargesStalls(t *testing.T) {
 				t.Errorf("%d wake-up lags recorded; want some only in an open loop", len(res.wakeLags))
 			}
 		})
+	}
+}
+
+// TestFreshClientsAreNotTheProxy: no fresh client lies in 127.0.0.0/8, the
+// proxies the edge trusts under this benchmark, which it skips when it
+// reads X-Forwarded-For from the right: such a client would count as
+// 127.0.0.1, one client that the benchmark's traffic soon limits.
+func TestFreshClientsAreNotTheProxy(t *testing.T) {
+	trusted := netip.MustParsePrefix("127.0.0.0/8")
+	r := rand.New(rand.NewPCG(1, 2))
+	var b []byte
+	v4 := 0
+	for range 100_000 {
+		b = appendFreshClient(b[:0], r)
+		a, err := netip.ParseAddr(string(b))
+		if err != nil {
+			t.Fatalf("fresh client %q: %v", b, err)
+		}
+		if trusted.Contains(a) {
+			t.Fatalf("fresh client %s is a trusted proxy's address", a)
+		}
+		if a.Is4() {
+			v4++
+		}
+	}
+	// About half are IPv4; drawn uniformly, some 200 would fall in 127/8.
+	if v4 < 45_000 || v4 > 55_000 {
+		t.Errorf("%d of 100000 fresh clients are IPv4; want about half", v4)
 	}
 }
