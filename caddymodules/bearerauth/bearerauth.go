@@ -159,7 +159,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	if kind == credentialsNone {
 		outcomes.WithLabelValues("missing").Inc()
 		e := apierror.New(http.StatusUnauthorized,
-			"A bearer token is required for "+r.Method+" "+h.APIPrefix+" requests.",
+			"A bearer token is required for "+r.Method+" requests to this resource.",
 			"Register at "+h.SiteRoot+h.APIPrefix+"/agent-auth/register, claim a token and send it as Authorization: Bearer <token>; see "+h.SiteRoot+"/auth.md.")
 		e.Header = http.Header{"Www-Authenticate": {token.Challenge(h.SiteRoot, false)}}
 		return caddyhttp.Error(http.StatusUnauthorized, e)

@@ -150,6 +150,11 @@ func TestBearerAuth(t *testing.T) {
 				if json.Unmarshal([]byte(body), &eb) != nil || eb.Error.Code != code {
 					t.Errorf("%d body %q; want %s JSON", test.status, body, code)
 				}
+				// Reads are anonymous: the message names this request, not
+				// every request of its method under the API.
+				if test.challenge == challenge && eb.Error.Message != "A bearer token is required for "+test.method+" requests to this resource." {
+					t.Errorf("401 message %q; want one about this resource", eb.Error.Message)
+				}
 				if strings.Contains(body, "good-token") || strings.Contains(body, "wrong") {
 					t.Errorf("body echoes the token: %s", body)
 				}
