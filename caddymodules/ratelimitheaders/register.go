@@ -37,8 +37,11 @@ func (h *Handler) countRegistration(w http.ResponseWriter, r *http.Request, b *b
 	if d.allowed {
 		return reg, nil
 	}
+	// The window in seconds, as the ordinary 429 and RateLimit-Policy's w
+	// give it (Validate keeps it whole seconds); a Go duration ("1h0m0s")
+	// means nothing to a client.
 	e := apierror.New(http.StatusTooManyRequests,
-		"Too many registrations from this address: "+strconv.FormatInt(h.RegisterQuota, 10)+" per "+time.Duration(h.RegisterWindow).String()+".",
+		"Too many registrations from this address: "+strconv.FormatInt(h.RegisterQuota, 10)+" per "+strconv.FormatInt(int64(time.Duration(h.RegisterWindow)/time.Second), 10)+" seconds.",
 		"Reuse the clients you registered (a claim renews a client); wait for Retry-After seconds to register another.")
 	e.Header = http.Header{"Retry-After": {t}}
 	return nil, refuse(e)

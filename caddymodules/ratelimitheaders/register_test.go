@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/invoicewire/invoicewire/caddymodules/internal/edgetest"
+	"github.com/invoicewire/invoicewire/internal/apierror"
 	"github.com/invoicewire/invoicewire/internal/redistest"
 )
 
@@ -96,6 +97,9 @@ type result struct {
 	// RateLimit-Remaining.
 	register, legacy string
 	nextCalled       bool
+	// message is the edge's own refusal's message, "" for an answer
+	// written by the handlers behind it.
+	message string
 }
 
 // register sends a registration from addr through h to a.
@@ -117,6 +121,10 @@ func register(t *testing.T, h *Handler, addr string, a answer) result {
 			t.Fatalf("error %v is no handler error", err)
 		}
 		res.status = he.StatusCode
+		var ae *apierror.Error
+		if errors.As(err, &ae) {
+			res.message = ae.Message
+		}
 	}
 	rl, perr := httpsfv.UnmarshalList(resp.Header.Values("RateLimit"))
 	if perr != nil || len(rl) != 2 {
@@ -252,6 +260,23 @@ func TestRegisterBudgetCountsClientsCreated(t *testing.T) {
 				t.Errorf("register budget spent %d; want %d", got, tc.spent)
 			}
 		})
+	}
+}
+
+// TestRegisterRefusalMessage checks that the register budget's 429 gives
+// its window in seconds, as the ordinary 429 does, not as a Go duration.
+func TestRegisterRefusalMessage(t *testing.T) {
+	srv := redistest.New(t)
+	clock := clockAt(windowStart.Add(10 * time.Second))
+	h := newRegisterHandler(t, srv, clock, 1, 1000)
+	const addr = "192.0.2.77"
+	if got := register(t, h, addr, answer{status: 201}); got.status != 201 {
+		t.Fatalf("first registration: %+v; want 201", got)
+	}
+	got := register(t, h, addr, answer{status: 201})
+	const want = "Too many registrations from this address: 1 per 3600 seconds."
+	if got.status != 429 || got.message != want {
+		t.Errorf("over the budget: status %d, message %q; want 429, %q", got.status, got.message, want)
 	}
 }
 
