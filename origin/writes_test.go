@@ -654,6 +654,51 @@ func TestMalformedBearerIs401(t *testing.T) {
 	}
 }
 
+// TestClientConfigurationChallenge: the client configuration endpoint
+// (RFC 7592) answers a request that presented no bearer token (none, or
+// another scheme) with a challenge that carries no error code (RFC 6750
+// §3.1) and a hint that names the registration access token; a bearer
+// token that is not the client's, a claimed access token included, is
+// error="invalid_token".
+func TestClientConfigurationChallenge(t *testing.T) {
+	inst := origintest.Start(t, allowLoopback)
+	reg := register(t, inst, "anonymous")
+	tok := claimToken(t, inst, "application/json", `{"client_id":"`+reg.ClientID+`"}`)
+	path := "/api/v1/agent-auth/register/" + reg.ClientID
+	for _, tc := range []struct {
+		desc, method  string
+		authorization []string
+		invalid       bool // error="invalid_token"
+	}{
+		{desc: "no Authorization, read", method: "GET"},
+		{desc: "no Authorization, delete", method: "DELETE"},
+		{desc: "Basic credentials", method: "DELETE", authorization: []string{"Basic dXNlcjpwYXNz"}},
+		{desc: "DPoP token", method: "GET", authorization: []string{"DPoP " + reg.RegistrationAccessToken}},
+		{desc: "a claimed access token", method: "DELETE", authorization: []string{"Bearer " + tok.AccessToken}, invalid: true},
+		{desc: "a made-up bearer token", method: "GET", authorization: []string{"Bearer undefined"}, invalid: true},
+	} {
+		t.Run(tc.desc, func(t *testing.T) {
+			h := http.Header{}
+			if tc.authorization != nil {
+				h["Authorization"] = tc.authorization
+			}
+			resp, body := call(t, inst, tc.method, path, "", "", h)
+			wantError(t, resp, body, 401, "unauthorized", "")
+			ch := resp.Header.Get("WWW-Authenticate")
+			if got := strings.Contains(ch, `error="invalid_token"`); got != tc.invalid || !strings.HasPrefix(ch, "Bearer ") {
+				t.Errorf("WWW-Authenticate %q; want a Bearer challenge, error=\"invalid_token\" %v", ch, tc.invalid)
+			}
+			if !tc.invalid && !strings.Contains(string(body), "registration_access_token") {
+				t.Errorf("body %s: the hint does not name the registration_access_token", body)
+			}
+		})
+	}
+	// Nothing was deleted: the client still reads with its own token.
+	if resp, body := call(t, inst, "GET", path, "", "", bearer(reg.RegistrationAccessToken)); resp.StatusCode != 200 {
+		t.Errorf("client read after the refusals: %d %s", resp.StatusCode, body)
+	}
+}
+
 // A Redis that is there but cannot take the write (full, with
 // maxmemory-policy noeviction) is a 503 with Retry-After, like an
 // unreachable one, not a 500 blaming the service (docs/decisions.md,

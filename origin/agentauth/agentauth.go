@@ -257,14 +257,21 @@ func (s *Service) loadClient(ctx context.Context, id string) (*client, error) {
 
 // managed authorises a request to the client configuration endpoint with
 // the registration access token. RFC 7592 §3: a wrong token and an unknown
-// client both answer 401, so client ids cannot be probed.
+// client both answer 401, so client ids cannot be probed. A request with no
+// Authorization, or with a scheme other than Bearer (Basic, DPoP), presented
+// no bearer token: its challenge carries no error code (RFC 6750 §3.1), and
+// its hint names the registration access token, the only credential this
+// endpoint takes (a claimed access token is refused here).
 func (s *Service) managed(r *http.Request) (*client, error) {
 	raw, present := token.FromHeader(r.Header)
-	if !present {
-		return nil, token.Unauthorized(s.siteRoot, r.Method, false)
-	}
 	if token.Malformed(r.Header) {
 		return nil, token.MalformedToken(s.siteRoot)
+	}
+	if !present || raw == "" {
+		e := token.Unauthorized(s.siteRoot, r.Method, false)
+		e.Message = "This client's registration access token is required for " + r.Method + " requests."
+		e.Hint = "Send Authorization: Bearer <registration_access_token>, the token returned when the client was registered; an access token from a claim is not accepted here."
+		return nil, e
 	}
 	c, err := s.loadClient(r.Context(), r.PathValue("client_id"))
 	if err != nil {
