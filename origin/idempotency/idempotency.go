@@ -5,7 +5,7 @@
 //
 // A record lives at iw:idem:{<digest>} where digest is the SHA-256 of the
 // client, the route and the key. The client is the authenticated client, or
-// the bearer token presented, or, for anonymous requests, the client's
+// the bearer token presented when it is a live one, or else the client's
 // address: keys chosen by different clients never meet, so a key guessed or
 // reused elsewhere never replays one client's answer (its credentials) to
 // another. Arbitrary key characters never reach a Redis key name, and each
@@ -135,7 +135,10 @@ func (s *Store) Wrap(opts Options, h respond.Handler) respond.Handler {
 		if int64(len(body)) > opts.MaxBody {
 			return h(r)
 		}
-		client := clientOf(r, opts.Client)
+		client, err := s.clientOf(r, opts.Client)
+		if err != nil {
+			return nil, err
+		}
 		rq := &pending{
 			key:    redisKey(client, opts.Route, key),
 			fp:     fingerprint(key, r, body),
