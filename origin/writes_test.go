@@ -531,6 +531,48 @@ func TestRevokeRegistrationTokens(t *testing.T) {
 	}
 }
 
+// TestRevokeRefusalsDocumented: every request revoke refuses is one that
+// auth.md's "Revoke" section says is refused, by its OAuth error code and
+// what triggers it, since that section tells agents when to expect a 200.
+func TestRevokeRefusalsDocumented(t *testing.T) {
+	inst := origintest.Start(t)
+	reg := register(t, inst, "anonymous")
+	resp, doc := call(t, inst, "GET", "/auth.md", "", "", nil)
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET /auth.md: %d", resp.StatusCode)
+	}
+	_, sec, ok := strings.Cut(string(doc), "\n## 5. Revoke\n")
+	if !ok {
+		t.Fatal("auth.md has no section \"5. Revoke\"")
+	}
+	sec, _, _ = strings.Cut(sec, "\n## ")
+	sec = strings.Join(strings.Fields(sec), " ")
+	form := "application/x-www-form-urlencoded"
+	for _, tc := range []struct {
+		desc, body string
+		// names are what the section must name: the OAuth error code and
+		// what the request got wrong.
+		names []string
+	}{
+		{desc: "no token", body: "token_type_hint=access_token", names: []string{"`invalid_request`", "without `token`"}},
+		{desc: "an unknown token_type_hint", body: "token=x&token_type_hint=id_token", names: []string{"`invalid_request`", "`token_type_hint`"}},
+		{desc: "a live client's registration access token", body: "token=" + reg.RegistrationAccessToken, names: []string{"`unsupported_token_type`", "`registration_access_token`"}},
+	} {
+		t.Run(tc.desc, func(t *testing.T) {
+			resp, body := call(t, inst, "POST", "/api/v1/agent-auth/revoke", form, tc.body, nil)
+			wantError(t, resp, body, 400, "bad_request", strings.Trim(tc.names[0], "`"))
+			for _, n := range tc.names {
+				if !strings.Contains(sec, n) {
+					t.Errorf("auth.md's Revoke section does not name %s: %q", n, sec)
+				}
+			}
+		})
+	}
+	if strings.Contains(sec, "any well-formed request") {
+		t.Errorf("auth.md's Revoke section promises 200 to any well-formed request: %q", sec)
+	}
+}
+
 // TestSSRFRefusals: without IW_WEBHOOK_ALLOW_CIDRS, allowLoopback, private and
 // metadata addresses and a host name resolving to allowLoopback are refused.
 func TestSSRFRefusals(t *testing.T) {
