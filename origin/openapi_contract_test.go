@@ -400,6 +400,8 @@ func TestContractWrites(t *testing.T) {
 		{desc: "register, replayed", method: "POST", path: "/api/v1/agent-auth/register", header: with(jsonCT, "Idempotency-Key", "reg-1"), body: `{"client_name":"a"}`, want: 201},
 		{desc: "register, replay", method: "POST", path: "/api/v1/agent-auth/register", header: with(jsonCT, "Idempotency-Key", "reg-1"), body: `{"client_name":"a"}`, want: 201},
 		{desc: "register, key reused with another body", method: "POST", path: "/api/v1/agent-auth/register", header: with(jsonCT, "Idempotency-Key", "reg-1"), body: `{"client_name":"b"}`, want: 422},
+		{desc: "register, contact over 254 characters", method: "POST", path: "/api/v1/agent-auth/register", header: jsonCT, body: `{"client_name":"a","contact":"ops@` + strings.Repeat("a", 63) + "." + strings.Repeat("b", 63) + "." + strings.Repeat("c", 63) + "." + strings.Repeat("d", 57) + `.com"}`, want: 400, wantBody: "254"},
+		{desc: "register, contact local part over 64 octets", method: "POST", path: "/api/v1/agent-auth/register", header: jsonCT, body: `{"client_name":"a","contact":"` + strings.Repeat("o", 65) + `@example.com"}`, want: 400, wantBody: "64"},
 		{desc: "register, client_name missing", method: "POST", path: "/api/v1/agent-auth/register", header: jsonCT, body: `{}`, want: 400},
 		{desc: "register, malformed JSON", method: "POST", path: "/api/v1/agent-auth/register", header: jsonCT, body: `{`, want: 400},
 		{desc: "register, text/plain", method: "POST", path: "/api/v1/agent-auth/register", header: http.Header{"Content-Type": {"text/plain"}}, body: `x`, want: 415},

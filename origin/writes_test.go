@@ -531,6 +531,48 @@ func TestRevokeRegistrationTokens(t *testing.T) {
 	}
 }
 
+// TestRevokeRefusalsDocumented: every request revoke refuses is one that
+// auth.md's "Revoke" section says is refused, by its OAuth error code and
+// what triggers it, since that section tells agents when to expect a 200.
+func TestRevokeRefusalsDocumented(t *testing.T) {
+	inst := origintest.Start(t)
+	reg := register(t, inst, "anonymous")
+	resp, doc := call(t, inst, "GET", "/auth.md", "", "", nil)
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET /auth.md: %d", resp.StatusCode)
+	}
+	_, sec, ok := strings.Cut(string(doc), "\n## 5. Revoke\n")
+	if !ok {
+		t.Fatal("auth.md has no section \"5. Revoke\"")
+	}
+	sec, _, _ = strings.Cut(sec, "\n## ")
+	sec = strings.Join(strings.Fields(sec), " ")
+	form := "application/x-www-form-urlencoded"
+	for _, tc := range []struct {
+		desc, body string
+		// names are what the section must name: the OAuth error code and
+		// what the request got wrong.
+		names []string
+	}{
+		{desc: "no token", body: "token_type_hint=access_token", names: []string{"`invalid_request`", "without `token`"}},
+		{desc: "an unknown token_type_hint", body: "token=x&token_type_hint=id_token", names: []string{"`invalid_request`", "`token_type_hint`"}},
+		{desc: "a live client's registration access token", body: "token=" + reg.RegistrationAccessToken, names: []string{"`unsupported_token_type`", "`registration_access_token`"}},
+	} {
+		t.Run(tc.desc, func(t *testing.T) {
+			resp, body := call(t, inst, "POST", "/api/v1/agent-auth/revoke", form, tc.body, nil)
+			wantError(t, resp, body, 400, "bad_request", strings.Trim(tc.names[0], "`"))
+			for _, n := range tc.names {
+				if !strings.Contains(sec, n) {
+					t.Errorf("auth.md's Revoke section does not name %s: %q", n, sec)
+				}
+			}
+		})
+	}
+	if strings.Contains(sec, "any well-formed request") {
+		t.Errorf("auth.md's Revoke section promises 200 to any well-formed request: %q", sec)
+	}
+}
+
 // TestSSRFRefusals: without IW_WEBHOOK_ALLOW_CIDRS, allowLoopback, private and
 // metadata addresses and a host name resolving to allowLoopback are refused.
 func TestSSRFRefusals(t *testing.T) {
@@ -650,6 +692,51 @@ func TestMalformedBearerIs401(t *testing.T) {
 	// Nothing was deleted: the client still reads with its own token.
 	resp, body := call(t, inst, "GET", "/api/v1/agent-auth/register/"+reg.ClientID, "", "", bearer(reg.RegistrationAccessToken))
 	if resp.StatusCode != 200 {
+		t.Errorf("client read after the refusals: %d %s", resp.StatusCode, body)
+	}
+}
+
+// TestClientConfigurationChallenge: the client configuration endpoint
+// (RFC 7592) answers a request that presented no bearer token (none, or
+// another scheme) with a challenge that carries no error code (RFC 6750
+// §3.1) and a hint that names the registration access token; a bearer
+// token that is not the client's, a claimed access token included, is
+// error="invalid_token".
+func TestClientConfigurationChallenge(t *testing.T) {
+	inst := origintest.Start(t, allowLoopback)
+	reg := register(t, inst, "anonymous")
+	tok := claimToken(t, inst, "application/json", `{"client_id":"`+reg.ClientID+`"}`)
+	path := "/api/v1/agent-auth/register/" + reg.ClientID
+	for _, tc := range []struct {
+		desc, method  string
+		authorization []string
+		invalid       bool // error="invalid_token"
+	}{
+		{desc: "no Authorization, read", method: "GET"},
+		{desc: "no Authorization, delete", method: "DELETE"},
+		{desc: "Basic credentials", method: "DELETE", authorization: []string{"Basic dXNlcjpwYXNz"}},
+		{desc: "DPoP token", method: "GET", authorization: []string{"DPoP " + reg.RegistrationAccessToken}},
+		{desc: "a claimed access token", method: "DELETE", authorization: []string{"Bearer " + tok.AccessToken}, invalid: true},
+		{desc: "a made-up bearer token", method: "GET", authorization: []string{"Bearer undefined"}, invalid: true},
+	} {
+		t.Run(tc.desc, func(t *testing.T) {
+			h := http.Header{}
+			if tc.authorization != nil {
+				h["Authorization"] = tc.authorization
+			}
+			resp, body := call(t, inst, tc.method, path, "", "", h)
+			wantError(t, resp, body, 401, "unauthorized", "")
+			ch := resp.Header.Get("WWW-Authenticate")
+			if got := strings.Contains(ch, `error="invalid_token"`); got != tc.invalid || !strings.HasPrefix(ch, "Bearer ") {
+				t.Errorf("WWW-Authenticate %q; want a Bearer challenge, error=\"invalid_token\" %v", ch, tc.invalid)
+			}
+			if !tc.invalid && !strings.Contains(string(body), "registration_access_token") {
+				t.Errorf("body %s: the hint does not name the registration_access_token", body)
+			}
+		})
+	}
+	// Nothing was deleted: the client still reads with its own token.
+	if resp, body := call(t, inst, "GET", path, "", "", bearer(reg.RegistrationAccessToken)); resp.StatusCode != 200 {
 		t.Errorf("client read after the refusals: %d %s", resp.StatusCode, body)
 	}
 }

@@ -1,11 +1,15 @@
 package ratelimitheaders
 
 import (
+	"io"
 	"net/http"
 	"strconv"
 	"time"
 
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
 	"github.com/invoicewire/invoicewire/internal/apierror"
+	"github.com/invoicewire/invoicewire/internal/httpheader"
 )
 
 // countRegistration counts a registration against its address's register
@@ -20,8 +24,17 @@ import (
 // before it is passed on, so that requests arriving together cannot all
 // pass before any is counted. The registration returned gives the unit
 // back (settle) once the answer shows no client was created; a 429 made
-// here never reaches the origin and keeps its count.
+// here keeps its count.
+//
+// Over the budget, a registration with an Idempotency-Key may be the retry
+// of one that created its client, whose answer the client must be able to
+// get again (docs/decisions.md, "Idempotency-Key"). It is passed on marked
+// httpheader.ReplayOnly, so the origin answers only with the stored
+// replay and creates nothing; any other answer is replaced by the 429
+// (serveReplayOnly).
 func (h *Handler) countRegistration(w http.ResponseWriter, r *http.Request, b *budget, addr string) (*registration, error) {
+	// Only the edge may mark a registration so.
+	r.Header.Del(httpheader.ReplayOnly)
 	key := hashOf("r:" + addr)
 	d := h.regLim.takeHash(key, h.RegisterQuota)
 	hdr := w.Header()
@@ -37,10 +50,19 @@ func (h *Handler) countRegistration(w http.ResponseWriter, r *http.Request, b *b
 	if d.allowed {
 		return reg, nil
 	}
+	// The window in seconds, as the ordinary 429 and RateLimit-Policy's w
+	// give it (Validate keeps it whole seconds); a Go duration ("1h0m0s")
+	// means nothing to a client.
 	e := apierror.New(http.StatusTooManyRequests,
-		"Too many registrations from this address: "+strconv.FormatInt(h.RegisterQuota, 10)+" per "+time.Duration(h.RegisterWindow).String()+".",
+		"Too many registrations from this address: "+strconv.FormatInt(h.RegisterQuota, 10)+" per "+strconv.FormatInt(int64(time.Duration(h.RegisterWindow)/time.Second), 10)+" seconds.",
 		"Reuse the clients you registered (a claim renews a client); wait for Retry-After seconds to register another.")
 	e.Header = http.Header{"Retry-After": {t}}
+	if len(r.Header.Values("Idempotency-Key")) > 0 {
+		r.Header.Set(httpheader.ReplayOnly, "1")
+		reg.refusal = e
+		reg.settled = true // no unit was taken, so none is given back
+		return reg, nil
+	}
 	return nil, refuse(e)
 }
 
@@ -55,6 +77,9 @@ type registration struct {
 	// The ordinary budget's RateLimit item and legacy fields.
 	item, limit, remaining, reset []string
 	settled                       bool
+	// refusal is the register budget's 429 of a registration passed on
+	// for its replay only: the answer unless the origin replays one.
+	refusal *apierror.Error
 }
 
 // writeFields adds the register budget's item, at d, to the RateLimit
@@ -106,4 +131,74 @@ func (reg *registration) settle(code int, hdr http.Header) {
 		d.allowed = true // the request itself was admitted
 		reg.writeFields(hdr, d)
 	}
+}
+
+// serveReplayOnly passes on a registration over the register budget that
+// carries an Idempotency-Key (countRegistration). A replay of a stored
+// answer (2xx with Idempotency-Replayed: true) is sent as it came; any
+// other answer is discarded, header fields and body, and the client gets
+// the register budget's 429, as it would have without the key.
+func serveReplayOnly(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, reg *registration) error {
+	before := w.Header().Clone()
+	rw := &replayOnlyWriter{statusWriter: statusWriter{ResponseWriterWrapper: caddyhttp.ResponseWriterWrapper{ResponseWriter: w}}}
+	err := next.ServeHTTP(rw, r)
+	if rw.discard || rw.code == 0 {
+		hdr := w.Header()
+		clear(hdr)
+		for k, v := range before {
+			hdr[k] = v
+		}
+		return refuse(reg.refusal)
+	}
+	responses.inc(finalStatus(rw.code, err))
+	return err
+}
+
+// replayOnlyWriter writes an answer through only when it is a replay; it
+// discards any other, and flushes nothing before it knows which.
+type replayOnlyWriter struct {
+	statusWriter
+	discard bool
+}
+
+func (w *replayOnlyWriter) WriteHeader(code int) {
+	if w.code == 0 && code >= 200 {
+		if code > 299 || w.Header().Get("Idempotency-Replayed") != "true" {
+			w.code, w.discard = code, true
+			return
+		}
+	}
+	if w.discard {
+		return
+	}
+	w.statusWriter.WriteHeader(code)
+}
+
+func (w *replayOnlyWriter) Write(b []byte) (int, error) {
+	if w.code == 0 {
+		w.WriteHeader(http.StatusOK)
+	}
+	if w.discard {
+		return len(b), nil
+	}
+	return w.statusWriter.Write(b)
+}
+
+func (w *replayOnlyWriter) ReadFrom(src io.Reader) (int64, error) {
+	if w.code == 0 {
+		w.WriteHeader(http.StatusOK)
+	}
+	if w.discard {
+		return io.Copy(io.Discard, src)
+	}
+	return w.statusWriter.ReadFrom(src)
+}
+
+// FlushError keeps a flush (http.ResponseController) from sending the
+// header before the status tells whether the answer is a replay.
+func (w *replayOnlyWriter) FlushError() error {
+	if w.code == 0 || w.discard {
+		return nil
+	}
+	return http.NewResponseController(w.ResponseWriter).Flush()
 }

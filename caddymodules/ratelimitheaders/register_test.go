@@ -20,6 +20,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/invoicewire/invoicewire/caddymodules/internal/edgetest"
+	"github.com/invoicewire/invoicewire/internal/apierror"
+	"github.com/invoicewire/invoicewire/internal/httpheader"
 	"github.com/invoicewire/invoicewire/internal/redistest"
 )
 
@@ -96,6 +98,9 @@ type result struct {
 	// RateLimit-Remaining.
 	register, legacy string
 	nextCalled       bool
+	// message is the edge's own refusal's message, "" for an answer
+	// written by the handlers behind it.
+	message string
 }
 
 // register sends a registration from addr through h to a.
@@ -117,6 +122,10 @@ func register(t *testing.T, h *Handler, addr string, a answer) result {
 			t.Fatalf("error %v is no handler error", err)
 		}
 		res.status = he.StatusCode
+		var ae *apierror.Error
+		if errors.As(err, &ae) {
+			res.message = ae.Message
+		}
 	}
 	rl, perr := httpsfv.UnmarshalList(resp.Header.Values("RateLimit"))
 	if perr != nil || len(rl) != 2 {
@@ -252,6 +261,23 @@ func TestRegisterBudgetCountsClientsCreated(t *testing.T) {
 				t.Errorf("register budget spent %d; want %d", got, tc.spent)
 			}
 		})
+	}
+}
+
+// TestRegisterRefusalMessage checks that the register budget's 429 gives
+// its window in seconds, as the ordinary 429 does, not as a Go duration.
+func TestRegisterRefusalMessage(t *testing.T) {
+	srv := redistest.New(t)
+	clock := clockAt(windowStart.Add(10 * time.Second))
+	h := newRegisterHandler(t, srv, clock, 1, 1000)
+	const addr = "192.0.2.77"
+	if got := register(t, h, addr, answer{status: 201}); got.status != 201 {
+		t.Fatalf("first registration: %+v; want 201", got)
+	}
+	got := register(t, h, addr, answer{status: 201})
+	const want = "Too many registrations from this address: 1 per 3600 seconds."
+	if got.status != 429 || got.message != want {
+		t.Errorf("over the budget: status %d, message %q; want 429, %q", got.status, got.message, want)
 	}
 }
 
@@ -622,5 +648,82 @@ func checkGrowth(t *testing.T, name, label string, before, after, want map[strin
 		if _, ok := after[v]; !ok && n != 0 {
 			t.Errorf("%s{%s=%q} is not reported; want it grown by %v", name, label, v, n)
 		}
+	}
+}
+
+// TestRegisterReplayOverBudget: over the register budget, a registration
+// with an Idempotency-Key is passed on marked replay-only, and its answer
+// reaches the client only when it is a replay of a stored one; any other
+// answer becomes the register budget's 429, as a registration without a
+// key gets without reaching the origin. A client never sets the mark
+// itself.
+func TestRegisterReplayOverBudget(t *testing.T) {
+	srv := redistest.New(t)
+	clock := clockAt(windowStart.Add(10 * time.Second))
+	h := newRegisterHandler(t, srv, clock, 1, 1000)
+	const addr = "192.0.2.90"
+	send := func(key, mark string, a answer) (status int, marked, called bool, body string, hdr http.Header) {
+		t.Helper()
+		r := httptest.NewRequest(http.MethodPost, "/api/v1/agent-auth/register", strings.NewReader(`{"client_name":"t"}`))
+		r = r.WithContext(context.WithValue(r.Context(), caddyhttp.VarsCtxKey, map[string]any{caddyhttp.ClientIPVarKey: addr}))
+		if key != "" {
+			r.Header.Set("Idempotency-Key", key)
+		}
+		if mark != "" {
+			r.Header.Set(httpheader.ReplayOnly, mark)
+		}
+		rec := httptest.NewRecorder()
+		var calls atomic.Int64
+		next := caddyhttp.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+			marked = r.Header.Get(httpheader.ReplayOnly) != ""
+			w.Header().Set("X-From-Origin", "yes")
+			return a.handler(&calls).ServeHTTP(w, r)
+		})
+		err := h.ServeHTTP(rec, r, next)
+		status = rec.Code
+		if err != nil {
+			var he caddyhttp.HandlerError
+			if !errors.As(err, &he) {
+				t.Fatalf("error %v is no handler error", err)
+			}
+			status = he.StatusCode
+		}
+		return status, marked, calls.Load() > 0, rec.Body.String(), rec.Header()
+	}
+	// The budget's one unit, spent by a client created; a mark the
+	// client sent is removed.
+	if status, marked, _, _, _ := send("k1", "1", answer{status: 201}); status != 201 || marked {
+		t.Fatalf("first registration: %d, marked replay-only %v; want 201 unmarked", status, marked)
+	}
+	for _, tc := range []struct {
+		desc   string
+		key    string
+		answer answer
+		status int
+		called bool // whether it reached the origin
+	}{
+		{desc: "a replay of a stored answer is passed", key: "k1", answer: answer{status: 201, replayed: true}, status: 201, called: true},
+		{desc: "a replay with a body only (implicit 200) is passed", key: "k1", answer: answer{status: 200, replayed: true, bodyOnly: true}, status: 200, called: true},
+		{desc: "an answer that is no replay becomes the 429", key: "k2", answer: answer{status: 201}, status: 429, called: true},
+		{desc: "the origin's refusal becomes the 429", key: "k2", answer: answer{status: 429}, status: 429, called: true},
+		{desc: "a 422 (same key, another body) becomes the 429", key: "k1", answer: answer{status: 422}, status: 429, called: true},
+		{desc: "an origin's error becomes the 429", key: "k1", answer: answer{status: 502, asError: true}, status: 429, called: true},
+		{desc: "no key: the 429, without reaching the origin", answer: answer{status: 201}, status: 429},
+	} {
+		t.Run(tc.desc, func(t *testing.T) {
+			status, marked, called, body, hdr := send(tc.key, "", tc.answer)
+			if status != tc.status || called != tc.called || called && !marked {
+				t.Errorf("status %d, reached the origin %v (marked replay-only %v); want %d, %v, marked", status, called, marked, tc.status, tc.called)
+			}
+			if status == 429 && (body != "" || hdr.Get("X-From-Origin") != "" || hdr.Get("Content-Type") != "") {
+				t.Errorf("the 429 carries the origin's answer: %q %v", body, hdr)
+			}
+			if status != 429 && hdr.Get("X-From-Origin") == "" {
+				t.Errorf("the replay lost the origin's fields: %v", hdr)
+			}
+		})
+	}
+	if got := spent(h, addr); got < 1 {
+		t.Errorf("register budget spent %d; want the client created counted", got)
 	}
 }

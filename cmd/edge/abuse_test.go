@@ -737,3 +737,62 @@ func TestCompressedRequestBodyIs415(t *testing.T) {
 		})
 	}
 }
+
+// TestRegisterReplayOverBudget: once the register budget is spent, the
+// retry of a registration under its Idempotency-Key still gets the stored
+// answer (auth.md, "Rate limits": a replay is answered), through the real
+// edge and origin; a new key, another body or no key gets the register
+// budget's 429 and creates nothing.
+func TestRegisterReplayOverBudget(t *testing.T) {
+	inst := origintest.Start(t)
+	t.Setenv("IW_RATELIMIT_REGISTER_QUOTA", "2")
+	edge := startEdge(t, inst, 100000)
+	const body = `{"client_name":"replayed agent"}`
+	// Two clients spend the budget; the first under a key, with a
+	// replay-only mark of its own, which the edge removes.
+	resp, first := post(t, edge+"/api/v1/agent-auth/register", body, "Idempotency-Key: key-1", "X-Invoicewire-Replay-Only: 1")
+	if resp.StatusCode != 201 {
+		t.Fatalf("first registration: %d %s", resp.StatusCode, first)
+	}
+	if resp, b := post(t, edge+"/api/v1/agent-auth/register", body); resp.StatusCode != 201 {
+		t.Fatalf("second registration: %d %s", resp.StatusCode, b)
+	}
+	clients := func() int {
+		keys, err := redistest.Keys(context.Background(), inst.Redis.Client(), "iw:client:{*}")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(keys)
+	}
+	before := clients()
+	for _, tc := range []struct {
+		desc   string
+		body   string
+		header []string
+		status int
+	}{
+		{desc: "the retry under its key is replayed", body: body, header: []string{"Idempotency-Key: key-1"}, status: 201},
+		{desc: "a new key gets the 429", body: body, header: []string{"Idempotency-Key: key-2"}, status: 429},
+		{desc: "the key with another body gets the 429", body: `{"client_name":"another"}`, header: []string{"Idempotency-Key: key-1"}, status: 429},
+		{desc: "no key gets the 429", body: body, status: 429},
+	} {
+		t.Run(tc.desc, func(t *testing.T) {
+			resp, b := post(t, edge+"/api/v1/agent-auth/register", tc.body, tc.header...)
+			if resp.StatusCode != tc.status {
+				t.Fatalf("%d %s; want %d", resp.StatusCode, b, tc.status)
+			}
+			if tc.status == 201 {
+				if string(b) != string(first) || resp.Header.Get("Idempotency-Replayed") != "true" {
+					t.Errorf("answer %s (replayed %q); want the first answer replayed: %s", b, resp.Header.Get("Idempotency-Replayed"), first)
+				}
+				return
+			}
+			if !isJSONError(b, "rate_limited") || resp.Header.Get("Retry-After") == "" || !strings.Contains(string(b), "per 3600 seconds") {
+				t.Errorf("%s (Retry-After %q); want the register budget's 429", b, resp.Header.Get("Retry-After"))
+			}
+		})
+	}
+	if n := clients(); n != before {
+		t.Errorf("%d clients after the requests over the budget; want %d", n, before)
+	}
+}

@@ -72,6 +72,14 @@ func MatchesETag(values []string, etag string) bool {
 // by its first MaxListMembers members.
 const MaxListMembers = 64
 
+// ReplayOnly is the request field by which the edge tells the origin that
+// a registration's register budget is spent: the origin may answer only
+// with the replay of an answer stored under the request's Idempotency-Key,
+// and otherwise creates nothing (docs/decisions.md, "Rate-limit budgets").
+// The edge removes it from every registration a client sends; sent by a
+// client on another route, it can only deny that client its own request.
+const ReplayOnly = "X-Invoicewire-Replay-Only"
+
 // MatchesStrong applies If-Match (its header values) to etag, the strong
 // validator of the representation that would be sent, with the strong
 // comparison RFC 9110 §13.1.1 prescribes: "*" matches any current

@@ -167,6 +167,13 @@ type registerRequest struct {
 	AssertionTypes []string `json:"assertion_types_supported"`
 }
 
+// The longest contact accepted, and its longest local part (RFC 5321
+// §4.5.3.1.1, §4.5.3.1.3).
+const (
+	maxContact      = 254
+	maxContactLocal = 64
+)
+
 // Register answers POST /agent-auth/register (201 AgentRegistration).
 func (s *Service) Register(r *http.Request) (*respond.Response, error) {
 	var req registerRequest
@@ -189,9 +196,18 @@ func (s *Service) Register(r *http.Request) (*respond.Response, error) {
 	}
 	c := &client{ClientName: name, IdentityType: IdentityAnonymous}
 	if req.Contact != nil {
+		// RFC 5321 §4.5.3.1: a local part of at most 64 octets and a path
+		// of at most 256, so an address of at most 254; anything longer is
+		// no address a mail server takes, and would be stored and echoed.
+		if len(*req.Contact) > maxContact {
+			return nil, meta(fmt.Sprintf("contact is longer than %d characters.", maxContact))
+		}
 		addr, err := mail.ParseAddress(*req.Contact)
 		if err != nil || addr.Name != "" || addr.Address != strings.TrimSpace(*req.Contact) {
 			return nil, meta("contact must be an e-mail address such as ops@example.com.")
+		}
+		if at := strings.LastIndexByte(addr.Address, '@'); at > maxContactLocal {
+			return nil, meta(fmt.Sprintf("contact's local part (before the @) is longer than %d characters.", maxContactLocal))
 		}
 		c.Contact = addr.Address
 	}
@@ -257,14 +273,21 @@ func (s *Service) loadClient(ctx context.Context, id string) (*client, error) {
 
 // managed authorises a request to the client configuration endpoint with
 // the registration access token. RFC 7592 §3: a wrong token and an unknown
-// client both answer 401, so client ids cannot be probed.
+// client both answer 401, so client ids cannot be probed. A request with no
+// Authorization, or with a scheme other than Bearer (Basic, DPoP), presented
+// no bearer token: its challenge carries no error code (RFC 6750 §3.1), and
+// its hint names the registration access token, the only credential this
+// endpoint takes (a claimed access token is refused here).
 func (s *Service) managed(r *http.Request) (*client, error) {
 	raw, present := token.FromHeader(r.Header)
-	if !present {
-		return nil, token.Unauthorized(s.siteRoot, r.Method, false)
-	}
 	if token.Malformed(r.Header) {
 		return nil, token.MalformedToken(s.siteRoot)
+	}
+	if !present || raw == "" {
+		e := token.Unauthorized(s.siteRoot, r.Method, false)
+		e.Message = "This client's registration access token is required for " + r.Method + " requests."
+		e.Hint = "Send Authorization: Bearer <registration_access_token>, the token returned when the client was registered; an access token from a claim is not accepted here."
+		return nil, e
 	}
 	c, err := s.loadClient(r.Context(), r.PathValue("client_id"))
 	if err != nil {
@@ -473,8 +496,9 @@ func (s *Service) isRegistrationToken(ctx context.Context, raw string) (bool, er
 	return subtle.ConstantTimeCompare([]byte(token.Hash(raw)), []byte(c.RegistrationTokenHash)) == 1, nil
 }
 
-// Revoke answers POST /agent-auth/revoke: 200 with an empty body for every
-// well-formed request, whether or not the token existed (RFC 7009 §2.2). A
+// Revoke answers POST /agent-auth/revoke: 200 with an empty body whether or
+// not the token existed (RFC 7009 §2.2); a request without a token, or with
+// a token_type_hint it does not know, is 400 invalid_request. A
 // registration access token of a client that exists is not revoked here:
 // 400 unsupported_token_type (RFC 7009 §2.2.1) says so, where a 200 would
 // let its holder believe it dead while it still deletes the client. Any

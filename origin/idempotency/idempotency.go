@@ -5,7 +5,7 @@
 //
 // A record lives at iw:idem:{<digest>} where digest is the SHA-256 of the
 // client, the route and the key. The client is the authenticated client, or
-// the bearer token presented, or, for anonymous requests, the client's
+// the bearer token presented when it is a live one, or else the client's
 // address: keys chosen by different clients never meet, so a key guessed or
 // reused elsewhere never replays one client's answer (its credentials) to
 // another. Arbitrary key characters never reach a Redis key name, and each
@@ -38,6 +38,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/invoicewire/invoicewire/internal/apierror"
+	"github.com/invoicewire/invoicewire/internal/httpheader"
 	"github.com/invoicewire/invoicewire/origin/respond"
 )
 
@@ -115,6 +116,10 @@ func (s *Store) Wrap(opts Options, h respond.Handler) respond.Handler {
 	}
 	return func(r *http.Request) (*respond.Response, error) {
 		values := r.Header.Values(Header)
+		replayOnly := r.Header.Get(httpheader.ReplayOnly) != ""
+		if replayOnly && len(values) == 0 {
+			return nil, errReplayOnly()
+		}
 		if len(values) == 0 {
 			return h(r)
 		}
@@ -135,11 +140,17 @@ func (s *Store) Wrap(opts Options, h respond.Handler) respond.Handler {
 		if int64(len(body)) > opts.MaxBody {
 			return h(r)
 		}
-		client := clientOf(r, opts.Client)
+		client, err := s.clientOf(r, opts.Client)
+		if err != nil {
+			return nil, err
+		}
 		rq := &pending{
 			key:    redisKey(client, opts.Route, key),
 			fp:     fingerprint(key, r, body),
 			secret: secretOf(client, opts.Route, key, body),
+		}
+		if replayOnly {
+			return s.replay(r, rq)
 		}
 		r = r.WithContext(context.WithValue(r.Context(), seedKey{}, seedOf(rq.secret)))
 		return s.run(r, rq, opts.TTL, h)
@@ -212,18 +223,53 @@ func (s *Store) run(r *http.Request, rq *pending, ttl time.Duration, h respond.H
 			e.Header = http.Header{"Retry-After": {"1"}}
 			return nil, e
 		}
-		ans, err := open(rq.secret, rec.Salt, rec.Sealed)
-		if err != nil {
-			return nil, fmt.Errorf("idempotency: opening a stored answer: %w", err)
-		}
-		resp := &respond.Response{Status: ans.Status, ContentType: ans.ContentType, Body: ans.Body, CacheControl: ans.Cache, Header: http.Header{}}
-		for k, v := range ans.Header {
-			resp.Header[k] = v
-		}
-		resp.Header.Set(ReplayedHeader, "true")
-		return resp, nil
+		return replayed(rq, rec)
 	}
 	return nil, errors.New("idempotency: the key kept expiring while being read")
+}
+
+// replay answers a request the edge marked httpheader.ReplayOnly (its
+// registration budget is spent) with the answer stored under its key, and
+// with errReplayOnly when there is none to replay (no record, one still in
+// flight, another body): it never runs the handler, so it creates nothing.
+func (s *Store) replay(r *http.Request, rq *pending) (*respond.Response, error) {
+	b, err := s.rdb.Get(r.Context(), rq.key).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return nil, errReplayOnly()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("idempotency: reading a key: %w", err)
+	}
+	var rec record
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return nil, fmt.Errorf("idempotency: decoding a record: %w", err)
+	}
+	if rec.State != "done" || rec.Fingerprint != rq.fp {
+		return nil, errReplayOnly()
+	}
+	return replayed(rq, rec)
+}
+
+// errReplayOnly refuses a request marked replay-only that has no stored
+// answer: the 429 its spent budget gives (the edge answers its own in its
+// place, with Retry-After).
+func errReplayOnly() *apierror.Error {
+	return apierror.New(http.StatusTooManyRequests, "Too many registrations from this address.",
+		"Reuse the clients you registered (a claim renews a client); wait for Retry-After seconds to register another.")
+}
+
+// replayed is the stored answer of a done record, marked replayed.
+func replayed(rq *pending, rec record) (*respond.Response, error) {
+	ans, err := open(rq.secret, rec.Salt, rec.Sealed)
+	if err != nil {
+		return nil, fmt.Errorf("idempotency: opening a stored answer: %w", err)
+	}
+	resp := &respond.Response{Status: ans.Status, ContentType: ans.ContentType, Body: ans.Body, CacheControl: ans.Cache, Header: http.Header{}}
+	for k, v := range ans.Header {
+		resp.Header[k] = v
+	}
+	resp.Header.Set(ReplayedHeader, "true")
+	return resp, nil
 }
 
 // first runs the handler for the request that reserved the key and stores

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/invoicewire/invoicewire/internal/apierror"
 	"github.com/invoicewire/invoicewire/internal/redistest"
+	"github.com/invoicewire/invoicewire/internal/token"
 	"github.com/invoicewire/invoicewire/origin/respond"
 )
 
@@ -215,5 +217,68 @@ func TestRecordsSurviveARedisCrash(t *testing.T) {
 	}
 	if n := calls.Load(); n != int32(len(keys)) {
 		t.Errorf("the handler ran %d times, want %d", n, len(keys))
+	}
+}
+
+// TestScopeByLiveTokenOnly: a bearer token scopes a record only when it is
+// a live access token (looked up in a real Redis); any other bearer string
+// (never issued, expired) leaves the request scoped by its address, so
+// clients at two addresses that send the same placeholder, key and body do
+// not get each other's answer.
+func TestScopeByLiveTokenOnly(t *testing.T) {
+	srv := redistest.New(t)
+	rdb := srv.Client()
+	s := NewStore(rdb, nil)
+	ctx := context.Background()
+	live, _, err := token.Issue(ctx, rdb, "cli_live", time.Hour, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	expired, _, err := token.Issue(ctx, rdb, "cli_expired", time.Hour, time.Now().Add(-2*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls atomic.Int32
+	h := s.Wrap(Options{Route: "register"}, func(r *http.Request) (*respond.Response, error) {
+		resp, err := respond.JSON(map[string]int32{"n": calls.Add(1)})
+		if err != nil {
+			return nil, err
+		}
+		resp.Status = http.StatusCreated
+		return resp, nil
+	})
+	for i, tc := range []struct {
+		desc          string
+		authorization string
+		first, second string // the two requests' addresses
+		replayed      bool   // whether the second gets the first's answer
+	}{
+		{desc: "a bearer string never issued, two addresses", authorization: "Bearer undefined", first: "192.0.2.1", second: "198.51.100.1"},
+		{desc: "a bearer string never issued, one address", authorization: "Bearer undefined", first: "192.0.2.1", second: "192.0.2.1", replayed: true},
+		{desc: "an expired token, two addresses", authorization: "Bearer " + expired, first: "192.0.2.1", second: "198.51.100.1"},
+		{desc: "a live token, two addresses", authorization: "Bearer " + live, first: "192.0.2.1", second: "198.51.100.1", replayed: true},
+		{desc: "no token, two addresses", first: "192.0.2.1", second: "198.51.100.1"},
+	} {
+		t.Run(tc.desc, func(t *testing.T) {
+			key := "scope-" + strconv.Itoa(i)
+			send := func(addr string) *respond.Response {
+				t.Helper()
+				r := request(key, `{"client_name":"a"}`)
+				r.Header.Set(ClientAddressHeader, addr)
+				if tc.authorization != "" {
+					r.Header.Set("Authorization", tc.authorization)
+				}
+				resp, err := h(r)
+				if err != nil || resp.Status != 201 {
+					t.Fatalf("from %s: %v %v", addr, resp, err)
+				}
+				return resp
+			}
+			first, second := send(tc.first), send(tc.second)
+			got := second.Header.Get(ReplayedHeader) == "true" && string(second.Body) == string(first.Body)
+			if got != tc.replayed {
+				t.Errorf("second request replayed the first's answer: %v; want %v", got, tc.replayed)
+			}
+		})
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
+	"time"
 
 	"github.com/invoicewire/invoicewire/internal/token"
 )
@@ -24,16 +25,29 @@ import (
 const ClientAddressHeader = "X-Invoicewire-Client-Ip"
 
 // clientOf names the client a record belongs to: the authenticated client
-// when the route has one, else the bearer token presented (by its hash),
-// else the client's address (IPv6 by /64, as the rate limiter groups it).
-func clientOf(r *http.Request, authenticated func(*http.Request) string) string {
+// when the route has one, else the bearer token presented (by its hash)
+// when it is a live access token, else the client's address (IPv6 by /64,
+// as the rate limiter groups it). On the public writes (register, claim,
+// revoke) the edge passes any bearer string without checking it, so a
+// string that is no live token ("Bearer undefined", a placeholder copied
+// from an example, an expired token) names nobody: scoped by it, clients at
+// different addresses sending the same one with the same key and body would
+// share their answers, credentials included (docs/decisions.md,
+// "Idempotency records belong to a client").
+func (s *Store) clientOf(r *http.Request, authenticated func(*http.Request) string) (string, error) {
 	if authenticated != nil {
 		if c := authenticated(r); c != "" {
-			return "client:" + c
+			return "client:" + c, nil
 		}
 	}
 	if raw, present := token.FromHeader(r.Header); present && raw != "" {
-		return "token:" + token.Hash(raw)
+		_, err := token.Lookup(r.Context(), s.rdb, raw, time.Now())
+		switch {
+		case err == nil:
+			return "token:" + token.Hash(raw), nil
+		case !errors.Is(err, token.ErrInvalid):
+			return "", fmt.Errorf("idempotency: looking up the bearer token: %w", err)
+		}
 	}
 	ip := r.Header.Get(ClientAddressHeader)
 	if ip == "" {
@@ -43,11 +57,11 @@ func clientOf(r *http.Request, authenticated func(*http.Request) string) string 
 		a = a.Unmap()
 		if a.Is6() {
 			p, _ := a.Prefix(64)
-			return "addr:" + p.String()
+			return "addr:" + p.String(), nil
 		}
-		return "addr:" + a.String()
+		return "addr:" + a.String(), nil
 	}
-	return "addr:" + ip
+	return "addr:" + ip, nil
 }
 
 // secretOf is the input keying material a stored answer is sealed under:

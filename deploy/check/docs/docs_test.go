@@ -128,3 +128,44 @@ func TestFixedAddressesClaims(t *testing.T) {
 		}
 	}
 }
+
+// keyExample is an Idempotency-Key header set in an example: a curl -H
+// argument or an HTTP message line, with the value that follows.
+var keyExample = regexp.MustCompile(`(?i)Idempotency-Key:[ \t]*["']?([^\s'"\\]*)`)
+
+// TestIdempotencyKeysAreFresh: no shipped example sets a fixed
+// Idempotency-Key. Keys of anonymous requests are scoped by address, so two
+// people behind one NAT who copy a fixed key (and the body beside it) get
+// each other's stored answer, registration credentials included, for as
+// long as it is kept; an example generates a fresh UUID instead
+// (docs/decisions.md, "Idempotency records hold no secret in the clear").
+// A value is fresh when it is a shell expansion ($key, $(uuidgen)) or a
+// <placeholder>.
+func TestIdempotencyKeysAreFresh(t *testing.T) {
+	root := repo.Root(t)
+	var files []string
+	for _, pattern := range []string{"README.md", "docs/*.md", "origin/discovery/docs/*", "origin/portal/*.html", "origin/portal/samples/*.yaml", "origin/portal/samples/webhook/*"} {
+		m, err := filepath.Glob(filepath.Join(root, pattern))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, m...)
+	}
+	if len(files) < 5 {
+		t.Fatalf("found only %d documents: %v", len(files), files)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(root, f)
+		for i, line := range strings.Split(string(b), "\n") {
+			for _, m := range keyExample.FindAllStringSubmatch(line, -1) {
+				if v := m[1]; v == "" || !strings.HasPrefix(v, "$") && !strings.HasPrefix(v, "<") {
+					t.Errorf("%s:%d: the example sets the fixed Idempotency-Key %q; generate one, as \"$(uuidgen)\"", rel, i+1, v)
+				}
+			}
+		}
+	}
+}
