@@ -422,7 +422,7 @@ func TestSearchPage(t *testing.T) {
 			_, body := get(t, inst, p)
 			for _, want := range []string{
 				`<link rel="search" type="application/opensearchdescription+xml" href="/opensearch.xml" title="Invoicewire">`,
-				`<form class="site-search" role="search" action="/search" method="get">`,
+				`<form class="site-search" role="search" aria-label="Site search" action="/search" method="get">`,
 			} {
 				if !bytes.Contains(body, []byte(want)) {
 					t.Errorf("%s lacks %s", p, want)
