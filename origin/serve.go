@@ -3,6 +3,7 @@ package origin
 import (
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -348,6 +349,7 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, e *entry, start t
 		for k, v := range e.header304 {
 			h[k] = v
 		}
+		s.capFreshness(h, e)
 		if !e.modifiedAt(start).IsZero() {
 			h["Last-Modified"] = e.lastModField
 		}
@@ -368,6 +370,7 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, e *entry, start t
 		for k, v := range e.header {
 			h[k] = v
 		}
+		s.capFreshness(h, e)
 		if !e.modifiedAt(start).IsZero() {
 			h["Last-Modified"] = e.lastModField
 		}
@@ -378,6 +381,60 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, e *entry, start t
 	}
 	e.requests.Inc()
 	e.latency.Observe(time.Since(start).Seconds())
+}
+
+// capFreshness sets h's Cache-Control for an entry that expires by itself
+// (respond.Response.Expires: /mandates and its twin at the next midnight
+// UTC, the news sitemap when its oldest entry leaves the window). The
+// origin's cache drops such an entry then, but the shared Cache-Control
+// would let the edge keep it an hour and browsers five minutes longer, and
+// serve it stale for a day more; so each answer is fresh at most until the
+// expiry (RFC 9111 §5.2.2.1, §5.2.2.10) and may be served stale only
+// within it (RFC 5861 §3). It is worked out per answer, since one entry
+// answers until it expires; any other entry keeps its shared headers.
+func (s *Server) capFreshness(h http.Header, e *entry) {
+	if e.expires.IsZero() {
+		return
+	}
+	if cc := h["Cache-Control"]; len(cc) == 1 {
+		h["Cache-Control"] = []string{cappedCacheControl(cc[0], e.expires.Sub(s.cfg.Now()))}
+	}
+}
+
+// cappedCacheControl is cc with max-age and s-maxage at most left (whole
+// seconds, never below 0) and stale-while-revalidate at most what is left
+// after the longer of the two, dropped when nothing is; other directives
+// are kept as they are.
+func cappedCacheControl(cc string, left time.Duration) string {
+	secs := max(int64(left/time.Second), 0)
+	var out []string
+	fresh := int64(-1)
+	swr := -1
+	for _, d := range strings.Split(cc, ",") {
+		d = strings.TrimSpace(d)
+		name, val, hasVal := strings.Cut(d, "=")
+		n, err := strconv.ParseInt(val, 10, 64)
+		switch {
+		case !hasVal || err != nil:
+		case strings.EqualFold(name, "max-age"), strings.EqualFold(name, "s-maxage"):
+			n = min(n, secs)
+			fresh = max(fresh, n)
+			d = name + "=" + strconv.FormatInt(n, 10)
+		case strings.EqualFold(name, "stale-while-revalidate"):
+			swr = len(out)
+		}
+		out = append(out, d)
+	}
+	if swr >= 0 {
+		name, val, _ := strings.Cut(out[swr], "=")
+		n, _ := strconv.ParseInt(val, 10, 64)
+		if n = min(n, secs-max(fresh, 0)); n > 0 {
+			out[swr] = name + "=" + strconv.FormatInt(n, 10)
+		} else {
+			out = slices.Delete(out, swr, swr+1)
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // refuseMethod answers a method no route of this path takes. On /api/v1 a

@@ -318,3 +318,106 @@ func TestCorpusMilestones(t *testing.T) {
 		t.Errorf("%d milestones, want at least 60", total)
 	}
 }
+
+// TestCorpusHoldsToCorrections holds the corpus to one set of facts: the
+// wording a correction withdraws (Correction.Withdraws) appears nowhere a
+// reader could still meet it as fact: not in the corrected article, the
+// summary and milestones of its countries, the milestones that cite it,
+// the other articles on its countries, or a newsletter. Wording an editor
+// did not record is not checked; a correction that only adds a fact has
+// nothing to record.
+func TestCorpusHoldsToCorrections(t *testing.T) {
+	c := loadCorpus(t)
+	byCode := map[string]*Country{}
+	for _, cty := range c.Countries {
+		byCode[cty.Code] = cty
+	}
+	recorded := 0
+	for _, a := range c.Articles {
+		for _, cr := range a.Corrections {
+			if len(cr.Withdraws) == 0 {
+				continue
+			}
+			recorded++
+			t.Run(a.Slug+"/"+cr.Date.Format(time.RFC3339), func(t *testing.T) {
+				for _, p := range correctionScope(c, byCode, a) {
+					for _, w := range cr.Withdraws {
+						if containsWording(p.text, w) {
+							t.Errorf("%s still states %q, which the correction withdrew", p.where, w)
+						}
+					}
+				}
+			})
+		}
+	}
+	if recorded < 5 {
+		t.Errorf("%d corrections record the wording they withdrew, want at least 5", recorded)
+	}
+}
+
+// place is a text a reader sees, and where it is.
+type place struct{ where, text string }
+
+// correctionScope is every text that states facts of a's: a itself, the
+// summary and milestones of its countries and any milestone citing it, the
+// other articles on its countries, and the newsletters.
+func correctionScope(c *Corpus, byCode map[string]*Country, a *Article) []place {
+	article := func(o *Article) place {
+		return place{"article " + o.Slug, o.Title + "\n" + o.Dek + "\n" + o.Body}
+	}
+	milestone := func(cty *Country, m *Milestone) place {
+		return place{"milestone " + m.ID(cty.Code), m.Title + "\n" + m.Scope}
+	}
+	out := []place{article(a)}
+	for _, cty := range c.Countries {
+		lists := slices.Contains(a.Countries, cty.Code)
+		if lists {
+			out = append(out, place{"the summary of " + cty.Code, cty.Summary})
+		}
+		for i := range cty.Milestones {
+			if m := &cty.Milestones[i]; lists || slices.Contains(m.Articles, a.Slug) {
+				out = append(out, milestone(cty, m))
+			}
+		}
+	}
+	for _, o := range c.Articles {
+		if o != a && slices.ContainsFunc(o.Countries, func(cc string) bool { return slices.Contains(a.Countries, cc) }) {
+			out = append(out, article(o))
+		}
+	}
+	for week, n := range c.Newsletters {
+		out = append(out, place{"newsletter " + week, n.Title + "\n" + n.Body})
+	}
+	return out
+}
+
+// containsWording reports whether text states wording as a reader reads
+// it: case, line breaks and markdown emphasis ("**RM10,000**") aside.
+func containsWording(text, wording string) bool {
+	return strings.Contains(readerWords(text), readerWords(wording))
+}
+
+func readerWords(s string) string {
+	s = strings.NewReplacer("**", "", "*", "", "`", "").Replace(s)
+	return strings.ToLower(strings.Join(strings.Fields(s), " "))
+}
+
+func TestContainsWording(t *testing.T) {
+	testCases := []struct {
+		desc, text, wording string
+		want                bool
+	}{
+		{desc: "same words", text: "Transactions above RM10,000 need an individual e-invoice.", wording: "RM10,000 need an individual e-invoice", want: true},
+		{desc: "across a line break and emphasis", text: "above **RM10,000**\nneed an  individual e-invoice", wording: "RM10,000 need an individual e-invoice", want: true},
+		{desc: "another case", text: "Government prefers a Peppol mandate", wording: "government prefers", want: true},
+		{desc: "the corrected wording", text: "A report recommends a Peppol mandate; the government has not decided.", wording: "government prefers", want: false},
+		{desc: "a part of the wording only", text: "a certified provider or AADE's free apps", wording: "through certified providers", want: false},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			if got := containsWording(tc.text, tc.wording); got != tc.want {
+				t.Errorf("containsWording(%q, %q) = %v, want %v", tc.text, tc.wording, got, tc.want)
+			}
+		})
+	}
+}

@@ -207,6 +207,8 @@ func (p *fmParser) field(a *Article, bit uint32, val []byte) bool {
 				return seen | 1, ok
 			case string(k) == "text" && seen&2 == 0:
 				return seen | 2, scalarInto(&c.Text, v)
+			case string(k) == "withdraws" && seen&4 == 0:
+				return seen | 4, flowList(&c.Withdraws, v)
 			}
 			return seen, false
 		})

@@ -47,6 +47,8 @@ func frontMatterSeeds(t testing.TB) [][]byte {
 		"published_at: 2025-1-2\n", "published_at: '2025-01-02T03:04:05Z'\n", "published_at: 2025-01-02 03:04:05\n",
 		"sources:\n  - source: a\n    url: b\n  - url: c\n", "sources:\n  - source: a\n    name: b\n", "countries: [a, ]\n",
 		"countries: [a b, 'c']\n", "title: \"a\\\"b\"\n", "title: 'a\n", "title: a\u2028b\n", "title: \u00e9t\u00e9\n",
+		"corrections:\n    - date: 2025-01-03T03:04:05Z\n      text: Fixed.\n      withdraws: [\"a, b\", 'c', d]\n",
+		"corrections:\n    - date: 2025-01-03T03:04:05Z\n      withdraws: []\n      text: Fixed.\n", "corrections:\n    - date: 2025-01-03T03:04:05Z\n      text: Fixed.\n      withdraws:\n        - a\n",
 		"tags: [a]x\n", "", "\n", "title: x\n\nslug: y\n", "title: x\n   \nslug: y\n", "tags:\n  - ~\n", "tags:\n  -\n",
 	} {
 		seeds = append(seeds, []byte(s))

@@ -357,6 +357,11 @@ func (l *loader) parseArticle(p string, f articleFile, raw []byte, sources map[s
 		if strings.TrimSpace(c.Text) == "" {
 			l.fail(p, fmt.Sprintf("corrections[%d].text", i), "required")
 		}
+		for j, w := range c.Withdraws {
+			if strings.TrimSpace(w) == "" {
+				l.fail(p, fmt.Sprintf("corrections[%d].withdraws[%d]", i, j), "must not be blank")
+			}
+		}
 		if c.Date.Before(a.PublishedAt) {
 			l.fail(p, fmt.Sprintf("corrections[%d].date", i), "is before published_at")
 		}

@@ -83,6 +83,13 @@ type Citation struct {
 type Correction struct {
 	Date time.Time `json:"date" yaml:"date"`
 	Text string    `json:"text" yaml:"text"`
+	// Withdraws lists, word for word, the wording the correction took back
+	// ("RM10,000 need an individual e-invoice"), so the corpus test can
+	// hold every other place that states the same facts (the milestones
+	// and summary of the article's countries, the other articles on them,
+	// the newsletters) to the correction. It is an editors' record for that
+	// test, not part of the note readers see, so the API never carries it.
+	Withdraws []string `json:"-" yaml:"withdraws,omitempty"`
 }
 
 // Path returns the article's site path without a trailing slash:

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -221,11 +222,36 @@ func TestPagesInChromium(t *testing.T) {
 		}
 	})
 
+	// Every search landmark has a name of its own, so a page with two
+	// (/search: the masthead's and the page's) does not offer two
+	// identical "search" landmarks (WCAG 2.1 SC 1.3.1, 2.4.1).
+	t.Run("search landmarks", func(t *testing.T) {
+		for _, tc := range []struct {
+			desc, path string
+			want       []string
+		}{
+			{desc: "a page with the masthead's form", path: "/", want: []string{"Site search"}},
+			{desc: "the search page", path: "/search", want: []string{"Site search", "Ask the articles"}},
+			{desc: "search results", path: "/search?q=Peppol", want: []string{"Site search", "Ask the articles"}},
+		} {
+			t.Run(tc.desc, func(t *testing.T) {
+				if err := chromedp.Do(bctx, chromedp.Navigate(inst.SiteRoot+tc.path), chromedp.WaitVisible(chromedp.CSS("main h1"))); err != nil {
+					t.Fatalf("loading %s: %v", tc.path, err)
+				}
+				names := run(t, bctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("[role=search], search"), el => el.getAttribute("aria-label") || "")`))
+				if !slices.Equal(names, tc.want) {
+					t.Errorf("%s: search landmarks named %q, want %q", tc.path, names, tc.want)
+				}
+			})
+		}
+	})
+
 	// On a narrow screen nothing makes a page scroll sideways: long words,
-	// URLs and inline code wrap (preformatted blocks scroll inside
-	// themselves).
-	t.Run("500px wide", func(t *testing.T) {
-		if err := chromedp.Do(bctx, chromedp.EmulateViewport(500, 900)); err != nil {
+	// URLs and inline code wrap (preformatted blocks and the timeline
+	// scroll inside themselves), and the search forms wrap. 320 CSS px is
+	// the width WCAG 2.1 SC 1.4.10 (Reflow) sets.
+	t.Run("320px wide", func(t *testing.T) {
+		if err := chromedp.Do(bctx, chromedp.EmulateViewport(320, 900)); err != nil {
 			t.Fatal(err)
 		}
 		for _, tc := range testCases {
@@ -239,13 +265,13 @@ func TestPagesInChromium(t *testing.T) {
 			w := run(t, bctx, chromedp.Evaluate[widths](`(() => {
 				const view = document.documentElement.clientWidth;
 				let widest = "";
-				for (const el of document.querySelectorAll("main *")) {
-					if (el.getBoundingClientRect().right > view + 1 && !el.closest("pre")) { widest = el.tagName + ": " + el.textContent.slice(0, 60); break; }
+				for (const el of document.querySelectorAll("body *")) {
+					if (el.getBoundingClientRect().right > view + 1 && !el.closest("pre, .timeline-figure")) { widest = el.tagName + "." + el.className + ": " + el.textContent.slice(0, 60); break; }
 				}
 				return {Scroll: document.documentElement.scrollWidth, View: view, Widest: widest};
 			})()`))
 			if w.Scroll > w.View {
-				t.Errorf("%s scrolls sideways at 500px: %v wide in a %v viewport (%s)", tc.path, w.Scroll, w.View, w.Widest)
+				t.Errorf("%s scrolls sideways at 320px: %v wide in a %v viewport (%s)", tc.path, w.Scroll, w.View, w.Widest)
 			}
 		}
 	})

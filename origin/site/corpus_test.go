@@ -83,11 +83,32 @@ func TestRealCorpus(t *testing.T) {
 	for week := range corpus.Newsletters {
 		paths = append(paths, "/newsletter/"+week+"/")
 	}
+	// An article's specifications state each version once: a registry
+	// version that repeats the name's ("Peppol BIS Billing 3.0", "3.0 (May
+	// 2026 release)") or has parentheses of its own once read "Peppol BIS
+	// Billing 3.0 (3.0 (May 2026 release))".
+	specList := regexp.MustCompile(`(?s)<h2>Specifications</h2>\s*<ul class="plain">(.*?)</ul>`)
+	specItem := regexp.MustCompile(`(?s)<li>(.*?)</li>`)
+	tag := regexp.MustCompile(`<[^>]*>`)
+	specPages := 0
 	for _, p := range paths {
 		body := fetch(p)
 		if strings.HasSuffix(p, "/") && strings.Contains(body, "&lt;p&gt;") {
 			t.Errorf("%s shows escaped HTML", p)
 		}
+		for _, list := range specList.FindAllStringSubmatch(body, -1) {
+			specPages++
+			for _, item := range specItem.FindAllStringSubmatch(list[1], -1) {
+				text := html.UnescapeString(tag.ReplaceAllString(item[1], ""))
+				name, version, _ := strings.Cut(text, " — ")
+				if strings.Contains(text, "((") || strings.Contains(text, "))") || version != "" && strings.HasPrefix(version, name[strings.LastIndex(name, " ")+1:]+" ") {
+					t.Errorf("%s lists the specification %q", p, text)
+				}
+			}
+		}
+	}
+	if specPages == 0 {
+		t.Error("no article page lists specifications")
 	}
 	// Every address the developer portal shows (its API reference's
 	// examples come from openapi.json's) names something this corpus has:

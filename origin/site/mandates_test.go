@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -240,6 +241,43 @@ func TestMandatesPage(t *testing.T) {
 // scheme at the configured site root's host, never "#ZgotmplZ" (what
 // html/template writes for a scheme it does not trust) and never a host the
 // request names.
+// TestMandatesFreshUntilMidnight: /mandates and its twin tell past from
+// upcoming by today's date, so no cache may serve one after the midnight
+// UTC that ends its day (docs/decisions.md, "/mandates expires at the next
+// midnight UTC"): not the origin's, and not the edge's or a browser's,
+// which go by Cache-Control. Each answer's freshness and stale time stop
+// at that midnight, the cached answer's included, asked again later.
+func TestMandatesFreshUntilMidnight(t *testing.T) {
+	var clock atomic.Pointer[time.Time]
+	setClock := func(t time.Time) { clock.Store(&t) }
+	setClock(readerToday)
+	inst := origintest.Start(t, func(c *origin.Config) { c.Now = func() time.Time { return *clock.Load() } })
+	day := readerToday.Truncate(24 * time.Hour)
+	for _, path := range []string{"/mandates", "/mandates.md", "/mandates?region=eu"} {
+		t.Run(path, func(t *testing.T) {
+			for _, tc := range []struct {
+				desc string
+				now  time.Time
+				want string
+			}{
+				{desc: "in the morning", now: day.Add(10 * time.Hour), want: "public, max-age=300, s-maxage=3600, stale-while-revalidate=46800"},
+				{desc: "the same answer from the origin's cache half an hour before midnight", now: day.Add(23*time.Hour + 30*time.Minute), want: "public, max-age=300, s-maxage=1800"},
+				{desc: "a minute before midnight", now: day.Add(24*time.Hour - time.Minute), want: "public, max-age=60, s-maxage=60"},
+				{desc: "the next day's answer", now: day.Add(24*time.Hour + time.Hour), want: "public, max-age=300, s-maxage=3600, stale-while-revalidate=79200"},
+			} {
+				setClock(tc.now)
+				resp, body := get(t, inst, path)
+				if resp.StatusCode != 200 {
+					t.Fatalf("%s: %d %s", tc.desc, resp.StatusCode, body)
+				}
+				if got := resp.Header.Get("Cache-Control"); got != tc.want {
+					t.Errorf("%s: Cache-Control %q, want %q", tc.desc, got, tc.want)
+				}
+			}
+		})
+	}
+}
+
 func TestMandatesWebcalLink(t *testing.T) {
 	for _, tc := range []struct {
 		desc     string
@@ -422,7 +460,7 @@ func TestSearchPage(t *testing.T) {
 			_, body := get(t, inst, p)
 			for _, want := range []string{
 				`<link rel="search" type="application/opensearchdescription+xml" href="/opensearch.xml" title="Invoicewire">`,
-				`<form class="site-search" role="search" action="/search" method="get">`,
+				`<form class="site-search" role="search" aria-label="Site search" action="/search" method="get">`,
 			} {
 				if !bytes.Contains(body, []byte(want)) {
 					t.Errorf("%s lacks %s", p, want)

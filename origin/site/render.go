@@ -170,9 +170,37 @@ var funcs = template.FuncMap{
 		}
 		return *t
 	},
-	"upper": strings.ToUpper,
-	"label": label,
-	"add":   func(a, b int) int { return a + b },
+	"upper":       strings.ToUpper,
+	"label":       label,
+	"add":         func(a, b int) int { return a + b },
+	"specVersion": specVersion,
+}
+
+// specVersion is what a spec's version adds to its name, as the article
+// page shows it after the name: the registry's version often repeats the
+// name's own ("Peppol BIS Billing 3.0", "3.0 (May 2026 release)") or
+// carries parentheses of its own ("1.4.1 (draft)"), so "name (version)"
+// read "Peppol BIS Billing 3.0 (3.0 (May 2026 release))". The words the
+// name already ends with are dropped, and so are the parentheses around
+// what is left; a version the name already contains ("FA(3)" of "KSeF
+// FA(3)") adds nothing.
+func specVersion(name, version string) string {
+	version = strings.TrimSpace(version)
+	if version == "" || strings.Contains(name, version) {
+		return ""
+	}
+	words := strings.Fields(name)
+	if len(words) == 0 {
+		return version
+	}
+	last := strings.Trim(words[len(words)-1], "()")
+	if rest, ok := strings.CutPrefix(version, last+" "); ok && last != "" {
+		version = strings.TrimSpace(rest)
+		if strings.HasPrefix(version, "(") && strings.HasSuffix(version, ")") && strings.Count(version, "(") == 1 {
+			version = version[1 : len(version)-1]
+		}
+	}
+	return version
 }
 
 // labels are the human names of section, audience and status values; the
