@@ -88,7 +88,13 @@ func (w *Worker) attempt(ctx context.Context, sub *webhook.Subscription, j *webh
 	if err != nil {
 		return result{outcome: webhook.OutcomeFailed, err: "the subscription URL does not parse"}
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, sub.URL, bytes.NewReader(body))
+	// A subscription stored before its query was normalised on the way in
+	// (netguard.CheckURL) may hold a space or a '"' there, which would make
+	// the request line malformed: encode it as CheckURL now does.
+	if u.RawQuery, err = netguard.EscapeQuery(u.RawQuery); err != nil {
+		return result{outcome: webhook.OutcomeFailed, err: "the subscription URL's query " + err.Error()}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body))
 	if err != nil {
 		return result{outcome: webhook.OutcomeFailed, err: "the subscription URL is not usable"}
 	}
