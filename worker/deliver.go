@@ -209,8 +209,8 @@ const maxRetryAfter = 12 * time.Hour
 // r, where step is the schedule's delay for that retry already jittered.
 // A receiver's Retry-After may lengthen the step up to twice its length
 // (never past maxRetryAfter) but never shorten it: a receiver answering
-// "Retry-After: 2" to every attempt would otherwise use up a day and a half
-// of schedule in seconds and dead-letter a delivery whose receiver was only
+// "Retry-After: 2" to every attempt would otherwise use up the schedule's
+// 28 hours in seconds and dead-letter a delivery whose receiver was only
 // briefly overloaded. A 429 or a timeout waits at least floor, as the
 // receiver is telling us to slow down (Svix's rule; docs/decisions.md,
 // "Retries").
