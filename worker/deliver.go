@@ -88,7 +88,13 @@ func (w *Worker) attempt(ctx context.Context, sub *webhook.Subscription, j *webh
 	if err != nil {
 		return result{outcome: webhook.OutcomeFailed, err: "the subscription URL does not parse"}
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, sub.URL, bytes.NewReader(body))
+	// A subscription stored before its query was normalised on the way in
+	// (netguard.CheckURL) may hold a space or a '"' there, which would make
+	// the request line malformed: encode it as CheckURL now does.
+	if u.RawQuery, err = netguard.EscapeQuery(u.RawQuery); err != nil {
+		return result{outcome: webhook.OutcomeFailed, err: "the subscription URL's query " + err.Error()}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body))
 	if err != nil {
 		return result{outcome: webhook.OutcomeFailed, err: "the subscription URL is not usable"}
 	}
@@ -203,8 +209,8 @@ const maxRetryAfter = 12 * time.Hour
 // r, where step is the schedule's delay for that retry already jittered.
 // A receiver's Retry-After may lengthen the step up to twice its length
 // (never past maxRetryAfter) but never shorten it: a receiver answering
-// "Retry-After: 2" to every attempt would otherwise use up a day and a half
-// of schedule in seconds and dead-letter a delivery whose receiver was only
+// "Retry-After: 2" to every attempt would otherwise use up the schedule's
+// 28 hours in seconds and dead-letter a delivery whose receiver was only
 // briefly overloaded. A 429 or a timeout waits at least floor, as the
 // receiver is telling us to slow down (Svix's rule; docs/decisions.md,
 // "Retries").

@@ -19,8 +19,9 @@ import (
 // TestPendingOfStoppedSubscription: two deliveries wait for their retry at
 // a real receiver when their subscription stops. Disabled (the receiver
 // answers 410 to a third event), they become dead letters saying why, with
-// a log line naming them and no secret; deleted by the owner, they are
-// dropped. Nothing pending is lost without a trace (docs/operations.md,
+// a log line naming them and no secret, and with the status and error of
+// their one attempt (not "not attempted"); disabled by an operator, the
+// same; deleted by the owner, they are dropped. Nothing pending is lost without a trace (docs/operations.md,
 // dead letters).
 func TestPendingOfStoppedSubscription(t *testing.T) {
 	const secret = "secret-of-sixteen+never-logged"
@@ -42,6 +43,16 @@ func TestPendingOfStoppedSubscription(t *testing.T) {
 			},
 			wantDead:   true,
 			wantReason: "subscription disabled: gone",
+		},
+		{
+			desc: "disabled by an operator",
+			stop: func(t *testing.T, h *harness, rc *receiver, sub *webhook.Subscription) {
+				if _, _, err := h.store.Disable(context.Background(), sub.ID, webhook.ReasonOperator, time.Now()); err != nil {
+					t.Fatal(err)
+				}
+			},
+			wantDead:   true,
+			wantReason: "subscription disabled: " + webhook.ReasonOperator,
 		},
 		{
 			desc: "deleted by its owner",
@@ -101,6 +112,8 @@ func TestPendingOfStoppedSubscription(t *testing.T) {
 					t.Errorf("delivery %s is not a dead letter; dead letters: %v", id, msgs)
 				case tc.wantDead && (dl.Reason != tc.wantReason || dl.Subscription != sub.ID || dl.Attempts != 1):
 					t.Errorf("dead letter %+v, want reason %q after 1 attempt", dl, tc.wantReason)
+				case tc.wantDead && (dl.LastStatus != http.StatusInternalServerError || dl.LastError != "the receiver answered 500"):
+					t.Errorf("dead letter %+v lost its attempt's status and error (500)", dl)
 				case tc.wantDead && !strings.Contains(logs.String(), id):
 					t.Errorf("no log line names delivery %s", id)
 				case !tc.wantDead && ok:

@@ -555,7 +555,17 @@ func (w *Worker) deliver(ctx context.Context, j *webhook.Job, sub *webhook.Subsc
 		// (docs/operations.md, dead letters).
 		w.log.Warn("worker: dead-lettering a delivery of a disabled subscription", "delivery", j.ID, "subscription", sub.ID, "event", j.EventID, "reason", sub.DisabledReason, "attempts", j.Attempts)
 		w.metrics.deadLetters.Inc()
-		finish(webhook.Outcome{Mode: webhook.FinishShelve, Reason: sub.DisabledReason, LastError: "not attempted: the subscription had been disabled"})
+		// The dead letter keeps how the last attempt failed, if one was
+		// made: that is what an operator replaying it needs to know.
+		o := webhook.Outcome{Mode: webhook.FinishShelve, Reason: sub.DisabledReason, LastStatus: j.LastStatus, LastError: j.LastError}
+		switch {
+		case j.Attempts == 0:
+			o.LastError = "not attempted: the subscription had been disabled"
+		case o.LastError == "":
+			// A job retried before the last error was kept with it.
+			o.LastError = "not attempted again: the subscription had been disabled"
+		}
+		finish(o)
 		return
 	}
 	if body == nil {

@@ -31,8 +31,9 @@ func TestListCommands(t *testing.T) {
 
 	// 1,200 clients, each with a token set beside its record; the first
 	// 60 hold webhook.MaxPerClient subscriptions each (1,500 in all).
-	// Every third subscription is disabled, and every fifth goes to
-	// another receiver host.
+	// Every third subscription is disabled, every fifth goes to another
+	// receiver host and port, and every seventh of the rest names its
+	// host's default port (:443).
 	const nClients, nSubscribers = 1200, 60
 	pipe := rdb.Pipeline()
 	for i := range nClients {
@@ -51,8 +52,11 @@ func TestListCommands(t *testing.T) {
 		for j := range webhook.MaxPerClient {
 			n := c*webhook.MaxPerClient + j
 			host := "hooks.example.test"
-			if n%5 == 0 {
+			switch {
+			case n%5 == 0:
 				host = "other.example.test:8443"
+			case n%7 == 0:
+				host = "hooks.example.test:443"
 			}
 			s := &webhook.Subscription{ID: fmt.Sprintf("sub_%05d", n), ClientID: fmt.Sprintf("cli_%04d", c),
 				URL: "https://" + host + "/in?key=owner-credential", Events: []string{events.ArticlePublished},
@@ -99,7 +103,13 @@ func TestListCommands(t *testing.T) {
 			ids: expectSubs(func(w want) bool { return w.status == webhook.StatusDisabled })},
 		{desc: "the active ones on one host", args: []string{"subscriptions", "list", "--host", "OTHER.example.test:8443", "--status", "active"},
 			ids: expectSubs(func(w want) bool { return w.status == webhook.StatusActive && w.host == "other.example.test:8443" })},
-		{desc: "a host without its port matches nothing", args: []string{"subscriptions", "list", "--host", "other.example.test"}, ids: map[string]bool{}},
+		{desc: "a host without its port matches it on every port", args: []string{"subscriptions", "list", "--host", "other.example.test"},
+			ids: expectSubs(func(w want) bool { return w.host == "other.example.test:8443" })},
+		{desc: "a host without its port matches it with its default port spelt out", args: []string{"subscriptions", "list", "--host", "Hooks.Example.Test"},
+			ids: expectSubs(func(w want) bool { return strings.HasPrefix(w.host, "hooks.example.test") })},
+		{desc: "host:port with the scheme's default port matches the URLs without a port too", args: []string{"subscriptions", "list", "--host", "hooks.example.test:443"},
+			ids: expectSubs(func(w want) bool { return strings.HasPrefix(w.host, "hooks.example.test") })},
+		{desc: "host:port with another port matches nothing", args: []string{"subscriptions", "list", "--host", "other.example.test:443"}, ids: map[string]bool{}},
 		{desc: "one client's, newest first", args: []string{"subscriptions", "list", "--client", "cli_0007"},
 			ids: expectSubs(func(w want) bool { return w.client == "cli_0007" }),
 			order: func() []string {

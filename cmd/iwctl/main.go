@@ -123,8 +123,9 @@ var commandUsage = map[string]string{
        iwctl subscriptions enable SUB
   list prints the subscriptions, one line each, then how many: every one in
   no particular order, or those of CLIENT newest first; --status and --host
-  (the receiver's host, port included if its URL has one) keep only those
-  that match.
+  keep only those that match. --host HOST matches the receiver's host on any
+  port; --host HOST:PORT only on that port, where a URL without a port has
+  its scheme's (443 for https, 80 for http).
   show prints the subscription (the receiver by its host only).
   disable stops its deliveries: no new one is made for it, its pending ones
   become dead letters as they come due, unattempted, and its owner sees

@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
+	"net/url"
 	"regexp"
 	"strings"
 	"time"
@@ -118,7 +120,7 @@ func eachSubscription(ctx context.Context, ws *webhook.Store, client, status, ho
 	n := 0
 	keep := func(subs []*webhook.Subscription) error {
 		for _, s := range subs {
-			if (status == "" || s.Status == status) && (host == "" || strings.EqualFold(receiverHost(s), host)) {
+			if (status == "" || s.Status == status) && (host == "" || onHost(s, host)) {
 				printSubscription(out, s)
 				n++
 			}
@@ -138,4 +140,49 @@ func eachSubscription(ctx context.Context, ws *webhook.Store, client, status, ho
 	}
 	fmt.Fprintf(out, "%d subscriptions\n", n)
 	return nil
+}
+
+// onHost reports whether s delivers to host, as an abuse report names it
+// (docs/operations.md, "Finding them"): a host name or address alone
+// matches the receiver on any port; host:port matches that port only, the
+// scheme's default port standing for a URL that gives none, so
+// hooks.example:443 finds https://hooks.example/in and
+// https://hooks.example:443/in alike. Names compare without case and
+// without a trailing dot.
+func onHost(s *webhook.Subscription, host string) bool {
+	u, err := url.Parse(s.URL)
+	if err != nil {
+		return false
+	}
+	name, port := host, ""
+	switch {
+	case strings.HasPrefix(host, "["):
+		// [v6] or [v6]:port
+		if h, p, err := net.SplitHostPort(host); err == nil {
+			name, port = h, p
+		} else {
+			name = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+		}
+	case strings.Count(host, ":") == 1:
+		if h, p, err := net.SplitHostPort(host); err == nil {
+			name, port = h, p
+		}
+	}
+	canon := func(h string) string { return strings.TrimSuffix(strings.ToLower(h), ".") }
+	if canon(u.Hostname()) != canon(name) {
+		return false
+	}
+	return port == "" || port == receiverPort(u)
+}
+
+// receiverPort is the port a receiver URL delivers to: its own, else its
+// scheme's default.
+func receiverPort(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	if strings.EqualFold(u.Scheme, "http") {
+		return "80"
+	}
+	return "443"
 }

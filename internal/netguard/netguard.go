@@ -20,6 +20,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 )
 
 // blocked are special-purpose ranges that are not globally reachable
@@ -188,15 +189,18 @@ const MaxURLLength = 2048
 
 // CheckURL applies the subscriptions rule's (docs/decisions.md) rules to a subscription URL: absolute https (http
 // only when every address of the host is in the allow list), a host, no
-// userinfo, at most 2048 characters, and every address the host resolves to
-// allowed. It returns the normalised URL. A *URLError is the URL's fault; a
+// userinfo, at most 2048 characters (Unicode characters, as JSON Schema's
+// maxLength counts them), and every address the host resolves to
+// allowed. It returns the normalised URL: the path and the query
+// percent-encoded where RFC 3986 requires it (EscapeQuery), so every
+// delivery's request line is well-formed. A *URLError is the URL's fault; a
 // *LookupError says the host could not be resolved just now (a host that
 // does not exist is a *URLError).
 func (p Policy) CheckURL(ctx context.Context, res Resolver, raw string) (*url.URL, error) {
 	if raw == "" {
 		return nil, &URLError{"url is required."}
 	}
-	if len(raw) > MaxURLLength {
+	if utf8.RuneCountInString(raw) > MaxURLLength {
 		return nil, &URLError{fmt.Sprintf("url is longer than %d characters.", MaxURLLength)}
 	}
 	u, err := url.Parse(raw)
@@ -208,6 +212,9 @@ func (p Policy) CheckURL(ctx context.Context, res Resolver, raw string) (*url.UR
 	}
 	if u.Fragment != "" {
 		return nil, &URLError{"url must not have a fragment."}
+	}
+	if u.RawQuery, err = EscapeQuery(u.RawQuery); err != nil {
+		return nil, &URLError{"url's query " + err.Error()}
 	}
 	scheme := strings.ToLower(u.Scheme)
 	if scheme != "https" && scheme != "http" {
@@ -251,6 +258,49 @@ func (p Policy) CheckURL(ctx context.Context, res Resolver, raw string) (*url.UR
 	}
 	u.Scheme = scheme
 	return u, nil
+}
+
+// EscapeQuery percent-encodes, byte by byte, what RFC 3986 §3.4 does not
+// allow in a query: a space, '"', '<', '>', '\', '^', '`', '{', '|', '}',
+// '[', ']' and every byte of a non-ASCII character (as UTF-8, §2.5). url.Parse
+// keeps a query verbatim (it encodes only the path), and a request line
+// carrying such a query is malformed (RFC 9112 §3.2): every delivery to it
+// would fail. Encoding keeps the meaning a receiver decodes, as a browser
+// does, and matches what url.Parse does to the path. Escapes already there
+// are kept; a '%' not followed by two hex digits is an error (§2.1), as it is
+// in a path, since whether it was meant as "%25" cannot be told.
+func EscapeQuery(q string) (string, error) {
+	var b strings.Builder
+	for i := 0; i < len(q); i++ {
+		c := q[i]
+		switch {
+		case c == '%':
+			if i+2 >= len(q) || !isHex(q[i+1]) || !isHex(q[i+2]) {
+				return "", fmt.Errorf("has %q, which is not a percent-encoded byte (%% and two hex digits; write %%25 for a %% itself).", q[i:min(i+3, len(q))])
+			}
+			b.WriteString(q[i : i+3])
+			i += 2
+		case queryByte(c):
+			b.WriteByte(c)
+		default:
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	return b.String(), nil
+}
+
+// queryByte reports whether c may stand for itself in a query (RFC 3986
+// §3.4: pchar, "/" and "?"; the "%" of an escape is handled apart).
+func queryByte(c byte) bool {
+	switch {
+	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		return true
+	}
+	return strings.IndexByte("-._~!$&'()*+,;=:@/?", c) >= 0
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 
 func resolve(ctx context.Context, res Resolver, host string) ([]netip.Addr, error) {

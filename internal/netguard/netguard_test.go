@@ -68,6 +68,7 @@ func TestCheckURL(t *testing.T) {
 		policy Policy
 		url    string
 		reason string // "" means accepted
+		want   string // the normalised URL, when accepted and not url itself
 	}{
 		{desc: "https to an allowed address", policy: local, url: "https://127.0.0.1:8443/hook"},
 		{desc: "http inside the allow list", policy: local, url: "http://127.0.0.1:8080/hook"},
@@ -90,15 +91,28 @@ func TestCheckURL(t *testing.T) {
 		{desc: "own port by default port", policy: Policy{Allow: local.Allow, OwnPorts: []uint16{80}}, url: "http://127.0.0.1/", reason: "own listeners"},
 		{desc: "another port on an allowed address", policy: own, url: "http://127.0.0.1:9000/hook"},
 		{desc: "own port on a public address", policy: own, url: "https://93.184.216.34:2019/hook"},
+		{desc: "a space, quotes and non-ASCII in the query are percent-encoded", policy: local, url: `http://127.0.0.1:8080/raw?q=a b&x="y"&c=€`,
+			want: "http://127.0.0.1:8080/raw?q=a%20b&x=%22y%22&c=%E2%82%AC"},
+		{desc: "a space in the path is percent-encoded", policy: local, url: "http://127.0.0.1:8080/a b", want: "http://127.0.0.1:8080/a%20b"},
+		{desc: "brackets, braces, a pipe and a backslash in the query are percent-encoded", policy: local, url: `http://127.0.0.1:8080/in?a[]={1|2}\`,
+			want: "http://127.0.0.1:8080/in?a%5B%5D=%7B1%7C2%7D%5C"},
+		{desc: "escapes and sub-delims in the query are kept", policy: local, url: "http://127.0.0.1:8080/in?a=%20%c3%a9&b=x,y;z=1:2@/?!$'()*+~",
+			want: "http://127.0.0.1:8080/in?a=%20%c3%a9&b=x,y;z=1:2@/?!$'()*+~"},
+		{desc: "a % that is no escape in the query", url: "https://93.184.216.34/in?discount=5%", reason: `"%"`},
+		{desc: "a % before non-hex in the query", url: "https://93.184.216.34/in?q=%zz", reason: `"%zz"`},
+		{desc: "2048 characters, most of them 3 bytes", url: "https://93.184.216.34/" + strings.Repeat("€", 2048-len("https://93.184.216.34/"))},
+		{desc: "2049 characters", url: "https://93.184.216.34/" + strings.Repeat("€", 2049-len("https://93.184.216.34/")), reason: "2048 characters"},
 	}
 	for _, tc := range testCases {
 		t.Run(tc.desc, func(t *testing.T) {
-			_, err := tc.policy.CheckURL(context.Background(), net.DefaultResolver, tc.url)
+			u, err := tc.policy.CheckURL(context.Background(), net.DefaultResolver, tc.url)
 			switch {
 			case tc.reason == "" && err != nil:
 				t.Errorf("refused: %v", err)
 			case tc.reason != "" && (err == nil || !strings.Contains(err.Error(), tc.reason)):
 				t.Errorf("error %v, want one about %q", err, tc.reason)
+			case tc.want != "" && u.String() != tc.want:
+				t.Errorf("normalised to %s, want %s", u, tc.want)
 			}
 		})
 	}

@@ -182,7 +182,7 @@ func (p *Publisher) articleChange(a *content.Article, cur *ArticleRecord, raw, p
 	switch {
 	case cur == nil:
 		kind = events.ArticlePublished
-	case !next.Retracted() && len(a.Corrections) > len(cur.Corrections):
+	case !next.Retracted() && gainedCorrection(cur.Corrections, a.Corrections):
 		kind = events.ArticleCorrected
 	}
 	if cur != nil {
@@ -202,6 +202,28 @@ func (p *Publisher) articleChange(a *content.Article, cur *ArticleRecord, raw, p
 		c.Emit(ev)
 	}
 	return c, kind, nil
+}
+
+// gainedCorrection reports whether next holds a correction prev does not
+// (article.corrected: a published article gained a correction;
+// docs/decisions.md, "Publishing and events"). A correction is known by
+// its date: one whose date more entries of next carry than of prev is
+// new, so replacing a correction by one of another date in the same edit
+// emits, while a fix to an existing correction's text, its date kept, is a
+// silent edit. Comparing the counts missed the replacement.
+func gainedCorrection(prev, next []content.Correction) bool {
+	seen := make(map[int64]int, len(prev))
+	for _, c := range prev {
+		seen[c.Date.UnixNano()]++
+	}
+	for _, c := range next {
+		k := c.Date.UnixNano()
+		if seen[k] == 0 {
+			return true
+		}
+		seen[k]--
+	}
+	return false
 }
 
 // Retract pulls a published article from every list (article.retracted). The

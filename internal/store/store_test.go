@@ -97,6 +97,13 @@ func testSyncIsIdempotentAndEmitsOneEventPerChange(t *testing.T, rdb redis.Unive
 		{"a new correction emits article.corrected", func(c *content.Corpus) {
 			c.Articles[1].Corrections = append(c.Articles[1].Corrections, content.Correction{Date: contenttest.Base, Text: "An earlier version misstated the date."})
 		}, events.ArticleCorrected},
+		{"a correction replaced by a later one in one edit emits article.corrected", func(c *content.Corpus) {
+			c.Articles[1].Corrections = []content.Correction{{Date: contenttest.Base.Add(48 * time.Hour), Text: "An earlier version misnamed the authority."}}
+		}, events.ArticleCorrected},
+		{"a fix to a correction's text emits nothing", func(c *content.Corpus) {
+			c.Articles[1].Corrections = []content.Correction{{Date: contenttest.Base.Add(48 * time.Hour), Text: "An earlier version misnamed the tax authority."}}
+		}, ""},
+		{"a correction removed emits nothing", func(c *content.Corpus) { c.Articles[1].Corrections = nil }, ""},
 		{"a silent edit of the body emits nothing", func(c *content.Corpus) { c.Articles[2].Body += "More.\n" }, ""},
 		{"a changed spec version emits spec.updated", func(c *content.Corpus) { c.Specs[0].Version = "3.0.21" }, events.SpecUpdated},
 		{"a changed country emits nothing", func(c *content.Corpus) { c.Countries[0].MandateStatus = "phased-rollout" }, ""},

@@ -116,6 +116,11 @@ type Job struct {
 	EventType string
 	// Attempts is the number of attempts already made.
 	Attempts int
+	// LastStatus and LastError are how the last of them failed (0 and ""
+	// before the first): a delivery dead-lettered later without an
+	// attempt of its own (FinishShelve) keeps them on its dead letter.
+	LastStatus int
+	LastError  string
 	// EventCreated is the event's created_at; Enqueued when the job was made.
 	EventCreated time.Time
 	Enqueued     time.Time
@@ -164,6 +169,10 @@ func (s *Store) Claim(ctx context.Context, now time.Time, lease time.Duration, n
 		if n, ok := parseMsec(h["attempt"]); ok {
 			j.Attempts = int(n)
 		}
+		if n, ok := parseMsec(h["last_status"]); ok {
+			j.LastStatus = int(n)
+		}
+		j.LastError = h["last_error"]
 		if ms, ok := parseMsec(h["created"]); ok {
 			j.EventCreated = fromMsec(ms)
 		}
@@ -183,7 +192,7 @@ func (s *Store) Claim(ctx context.Context, now time.Time, lease time.Duration, n
 func (s *Store) Release(ctx context.Context, jobs []*Job, now time.Time) error {
 	for _, j := range jobs {
 		if err := finishScript.Run(ctx, s.rdb, []string{KeyDue, keyJob(j.ID), keySub(j.SubID), keyLog(j.SubID), KeyDead},
-			j.ID, j.Lease, FinishRelease, msec(now), msec(now), "", 0, 0, "", "", j.SubID).Err(); err != nil {
+			j.ID, j.Lease, FinishRelease, msec(now), msec(now), "", 0, 0, "", "", j.SubID, 0, "").Err(); err != nil {
 			return fmt.Errorf("webhook: releasing %s: %w", j.ID, err)
 		}
 	}
@@ -294,7 +303,7 @@ type Outcome struct {
 // (kind set, ended set) pairs.
 // ARGV: delivery id, lease, mode, now ms, next ms, attempt JSON (or ""),
 // attempts made, dead-letter cap, disabled reason, dead-letter JSON,
-// subscription id. It returns 0 when the lease was lost to another worker
+// subscription id, last status, last error (kept on a retried job). It returns 0 when the lease was lost to another worker
 // (only the attempt is logged then; the subscription is not disabled
 // either: the outcome belongs to the lease's holder), 2 when FinishDisable
 // disabled the subscription (it was active), else 1: a FinishResult.
@@ -316,7 +325,7 @@ if mode == 'release' then
 end
 if mode == 'retry' then
   redis.call('ZADD', KEYS[1], 'XX', ARGV[5], id)
-  redis.call('HSET', KEYS[2], 'attempt', ARGV[7])
+  redis.call('HSET', KEYS[2], 'attempt', ARGV[7], 'last_status', ARGV[12], 'last_error', ARGV[13])
   if subExists then redis.call('HSETNX', KEYS[3], 'failing_since', now) end
   return 1
 end
@@ -476,7 +485,7 @@ func finishArgs(j *Job, sub *Subscription, o Outcome, deadMax int64, now time.Ti
 	if o.Attempt != nil {
 		made = o.Attempt.Attempt
 	}
-	return keys, []any{j.ID, j.Lease, o.Mode, msec(now), msec(o.Next), attempt, made, deadMax, o.Reason, dead, j.SubID}, nil
+	return keys, []any{j.ID, j.Lease, o.Mode, msec(now), msec(o.Next), attempt, made, deadMax, o.Reason, dead, j.SubID, o.LastStatus, o.LastError}, nil
 }
 
 // QueueDepth is the number of deliveries due by now and the number

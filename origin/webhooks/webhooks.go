@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/invoicewire/invoicewire/internal/apierror"
 	"github.com/invoicewire/invoicewire/internal/events"
@@ -190,10 +191,14 @@ func (s *Service) Create(r *http.Request) (*respond.Response, error) {
 	sub := &webhook.Subscription{ClientID: ClientOf(r), URL: u.String(), Events: req.Events, Status: webhook.StatusActive}
 	generated := ""
 	if req.Secret != nil {
-		if len(*req.Secret) < minSecret {
+		// Characters, as the messages and openapi's minLength and
+		// maxLength (JSON Schema counts characters) say, not bytes: "€" is
+		// one character of three bytes. The body's size bounds the bytes.
+		n := utf8.RuneCountInString(*req.Secret)
+		if n < minSecret {
 			return nil, apierror.BadRequest(fmt.Sprintf("secret must be at least %d characters.", minSecret), "Leave secret out to have one generated.")
 		}
-		if len(*req.Secret) > maxSecret {
+		if n > maxSecret {
 			return nil, apierror.BadRequest(fmt.Sprintf("secret must be at most %d characters.", maxSecret), "Leave secret out to have one generated.")
 		}
 		sub.Secret = *req.Secret
