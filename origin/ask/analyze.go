@@ -67,7 +67,11 @@ func normalize(raw string) string { return words.Normalize(raw) }
 func truncateUTF8(s string, max int) string { return words.TruncateUTF8(s, max) }
 
 // stopWords are English function words that carry no topic. The list is
-// the Snowball English stop list without the contractions.
+// the Snowball English stop list without the contractions, and "us",
+// which it lacks: lowercased, "Tell us about…" matched every article that
+// writes "US" for the United States. The country is still found in a
+// question that writes "US" in capitals, by its code (entities.go), as "it"
+// and "no" are.
 var stopWords = func() map[string]bool {
 	m := map[string]bool{}
 	for _, w := range strings.Fields(`a about above after again against all am an and any are as at be because
@@ -76,7 +80,7 @@ further had has have having he her here hers herself him himself his how i if in
 just me more most my myself no nor not now of off on once only or other ought our ours ourselves out over
 own same shall she should so some such than that the their theirs them themselves then there these they
 this those through to too under until up very was we were what when where which while who whom why will
-with would you your yours yourself yourselves also might must`) {
+with would you your yours yourself yourselves also might must us`) {
 		m[w] = true
 	}
 	return m

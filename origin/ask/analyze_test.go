@@ -30,6 +30,8 @@ func TestTerms(t *testing.T) {
 		{desc: "single letters are dropped", text: "a b c G3", want: []string{"g3"}},
 		{desc: "May the month is not a stop word", text: "May 2026 release", want: []string{"may", "2026", "releas"}},
 		{desc: "only stop words", text: "what is the", want: nil},
+		{desc: "us is a stop word, as me is", text: "Tell us about it, tell me", want: []string{"tell", "tell"}},
+		{desc: "US in capitals too: the country is an entity term", text: "e-invoicing in the US", want: []string{"invoic", "einvoic"}},
 		{desc: "empty", text: "", want: nil},
 		{desc: "punctuation only", text: "?!—…", want: nil},
 	}
@@ -116,4 +118,38 @@ func TestNormalizeConcurrent(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// TestUsIsNotTheUnitedStates asks the real corpus questions that say "us"
+// and the same questions with "me": the pronoun must not find the article
+// about the United States, which "US" in capitals still names.
+func TestUsIsNotTheUnitedStates(t *testing.T) {
+	c := realCorpus(t)
+	e := mustNew(t, Config{SiteRoot: testSiteRoot})
+	e.Use(c)
+	const usArticle = "united-states-dbnalliance-explained"
+	testCases := []struct {
+		desc, question string
+		// same is the question "us" must answer as; "" when the best
+		// result must be usArticle instead.
+		same string
+	}{
+		{desc: "tell us", question: "Tell us about Peppol access points", same: "Tell me about Peppol access points"},
+		{desc: "for us", question: "What does ViDA mean for us?", same: "What does ViDA mean for me?"},
+		{desc: "the country in capitals", question: "How does e-invoicing work in the US?"},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			got := slugs(t, e, tc.question)
+			if tc.same == "" {
+				if len(got) == 0 || got[0] != usArticle {
+					t.Errorf("%q: results %v, want %s first", tc.question, got, usArticle)
+				}
+				return
+			}
+			if want := slugs(t, e, tc.same); !reflect.DeepEqual(got, want) {
+				t.Errorf("%q: results %v, want those of %q: %v", tc.question, got, tc.same, want)
+			}
+		})
+	}
 }

@@ -1,6 +1,7 @@
 package ask
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"unicode"
@@ -36,6 +37,63 @@ func (q *query) unknownIDF() float64 {
 		}
 	}
 	return s
+}
+
+// commonIDF is the idf of a word half the articles say (BM25's idf is
+// ln 2 at a document frequency of half the corpus). A word at least that
+// common ("invoice", "e-invoicing", "business", "B2B") is what the whole
+// site is about: whether an article says it tells nothing of whether the
+// article is about the question.
+const commonIDF = math.Ln2
+
+// kindWords are the terms of the words that say what kind of answer a
+// question wants ("how much", "what date", "which version", "what is it
+// called") rather than what it is about. A question's threshold, fine or
+// turnover is what it is about: a turnover is not a fine.
+var kindWords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, t := range Terms(`much many long often big high low date day year month time deadline version
+edition number amount value level share percentage proportion rate name named called kind type sort
+exactly tell`) {
+		m[t] = true
+	}
+	return m
+}()
+
+// subjectTerms returns the positions in q.terms of the question's subject
+// words: what it asks about, which the sentence that answers it, or the
+// article around that sentence, must say. They are its words that some
+// article says, without the countries and specifications it names and the
+// words that named them ("Spanish": the article is filed under its
+// country), the words of the kind of answer it wants (kindWords), for a
+// when-question the verb that names the event it asks the date of ("When
+// do penalties apply…": clause.go reads which date a sentence's "applies"
+// is of), and the words half the articles say (commonIDF). Words no article
+// says are left out as well: with a country named they are the reader's
+// own ("Kiwi"), which no sentence can say. aliases is aliasWords' map.
+func (ix *Index) subjectTerms(q *query, asked question, aliases map[int][]int) []int {
+	var event []string
+	if asked.kind == askWhen {
+		for _, w := range strings.FieldsFunc(strings.ToLower(asked.text), func(r rune) bool { return !unicode.IsLetter(r) }) {
+			if eventVerbs[w] {
+				event = append(event, Terms(w)...)
+			}
+		}
+	}
+	var out []int
+	for p, t := range q.terms {
+		if t.id < 0 || t.synonymOf != 0 || t.idf <= commonIDF || strings.Contains(t.text, ":") || kindWords[t.text] || slices.Contains(event, t.text) {
+			continue
+		}
+		named := false
+		for _, words := range aliases {
+			named = named || containsInt(words, p)
+		}
+		if !named {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // coverageOf is the share of total that the question terms at positions

@@ -104,3 +104,48 @@ func TestReviewerAnswerSpans(t *testing.T) {
 		})
 	}
 }
+
+// TestAnswerSpanOnTheSubject asks the real corpus about fines and
+// penalties in countries whose articles never speak of them: the summary
+// may still quote the country's articles, but it gives no answer span (a
+// turnover threshold is not a fine, the obligation's start is not when
+// penalties apply). A country whose articles do state a fine still gets
+// it.
+func TestAnswerSpanOnTheSubject(t *testing.T) {
+	c := realCorpus(t)
+	e := mustNew(t, Config{SiteRoot: testSiteRoot})
+	e.Use(c)
+	testCases := []struct {
+		desc, question string
+		prev           []string
+		// answer is the span wanted; "" for none.
+		answer string
+	}{
+		{desc: "an amount, no article of the country speaks of fines", question: "How much is the fine in Spain?"},
+		{desc: "a date, no article of the country speaks of penalties", question: "When do penalties apply in Spain?"},
+		{desc: "a date, another country without fines", question: "When do fines apply in Lithuania?"},
+		{desc: "a follow-up about penalties", question: "what about penalties?", prev: []string{"When must Spanish companies start exchanging e-invoices?"}},
+		{desc: "the country's articles state the fine", question: "How much is the fine in Greece?", answer: "50%"},
+		{desc: "the subject in a synonym", question: "How much are the sanctions in Greece?", answer: "50%"},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			ans, err := e.Ask(context.Background(), Request{Query: tc.question, Prev: tc.prev})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := ans.Summary
+			if s == nil {
+				t.Fatal("no summary")
+			}
+			switch {
+			case tc.answer == "" && s.Answer != nil:
+				t.Errorf("answer span %q in %q, want none", s.Answer.Text, s.Answer.Sentence)
+			case tc.answer != "" && s.Answer == nil:
+				t.Errorf("no answer span, want %q (first sentence %q)", tc.answer, s.Sentences[0].Text)
+			case tc.answer != "" && s.Answer.Text != tc.answer:
+				t.Errorf("answer span %q in %q, want %q", s.Answer.Text, s.Answer.Sentence, tc.answer)
+			}
+		})
+	}
+}

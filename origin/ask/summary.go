@@ -103,6 +103,11 @@ type candidate struct {
 	// leadIn is, for a list item that continues the sentence before its
 	// list, that sentence.
 	leadIn string
+	// onSubject is false when the question has subject words
+	// (subjectTerms) and neither the sentence nor its article says any of
+	// them, by itself or by a synonym: the article does not speak of what
+	// was asked, and its span answers another question.
+	onSubject bool
 }
 
 // refersBack matches a sentence that opens by referring to the one before
@@ -202,7 +207,11 @@ func (ix *Index) summarize(q *query, asked question, hits []hit) *Summary {
 		}
 	}
 	s.Text = strings.Join(texts, " ")
-	if p := picked[0]; p.spanned && p.margin < tieShare {
+	// The span is given only when its sentence is about what was asked: a
+	// turnover threshold of a Spanish article does not answer "How much is
+	// the fine in Spain?" when no Spanish article speaks of fines. The
+	// sentence is still quoted: it is what the articles say.
+	if p := picked[0]; p.spanned && p.margin < tieShare && p.onSubject {
 		s.Answer = &AnswerSpan{Text: p.text[p.span.start:p.span.end], Sentence: p.text, URL: p.url, Kind: asked.kind.String(), DatePublished: s.Sentences[0].DatePublished}
 	}
 	return s
@@ -225,6 +234,7 @@ func (ix *Index) candidates(q *query, asked question, hits []hit, known float64)
 	}
 	focus := q.focusPositions(asked.focus)
 	aliases := ix.aliasWords(q, asked.text)
+	subject := ix.subjectTerms(q, asked, aliases)
 	phrases := ix.phraseSynonyms(q)
 	askedSide := exchangeSide(asked.text)
 	var sctx spanContext
@@ -270,6 +280,10 @@ func (ix *Index) candidates(q *query, asked question, hits []hit, known float64)
 		sctx.headPhases = sctx.phases.only(headline)
 		before = before[:0]
 		inDoc = ix.articleTerms(q, h, inDoc)
+		// The article says the question's subject, or each of its
+		// sentences must (through a phrase synonym, a short form or a
+		// table's header, which the article's terms do not hold).
+		docOnSubject := len(subject) == 0 || len(intersect(subject, inDoc)) > 0
 		shorts = ix.abbreviations(q, d, shorts)
 		for i := range d.sentenceCount() {
 			s := d.sentence(i)
@@ -425,6 +439,7 @@ func (ix *Index) candidates(q *query, asked question, hits []hit, known float64)
 			if s.lead >= 0 {
 				c.leadIn = d.sentence(int(s.lead)).text
 			}
+			c.onSubject = docOnSubject || len(intersect(subject, matched)) > 0 || len(intersect(subject, context)) > 0
 			cands = append(cands, c)
 		}
 	}
@@ -497,7 +512,7 @@ func fullerDate(asked question, cands []candidate, lead int) ([]candidate, int) 
 		}
 		for _, m := range dateSpan.FindAllString(s.text, -1) {
 			if got, ok := parseDate(m); ok && got.completes(want) && !negated(s.text, strings.Index(s.text, m)) {
-				c := candidate{text: s.text, url: l.url, doc: d, sent: i, score: l.score, cov: l.cov, terms: sentenceIDs(d, i), lead: l.lead, span: spanOf(s.text, m), spanned: true, margin: l.margin}
+				c := candidate{text: s.text, url: l.url, doc: d, sent: i, score: l.score, cov: l.cov, terms: sentenceIDs(d, i), lead: l.lead, span: spanOf(s.text, m), spanned: true, margin: l.margin, onSubject: l.onSubject}
 				return append(cands, c), len(cands)
 			}
 		}
