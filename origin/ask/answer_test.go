@@ -61,6 +61,12 @@ func TestAnswerSpans(t *testing.T) {
 		{desc: "counts with units", kind: askAmount, sentence: "Identifiers of up to 130 characters are allowed.", want: []string{"130 characters"}},
 		{desc: "versions", kind: askAmount, sentence: "XRechnung 3.0.2 remains the current version.", want: []string{"3.0.2"}},
 		{desc: "names, not the first word alone", kind: askName, sentence: "Invoices are reported to the Federal Tax Authority by EHF providers.", want: []string{"Federal Tax Authority", "EHF"}},
+		{desc: "yes-no: a plain no", kind: askYesNo, sentence: "The final order has not been published.", want: []string{"not"}},
+		{desc: "yes-no: what the sources do not show is no no", kind: askYesNo, sentence: "Whether the final order was published with those dates is not something our sources show.", want: nil},
+		{desc: "yes-no: not confirmed is no no", kind: askYesNo, sentence: "The date has not been confirmed by the ministry.", want: nil},
+		{desc: "yes-no: could not confirm is no no", kind: askYesNo, sentence: "We could not confirm whether Congress had validated it.", want: nil},
+		{desc: "yes-no: unconfirmed is itself the answer", kind: askYesNo, sentence: "The final order remains unconfirmed.", want: []string{"unconfirmed"}},
+		{desc: "yes-no: a no beside what is unknown", kind: askYesNo, sentence: "No date is set, and the rest is not yet confirmed.", want: []string{"No"}},
 		{desc: "no span for what", kind: askWhat, sentence: "The obligation itself still starts on 1 January 2026.", want: nil},
 	}
 	for _, tc := range testCases {
@@ -292,5 +298,21 @@ func TestAnswerForTheAskedSizeClass(t *testing.T) {
 				t.Errorf("first sentence %q does not state %s (summary %q)", s.Sentences[0].Text, tc.answer, s.Text)
 			}
 		})
+	}
+}
+
+// TestUnknownIsNoAnswer asks the real corpus a yes-no question whose
+// article says the answer is not known: the "not" of "is not something our
+// sources show" must not be given as the answer "no" (a wrong span is worse
+// than none), while the summary still quotes the sentence.
+func TestUnknownIsNoAnswer(t *testing.T) {
+	e := mustNew(t, Config{SiteRoot: testSiteRoot})
+	e.Use(realCorpus(t))
+	s := askSummary(t, e, "Has Spain published the ministerial order that starts B2B e-invoicing?", "spain-b2b-ministerial-order-what-is-confirmed")
+	if s.Answer != nil {
+		t.Fatalf("answer %q from %q; want none", s.Answer.Text, s.Answer.Sentence)
+	}
+	if !strings.Contains(s.Text, "is not something our sources show") {
+		t.Fatalf("summary %q does not quote what the sources do not show", s.Text)
 	}
 }

@@ -37,6 +37,10 @@ var (
 	nameSpan = regexp.MustCompile(`(?:\p{Lu}[\p{L}\p{N}]*(?:[-/][\p{L}\p{N}]+)*(?:\s+(?:of|for|and|de|du|la|della|delle)?\s*\p{Lu}[\p{L}\p{N}]*(?:[-/][\p{L}\p{N}]+)*)*|\p{Ll}+\p{Lu}[\p{L}]+)(?:\s\d+(?:\.\d+)+)?`)
 	// yesNoSpan finds the words that settle a yes-no question.
 	yesNoSpan = regexp.MustCompile(`(?i)\b(?:no|not|never|none|nothing|only|yes|nearly identical|identical|separate|unclear|not yet|already|unconfirmed)\b`)
+	// unknownSpan finds a negation that says what is not known ("is not
+	// something our sources show", "not confirmed", "could not confirm"):
+	// it answers neither yes nor no, so its "not" is no answer.
+	unknownSpan = regexp.MustCompile(`(?i)\b(?:not (?:something|anything) (?:our|the) sources? (?:shows?|says?|confirms?)|not (?:been |yet )?(?:confirmed|known|clear|verified)|(?:cannot|can't|could not|couldn't|did not|have not been able to) (?:confirm|verify|say|tell))\b`)
 	// modalSpan finds the words that settle a yes-no question about an
 	// obligation ("Is Peppol mandatory in Japan?").
 	modalSpan = regexp.MustCompile(`(?i)\b(?:optional|voluntary|mandatory|compulsory|required|exempt|allowed|permitted|free to|may)\b`)
@@ -254,10 +258,17 @@ func answerSpans(asked question, text string) []span {
 	case askName:
 		out = nameSpans(text)
 	case askYesNo:
+		// What is not known blocks the words inside it, as dates do for
+		// amounts, and is then left out.
+		for _, m := range unknownSpan.FindAllStringIndex(text, -1) {
+			out = append(out, span{start: m[0], end: m[1]})
+		}
 		add(yesNoSpan, fixed(1), typeWord)
 		if asked.obliged {
 			add(modalSpan, fixed(1), typeWord)
 		}
+		out = slices.DeleteFunc(out, func(sp span) bool { return sp.fit == 0 })
+		slices.SortFunc(out, func(a, b span) int { return a.start - b.start })
 	}
 	return out
 }
