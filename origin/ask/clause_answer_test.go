@@ -85,22 +85,7 @@ func TestReviewerAnswerSpans(t *testing.T) {
 	}
 	for _, tc := range testCases {
 		t.Run(tc.question, func(t *testing.T) {
-			ans, err := e.Ask(context.Background(), Request{Query: tc.question, Prev: tc.prev})
-			if err != nil {
-				t.Fatal(err)
-			}
-			s := ans.Summary
-			if s == nil {
-				t.Fatal("no summary")
-			}
-			switch {
-			case tc.answer == "" && s.Answer != nil:
-				t.Errorf("answer span %q in %q, want none", s.Answer.Text, s.Answer.Sentence)
-			case tc.answer != "" && s.Answer == nil:
-				t.Errorf("no answer span, want %q (first sentence %q)", tc.answer, s.Sentences[0].Text)
-			case tc.answer != "" && s.Answer.Text != tc.answer:
-				t.Errorf("answer span %q in %q, want %q", s.Answer.Text, s.Answer.Sentence, tc.answer)
-			}
+			checkAnswerSpan(t, e, tc.question, tc.prev, tc.answer)
 		})
 	}
 }
@@ -130,22 +115,29 @@ func TestAnswerSpanOnTheSubject(t *testing.T) {
 	}
 	for _, tc := range testCases {
 		t.Run(tc.desc, func(t *testing.T) {
-			ans, err := e.Ask(context.Background(), Request{Query: tc.question, Prev: tc.prev})
-			if err != nil {
-				t.Fatal(err)
-			}
-			s := ans.Summary
-			if s == nil {
-				t.Fatal("no summary")
-			}
-			switch {
-			case tc.answer == "" && s.Answer != nil:
-				t.Errorf("answer span %q in %q, want none", s.Answer.Text, s.Answer.Sentence)
-			case tc.answer != "" && s.Answer == nil:
-				t.Errorf("no answer span, want %q (first sentence %q)", tc.answer, s.Sentences[0].Text)
-			case tc.answer != "" && s.Answer.Text != tc.answer:
-				t.Errorf("answer span %q in %q, want %q", s.Answer.Text, s.Answer.Sentence, tc.answer)
-			}
+			checkAnswerSpan(t, e, tc.question, tc.prev, tc.answer)
 		})
+	}
+}
+
+// checkAnswerSpan asks question (after prev) and checks its summary's
+// answer span: want, or none when want is "".
+func checkAnswerSpan(t *testing.T, e *Engine, question string, prev []string, want string) {
+	t.Helper()
+	ans, err := e.Ask(context.Background(), Request{Query: question, Prev: prev})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := ans.Summary
+	if s == nil {
+		t.Fatal("no summary")
+	}
+	switch {
+	case want == "" && s.Answer != nil:
+		t.Errorf("answer span %q in %q, want none", s.Answer.Text, s.Answer.Sentence)
+	case want != "" && s.Answer == nil:
+		t.Errorf("no answer span, want %q (first sentence %q)", want, s.Sentences[0].Text)
+	case want != "" && s.Answer.Text != want:
+		t.Errorf("answer span %q in %q, want %q", s.Answer.Text, s.Answer.Sentence, want)
 	}
 }
