@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/invoicewire/invoicewire/internal/apierror"
+	"github.com/invoicewire/invoicewire/internal/httpheader"
 	"github.com/invoicewire/invoicewire/origin/respond"
 )
 
@@ -64,7 +65,7 @@ func canonicalPath(p string) (string, error) {
 	for i := 0; i < len(p); i++ {
 		c := p[i]
 		switch {
-		case c == '%' && i+2 < len(p) && isHex(p[i+1]) && isHex(p[i+2]):
+		case c == '%' && i+2 < len(p) && httpheader.IsHex(p[i+1]) && httpheader.IsHex(p[i+2]):
 			v := unhex(p[i+1])<<4 | unhex(p[i+2])
 			if unreserved(v) {
 				b.WriteByte(v)
@@ -154,8 +155,6 @@ func unreserved(c byte) bool {
 func pathChar(c byte) bool {
 	return unreserved(c) || strings.IndexByte("!$&'()*+,;=:@", c) >= 0
 }
-
-func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
 
 func unhex(c byte) byte {
 	switch {

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/invoicewire/invoicewire/internal/httpheader"
 )
 
 func TestCanonicalPath(t *testing.T) {
@@ -63,7 +65,7 @@ func TestCanonicalPath(t *testing.T) {
 func decodeLoosely(s string) string {
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
-		if s[i] == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
+		if s[i] == '%' && i+2 < len(s) && httpheader.IsHex(s[i+1]) && httpheader.IsHex(s[i+2]) {
 			b.WriteByte(unhex(s[i+1])<<4 | unhex(s[i+2]))
 			i += 2
 			continue
@@ -114,7 +116,7 @@ func FuzzCanonicalPath(f *testing.F) {
 			for j := 0; j < len(s); j++ {
 				c := s[j]
 				if c == '%' {
-					if j+2 >= len(s) || !isHex(s[j+1]) || !isHex(s[j+2]) {
+					if j+2 >= len(s) || !httpheader.IsHex(s[j+1]) || !httpheader.IsHex(s[j+2]) {
 						t.Fatalf("canonicalPath(%q) = %q, with a stray %%", p, canon)
 					}
 					if unreserved(unhex(s[j+1])<<4|unhex(s[j+2])) || strings.ToUpper(s[j:j+3]) != s[j:j+3] {

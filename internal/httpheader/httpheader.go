@@ -1,8 +1,8 @@
 // Package httpheader holds the header values every Invoicewire response
 // shares, written once for the origin's writer and the edge's error
-// responder: the CORS lists, the strong ETag of a body and the comparisons
+// responder: the CORS lists, the strong ETag of a body, the comparisons
 // of the conditional fields (If-Match, If-Unmodified-Since, If-None-Match,
-// If-Modified-Since).
+// If-Modified-Since) and the bytes a URI query may hold as they are.
 package httpheader
 
 import (
@@ -179,4 +179,22 @@ func ValidRequestID(id string) bool {
 		}
 	}
 	return true
+}
+
+// QueryByte reports whether c may stand for itself in a URI's query (RFC
+// 3986 §3.4: pchar, "/" and "?"). Any other byte, a space, '"', '#', '[',
+// ']' or a byte of UTF-8, is percent-encoded there; the '%' that starts an
+// escape is left to the caller, which knows whether a stray one is an error.
+func QueryByte(c byte) bool {
+	switch {
+	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		return true
+	}
+	return strings.IndexByte("-._~!$&'()*+,;=:@/?", c) >= 0
+}
+
+// IsHex reports whether c is a hex digit, as the two after a URI's '%' must
+// be (RFC 3986 §2.1).
+func IsHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }

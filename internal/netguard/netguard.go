@@ -21,6 +21,8 @@ import (
 	"syscall"
 	"time"
 	"unicode/utf8"
+
+	"github.com/invoicewire/invoicewire/internal/httpheader"
 )
 
 // blocked are special-purpose ranges that are not globally reachable
@@ -275,32 +277,18 @@ func EscapeQuery(q string) (string, error) {
 		c := q[i]
 		switch {
 		case c == '%':
-			if i+2 >= len(q) || !isHex(q[i+1]) || !isHex(q[i+2]) {
+			if i+2 >= len(q) || !httpheader.IsHex(q[i+1]) || !httpheader.IsHex(q[i+2]) {
 				return "", fmt.Errorf("has %q, which is not a percent-encoded byte (%% and two hex digits; write %%25 for a %% itself).", q[i:min(i+3, len(q))])
 			}
 			b.WriteString(q[i : i+3])
 			i += 2
-		case queryByte(c):
+		case httpheader.QueryByte(c):
 			b.WriteByte(c)
 		default:
 			fmt.Fprintf(&b, "%%%02X", c)
 		}
 	}
 	return b.String(), nil
-}
-
-// queryByte reports whether c may stand for itself in a query (RFC 3986
-// §3.4: pchar, "/" and "?"; the "%" of an escape is handled apart).
-func queryByte(c byte) bool {
-	switch {
-	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		return true
-	}
-	return strings.IndexByte("-._~!$&'()*+,;=:@/?", c) >= 0
-}
-
-func isHex(c byte) bool {
-	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 
 func resolve(ctx context.Context, res Resolver, host string) ([]netip.Addr, error) {

@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/invoicewire/invoicewire/internal/httpheader"
 )
 
 // Handler answers one request.
@@ -124,15 +126,12 @@ func queryForLocation(q string) string {
 	var b strings.Builder
 	for i := range len(q) {
 		c := q[i]
-		if c == '%' && (i+2 >= len(q) || !strings.ContainsRune(hexDigits, rune(q[i+1])) || !strings.ContainsRune(hexDigits, rune(q[i+2]))) {
-			b.WriteString("%25")
-			continue
-		}
-		if c > ' ' && c < 0x7f && !strings.ContainsRune("\"#<>[\\]^`{|}", rune(c)) {
+		switch {
+		case c == '%' && i+2 < len(q) && httpheader.IsHex(q[i+1]) && httpheader.IsHex(q[i+2]), httpheader.QueryByte(c):
 			b.WriteByte(c)
-			continue
+		default:
+			fmt.Fprintf(&b, "%%%02X", c)
 		}
-		fmt.Fprintf(&b, "%%%02X", c)
 	}
 	return b.String()
 }
@@ -141,5 +140,3 @@ func queryForLocation(q string) string {
 func Bytes(contentType string, body []byte, keys ...string) *Response {
 	return &Response{Status: http.StatusOK, ContentType: contentType, Body: body, SurrogateKeys: keys}
 }
-
-const hexDigits = "0123456789abcdefABCDEF"
