@@ -66,18 +66,20 @@ func ClientOf(r *http.Request) string {
 }
 
 // Authenticated wraps h so it runs only for a valid bearer token carrying
-// scope (docs/decisions.md, bearer tokens): none → 401; a Bearer credential that is no token
-// ("Bearer", "Bearer a b", or two Authorization fields), unknown, expired or revoked → 401 with
-// error="invalid_token" (RFC 6750 §3.1); a token without the scope → 403. The origin is
-// authoritative: it looks the token up in Redis on every request.
+// scope (docs/decisions.md, bearer tokens): none, or a scheme other than Bearer (Basic, DPoP),
+// presented no bearer token → 401 with a challenge without an error code (RFC 6750 §3.1), as the
+// edge's bearer_auth answers; a Bearer credential that is no token ("Bearer", "Bearer a b", or two
+// Authorization fields), unknown, expired or revoked → 401 with error="invalid_token"; a token
+// without the scope → 403. The origin is authoritative: it looks the token up in Redis on every
+// request.
 func (s *Service) Authenticated(scope string, h respond.Handler) respond.Handler {
 	return func(r *http.Request) (*respond.Response, error) {
 		raw, present := token.FromHeader(r.Header)
-		if !present {
-			return nil, token.Unauthorized(s.cfg.SiteRoot, r.Method, false)
-		}
 		if token.Malformed(r.Header) {
 			return nil, token.MalformedToken(s.cfg.SiteRoot)
+		}
+		if !present || raw == "" {
+			return nil, token.Unauthorized(s.cfg.SiteRoot, r.Method, false)
 		}
 		rec, err := token.Lookup(r.Context(), s.subs.Client(), raw, s.cfg.Now())
 		if errors.Is(err, token.ErrInvalid) {
