@@ -179,7 +179,7 @@ type List[T any] struct {
 // AskInput are the arguments of the ask tool.
 type AskInput struct {
 	Query  string `json:"query" jsonschema:"the question, 1 to 500 characters once trimmed of blanks at either end"`
-	Locale string `json:"locale,omitempty" jsonschema:"the answer's language (default en)"`
+	Locale string `json:"locale,omitempty" jsonschema:"the answer's language, a BCP 47 tag such as en (default en); not blank when sent"`
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -254,7 +254,9 @@ func (s *Server) New() *sdk.Server {
 		// quoted whole in the refusal). The /ask engine's own check decides
 		// for both surfaces; the description states the limit.
 		sdk.AddTool(srv, &sdk.Tool{Name: toolAsk.Name, Description: toolAsk.Description, Annotations: readOnly,
-			InputSchema: schema[AskInput](nil)}, s.ask)
+			// A locale sent blank is refused, as POST /ask refuses it
+			// (docs/decisions.md, Ask); one left out means en.
+			InputSchema: schema[AskInput](func(p map[string]*jsonschema.Schema) { p["locale"].Pattern = `\S` })}, s.ask)
 	}
 	return srv
 }

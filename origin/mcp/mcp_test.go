@@ -212,15 +212,21 @@ func TestAskHook(t *testing.T) {
 // TestAskAsAskDoes checks that the ask tool takes exactly the questions POST
 // /ask takes: docs/decisions.md (Ask) counts 1..500 characters once trimmed,
 // and the tool is the /ask engine, so the engine's check decides for both.
-// A refusal says what is wrong without echoing the question back.
+// A refusal says what is wrong without echoing the question back. The
+// locale is judged alike too: left out it means en, sent blank it is
+// refused.
 func TestAskAsAskDoes(t *testing.T) {
 	inst := origintest.Start(t)
 	cs := connect(t, inst.SiteRoot+"/mcp", inst.Server.Client())
 	testCases := []struct {
-		desc  string
-		query string
-		ok    bool
+		desc   string
+		query  string
+		locale *string // nil: left out
+		ok     bool
 	}{
+		{desc: "locale en", query: "KSeF", locale: ptr("en"), ok: true},
+		{desc: "locale empty", query: "KSeF", locale: ptr(""), ok: false},
+		{desc: "locale blank", query: "KSeF", locale: ptr(" \t"), ok: false},
 		{desc: "500 characters once trimmed, 504 as sent", query: "  " + strings.Repeat("ksef ", 100) + "  ", ok: true},
 		{desc: "500 characters of two bytes", query: strings.Repeat("é", 500), ok: true},
 		{desc: "one character among blanks", query: " \t k \n", ok: true},
@@ -230,7 +236,11 @@ func TestAskAsAskDoes(t *testing.T) {
 	}
 	for _, tc := range testCases {
 		t.Run(tc.desc, func(t *testing.T) {
-			body, _ := json.Marshal(map[string]string{"query": tc.query})
+			args := map[string]any{"query": tc.query}
+			if tc.locale != nil {
+				args["locale"] = *tc.locale
+			}
+			body, _ := json.Marshal(args)
 			resp, err := inst.Server.Client().Post(inst.SiteRoot+"/ask", "application/json", bytes.NewReader(body))
 			if err != nil {
 				t.Fatal(err)
@@ -239,7 +249,7 @@ func TestAskAsAskDoes(t *testing.T) {
 			if want := map[bool]int{true: 200, false: 400}[tc.ok]; resp.StatusCode != want {
 				t.Fatalf("POST /ask: %d, want %d", resp.StatusCode, want)
 			}
-			res := call(t, cs, "ask", map[string]any{"query": tc.query})
+			res := call(t, cs, "ask", args)
 			got := text(res)
 			if res.IsError == tc.ok {
 				t.Fatalf("the ask tool: isError %v, POST /ask %d: %.300s", res.IsError, resp.StatusCode, got)
@@ -624,3 +634,5 @@ func TestRoutineRequestsNotLogged(t *testing.T) {
 		t.Errorf("routine requests were logged:\n%s", got)
 	}
 }
+
+func ptr(s string) *string { return &s }
