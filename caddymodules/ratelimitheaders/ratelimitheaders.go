@@ -409,11 +409,16 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	tooLong := len(r.RequestURI) > h.MaxTarget && !preflight
 	// A registration the ordinary budget allows takes a unit of the
 	// register budget too; refused there, it is one limited request in
-	// decisions_total, not an allowed one as well.
+	// decisions_total, not an allowed one as well. One passed on for its
+	// replay only is counted once its answer shows which it is
+	// (serveReplayOnly).
 	var reg *registration
 	var regRefused error
 	if !limited && !tooLong && r.Method == http.MethodPost && strings.TrimSuffix(path.Clean(r.URL.Path), "/") == h.RegisterPath {
 		reg, regRefused = h.countRegistration(w, r, b, addressKey(r))
+	}
+	if reg != nil && reg.refusal != nil {
+		return serveReplayOnly(w, r, next, reg, kind)
 	}
 	countDecision(kind, limited || regRefused != nil)
 	// A request target over MaxTarget is answered 414 before anything

@@ -137,12 +137,16 @@ func (reg *registration) settle(code int, hdr http.Header) {
 // carries an Idempotency-Key (countRegistration). A replay of a stored
 // answer (2xx with Idempotency-Replayed: true) is sent as it came; any
 // other answer is discarded, header fields and body, and the client gets
-// the register budget's 429, as it would have without the key.
-func serveReplayOnly(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, reg *registration) error {
+// the register budget's 429, as it would have without the key. The
+// request is counted in decisions_total, for the client kind, as what the
+// client got: allowed when replayed, limited when refused.
+func serveReplayOnly(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, reg *registration, kind string) error {
 	before := w.Header().Clone()
 	rw := &replayOnlyWriter{statusWriter: statusWriter{ResponseWriterWrapper: caddyhttp.ResponseWriterWrapper{ResponseWriter: w}}}
 	err := next.ServeHTTP(rw, r)
-	if rw.discard || rw.code == 0 {
+	refused := rw.discard || rw.code == 0
+	countDecision(kind, refused)
+	if refused {
 		hdr := w.Header()
 		clear(hdr)
 		for k, v := range before {

@@ -655,8 +655,9 @@ func checkGrowth(t *testing.T, name, label string, before, after, want map[strin
 // with an Idempotency-Key is passed on marked replay-only, and its answer
 // reaches the client only when it is a replay of a stored one; any other
 // answer becomes the register budget's 429, as a registration without a
-// key gets without reaching the origin. A client never sets the mark
-// itself.
+// key gets without reaching the origin. Each is counted once in
+// decisions_total, as allowed when replayed and limited when refused. A
+// client never sets the mark itself.
 func TestRegisterReplayOverBudget(t *testing.T) {
 	srv := redistest.New(t)
 	clock := clockAt(windowStart.Add(10 * time.Second))
@@ -711,7 +712,14 @@ func TestRegisterReplayOverBudget(t *testing.T) {
 		{desc: "no key: the 429, without reaching the origin", answer: answer{status: 201}, status: 429},
 	} {
 		t.Run(tc.desc, func(t *testing.T) {
+			decidedBefore := countsBy(t, decisions, "decision")
 			status, marked, called, body, hdr := send(tc.key, "", tc.answer)
+			// Counted once, as what the client got.
+			want := map[string]float64{"allowed": 1}
+			if tc.status == 429 {
+				want = map[string]float64{"limited": 1}
+			}
+			checkGrowth(t, "decisions_total", "decision", decidedBefore, countsBy(t, decisions, "decision"), want)
 			if status != tc.status || called != tc.called || called && !marked {
 				t.Errorf("status %d, reached the origin %v (marked replay-only %v); want %d, %v, marked", status, called, marked, tc.status, tc.called)
 			}

@@ -111,9 +111,6 @@ func finalStatus(written int, err error) int {
 // status and fields settle its unit of the register budget, before they
 // are sent (registerWriter), or, when next wrote nothing, once it returns.
 func serveRegistration(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, reg *registration) error {
-	if reg.refusal != nil {
-		return serveReplayOnly(w, r, next, reg)
-	}
 	rw := &registerWriter{statusWriter: statusWriter{ResponseWriterWrapper: caddyhttp.ResponseWriterWrapper{ResponseWriter: w}}, reg: reg}
 	err := next.ServeHTTP(rw, r)
 	code := finalStatus(rw.code, err)
