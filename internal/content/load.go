@@ -292,7 +292,9 @@ func (l *loader) parseArticle(p string, f articleFile, raw []byte, sources map[s
 	if strings.TrimSpace(a.Title) == "" {
 		l.fail(p, "title", "required")
 	}
-	if !slices.Contains(Sections, a.Section) {
+	if a.Section == "" {
+		l.fail(p, "section", "required: one of %s", strings.Join(Sections, ", "))
+	} else if !slices.Contains(Sections, a.Section) {
 		l.fail(p, "section", "unknown value %q (allowed: %s)", a.Section, strings.Join(Sections, ", "))
 	}
 	if len(a.Audience) == 0 {
@@ -419,7 +421,9 @@ func (l *loader) failFrontMatter(p string, front []byte, err error) {
 			dec := yaml.NewDecoder(bytes.NewReader(one))
 			dec.KnownFields(true)
 			if ferr := dec.Decode(&a); ferr != nil {
-				l.fail(p, m.Content[i].Value, "line %d: %s", m.Content[i].Line, decodeProblem(ferr))
+				// The front matter starts on the file's second line,
+				// after "---": an editor looks for the file's line.
+				l.fail(p, m.Content[i].Value, "line %d: %s", m.Content[i].Line+1, decodeProblem(ferr))
 			}
 		}
 		if len(l.errs) > before {

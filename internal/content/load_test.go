@@ -428,3 +428,31 @@ func TestLoadFSRejects(t *testing.T) {
 		})
 	}
 }
+
+// TestLoadFSMessages checks the words of an error an editor acts on: the
+// line is the file's (the front matter starts on its second line), and a
+// field left out is "required".
+func TestLoadFSMessages(t *testing.T) {
+	testCases := []struct {
+		desc string
+		edit func(*testing.T, fstest.MapFS)
+		want string
+	}{
+		{desc: "a bad date names the file's line", edit: replace(fixtureArticle, "2025-12-02T09:00:00Z", "2025-13-02T09:00:00Z"),
+			want: fixtureArticle + ": published_at: line 10: "},
+		{desc: "an unknown key names the file's line", edit: replace(fixtureArticle, "section: mandates\n", "section: mandates\nsektion: mandates\n"),
+			want: fixtureArticle + ": sektion: line 6: "},
+		{desc: "a missing section is required", edit: replace(fixtureArticle, "section: mandates\n", ""),
+			want: fixtureArticle + ": section: required"},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			fsys := validTree(t)
+			tc.edit(t, fsys)
+			_, err := LoadFS(fsys)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v; want one containing %q", err, tc.want)
+			}
+		})
+	}
+}
