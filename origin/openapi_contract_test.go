@@ -127,7 +127,7 @@ func TestContract(t *testing.T) {
 		{desc: "write method on a site path", method: "POST", path: "/openapi.json", want: 405},
 		{desc: "OpenAPI document", method: "GET", path: "/openapi.json", want: 200},
 		{desc: "markdown twin", method: "GET", path: firstPath + ".md", want: 200},
-		{desc: "markdown twin, wrong month", method: "GET", path: "/2020/01/" + first.Slug + ".md", want: 404},
+		{desc: "markdown twin, another month: a 301 to its own", method: "GET", path: "/2020/01/" + first.Slug + ".md", want: 301},
 		{desc: "markdown twin, unknown slug", method: "GET", path: "/2026/11/no-such-article.md", want: 404},
 		{desc: "markdown twin, retracted", method: "GET", path: retracted.Path() + ".md", want: 410},
 		{desc: "preflight", method: "OPTIONS", path: "/api/v1/articles",
@@ -493,7 +493,7 @@ func TestContractSite(t *testing.T) {
 		want   int
 	}{
 		{desc: "article page", method: "GET", path: first.Path() + "/", want: 200},
-		{desc: "article page, wrong month", method: "GET", path: "/2020/01/" + first.Slug + "/", want: 404},
+		{desc: "article page, another month: a 301 to its own", method: "GET", path: "/2020/01/" + first.Slug + "/", want: 301},
 		{desc: "article page, month 13", method: "GET", path: "/2026/13/" + first.Slug + "/", want: 404},
 		{desc: "article page, unknown slug", method: "GET", path: "/2026/11/no-such-article/", want: 404},
 		{desc: "article page, retracted", method: "GET", path: retracted.Path() + "/", want: 410},

@@ -222,7 +222,8 @@ func TestEndpoints(t *testing.T) {
 				t.Fatal("markdown twin lacks Vary: Accept")
 			}
 		}},
-		{desc: "markdown twin under the wrong month", path: "/2001/01/" + live.Slug + ".md", status: 404, code: "not_found"},
+		{desc: "markdown twin under another month: its own address", path: "/2001/01/" + live.Slug + ".md", status: 301, check: redirectsTo(siteRoot + live.Path() + ".md")},
+		{desc: "markdown twin of a retracted article under another month", path: "/2001/01/" + retracted.Slug + ".md", status: 404, code: "not_found"},
 		{desc: "markdown twin with month 13", path: "/2026/13/" + live.Slug + ".md", status: 404, code: "not_found"},
 		{desc: "markdown twin of a retracted article", path: retracted.Path() + ".md", status: 410, code: "gone"},
 		{desc: "path traversal", path: "/../../etc/passwd", status: 404, code: "not_found"},
@@ -232,7 +233,7 @@ func TestEndpoints(t *testing.T) {
 		{desc: "API resource with a suffix", path: "/api/v1/articles.json", status: 404, code: "not_found", check: nothingPublished},
 		{desc: "article page without its slash", path: live.Path(), status: 301, check: redirectsTo(siteRoot + live.Path() + "/")},
 		{desc: "retracted article's page without its slash", path: retracted.Path() + "?utm_source=x", status: 301, check: redirectsTo(siteRoot + retracted.Path() + "/?utm_source=x")},
-		{desc: "article page without its slash, under the wrong month", path: "/2001/01/" + live.Slug, status: 404, code: "not_found"},
+		{desc: "article page without its slash, under another month: one hop to its page", path: "/2001/01/" + live.Slug, status: 301, check: redirectsTo(siteRoot + live.Path() + "/")},
 		{desc: "no article, without a slash", path: "/2026/01/no-such-story", status: 404, code: "not_found"},
 		{desc: "country page without its slash", path: "/countries/be", status: 301, check: redirectsTo(siteRoot + "/countries/be/")},
 		{desc: "redirect of a query with a % that starts no escape", path: "/api/v1/countries/%64e?x=%ZZ&y=%4&z=%41%", status: 301, check: redirectsTo(siteRoot + "/api/v1/countries/de?x=%25ZZ&y=%254&z=%41%25")},

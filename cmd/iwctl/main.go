@@ -129,9 +129,12 @@ var commandUsage = map[string]string{
   show prints the subscription (the receiver by its host only).
   disable stops its deliveries: no new one is made for it, its pending ones
   become dead letters as they come due, unattempted, and its owner sees
-  status "disabled". enable resumes it, whatever disabled it; replay what it
-  missed with iwctl deadletters replay --subscription SUB. Both are no-ops
-  on a subscription already in that state; an unknown one exits 1.
+  status "disabled". enable resumes it, whatever disabled it, for events
+  published from then on: events published while it was disabled made no
+  delivery for it and are never delivered to it. iwctl deadletters replay
+  --subscription SUB queues again only the deliveries that were pending when
+  it was disabled (they became dead letters). Both are no-ops on a
+  subscription already in that state; an unknown one exits 1.
 `,
 }
 

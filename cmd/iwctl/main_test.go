@@ -239,6 +239,7 @@ func TestHelpNeedsNoRedis(t *testing.T) {
 		{desc: "restore -help", args: []string{"restore", "-help"}, want: "usage: iwctl restore SLUG"},
 		{desc: "newsletter send --help", args: []string{"newsletter", "send", "--help"}, want: "usage: iwctl newsletter send"},
 		{desc: "deadletters replay --help", args: []string{"deadletters", "replay", "--help"}, want: "iwctl deadletters replay [ID...]"},
+		{desc: "subscriptions --help promises no replay of events published while disabled", args: []string{"subscriptions", "--help"}, want: "and are never delivered to it"},
 	}
 	for _, tc := range testCases {
 		t.Run(tc.desc, func(t *testing.T) {

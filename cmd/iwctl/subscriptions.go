@@ -80,7 +80,10 @@ func switchSubscription(ctx context.Context, ws *webhook.Store, verb, id string,
 	case verb == "disable":
 		fmt.Fprintf(out, "subscription %s: disabled; no delivery is attempted from now on, and pending ones become dead letters as they come due\n", id)
 	default:
-		fmt.Fprintf(out, "subscription %s: enabled; new events are delivered again (iwctl deadletters replay --subscription %s queues what it missed)\n", id, id)
+		// Events published while it was disabled made no delivery for it
+		// (docs/operations.md, "Disabling a subscription"): nothing of
+		// them is kept to replay, only what was pending at the disable.
+		fmt.Fprintf(out, "subscription %s: enabled; events published from now on are delivered; those published while it was disabled were not kept for it and are not delivered (iwctl deadletters replay --subscription %s queues only the deliveries that were pending when it was disabled)\n", id, id)
 	}
 	printSubscription(out, sub)
 	return nil

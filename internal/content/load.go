@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 )
@@ -42,6 +43,10 @@ func (e *LoadError) Error() string {
 	}
 	return b.String()
 }
+
+// MaxAhead is how far ahead of the clock an article's dates may be: a
+// margin for clocks and time zones, not a way to schedule publishing.
+const MaxAhead = 24 * time.Hour
 
 var (
 	countryPattern = regexp.MustCompile(`^[a-z]{2}$`)
@@ -287,7 +292,9 @@ func (l *loader) parseArticle(p string, f articleFile, raw []byte, sources map[s
 	if strings.TrimSpace(a.Title) == "" {
 		l.fail(p, "title", "required")
 	}
-	if !slices.Contains(Sections, a.Section) {
+	if a.Section == "" {
+		l.fail(p, "section", "required: one of %s", strings.Join(Sections, ", "))
+	} else if !slices.Contains(Sections, a.Section) {
 		l.fail(p, "section", "unknown value %q (allowed: %s)", a.Section, strings.Join(Sections, ", "))
 	}
 	if len(a.Audience) == 0 {
@@ -314,9 +321,21 @@ func (l *loader) parseArticle(p string, f articleFile, raw []byte, sources map[s
 	if a.Locale == "" {
 		a.Locale = "en"
 	}
+	// Nothing is published ahead of its date (there is no scheduled
+	// publishing): a date past the clock is a typo, which would go out in
+	// events that cannot be recalled and withhold Last-Modified until then
+	// (docs/decisions.md, "A date ahead of the clock is not sent"). A day's
+	// margin allows for clocks and time zones.
+	latest := time.Now().Add(MaxAhead)
+	ahead := func(field string, t time.Time) {
+		if t.After(latest) {
+			l.fail(p, field, "%s is in the future (at most %s ahead of the clock; nothing is published ahead of its date)", t.Format(time.RFC3339), MaxAhead)
+		}
+	}
 	if a.PublishedAt.IsZero() {
 		l.fail(p, "published_at", "required (RFC 3339 date-time)")
 	} else {
+		ahead("published_at", a.PublishedAt)
 		a.PublishedAt = a.PublishedAt.UTC()
 		if want := f.year + "/" + f.month; a.PublishedAt.Format("2006/01") != want {
 			l.fail(p, "published_at", "%s is not in %s, the folder the file is in", a.PublishedAt.Format("2006-01-02"), want)
@@ -328,6 +347,7 @@ func (l *loader) parseArticle(p string, f articleFile, raw []byte, sources map[s
 		if u.Before(a.PublishedAt) {
 			l.fail(p, "updated_at", "is before published_at")
 		}
+		ahead("updated_at", u)
 	}
 	if a.Image != "" && !isAbsoluteHTTPURL(a.Image) && !strings.HasPrefix(a.Image, "/") {
 		l.fail(p, "image", "must be an absolute URL or a site path, got %q", a.Image)
@@ -365,6 +385,7 @@ func (l *loader) parseArticle(p string, f articleFile, raw []byte, sources map[s
 		if c.Date.Before(a.PublishedAt) {
 			l.fail(p, fmt.Sprintf("corrections[%d].date", i), "is before published_at")
 		}
+		ahead(fmt.Sprintf("corrections[%d].date", i), c.Date)
 		// A correction is an update (docs/decisions.md, retraction and correction): updated_at is at least the
 		// latest correction's date.
 		if a.UpdatedAt == nil || a.UpdatedAt.Before(c.Date) {
@@ -400,7 +421,9 @@ func (l *loader) failFrontMatter(p string, front []byte, err error) {
 			dec := yaml.NewDecoder(bytes.NewReader(one))
 			dec.KnownFields(true)
 			if ferr := dec.Decode(&a); ferr != nil {
-				l.fail(p, m.Content[i].Value, "line %d: %s", m.Content[i].Line, decodeProblem(ferr))
+				// The front matter starts on the file's second line,
+				// after "---": an editor looks for the file's line.
+				l.fail(p, m.Content[i].Value, "line %d: %s", m.Content[i].Line+1, decodeProblem(ferr))
 			}
 		}
 		if len(l.errs) > before {

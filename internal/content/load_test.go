@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+	"time"
 )
 
 // fixtureArticle is the one article of testdata/valid; every case below
@@ -47,6 +48,19 @@ func replace(file, old, new string) func(*testing.T, fstest.MapFS) {
 			t.Fatalf("fixture %s does not contain %q", file, old)
 		}
 		fsys[file] = &fstest.MapFile{Data: []byte(strings.Replace(string(f.Data), old, new, 1))}
+	}
+}
+
+// moveFixture returns an edit that dates the fixture article at and moves its
+// file to that month's folder, as an editor would.
+func moveFixture(at time.Time) func(*testing.T, fstest.MapFS) {
+	return func(t *testing.T, fsys fstest.MapFS) {
+		t.Helper()
+		f := fsys[fixtureArticle]
+		stamp := at.UTC().Truncate(time.Second).Format(time.RFC3339)
+		data := strings.Replace(string(f.Data), "published_at: 2025-12-02T09:00:00Z", "published_at: "+stamp, 1)
+		delete(fsys, fixtureArticle)
+		fsys["articles/"+at.UTC().Format("2006/01")+"/fixture-article.md"] = &fstest.MapFile{Data: []byte(data)}
 	}
 }
 
@@ -117,6 +131,24 @@ func TestLoadFSRejects(t *testing.T) {
 			edit:      replace(fixtureArticle, "sources:\n  - source: kpmg-tnf\n    url: https://kpmg.com/us/en/taxnewsflash/news/2025/12/fixture.html\n", ""),
 			wantFile:  fixtureArticle,
 			wantField: "sources",
+		},
+		{
+			desc:      "published_at in the future",
+			edit:      moveFixture(time.Now().Add(3 * MaxAhead)),
+			wantFile:  "articles/" + time.Now().Add(3*MaxAhead).UTC().Format("2006/01") + "/fixture-article.md",
+			wantField: "published_at",
+		},
+		{
+			desc:      "updated_at in the future",
+			edit:      replace(fixtureArticle, "published_at: 2025-12-02T09:00:00Z\n", "published_at: 2025-12-02T09:00:00Z\nupdated_at: 2062-11-28T12:00:00Z\n"),
+			wantFile:  fixtureArticle,
+			wantField: "updated_at",
+		},
+		{
+			desc:      "a correction dated in the future",
+			edit:      replace(fixtureArticle, "published_at: 2025-12-02T09:00:00Z\n", "published_at: 2025-12-02T09:00:00Z\ncorrections:\n  - date: 2062-11-28T12:00:00Z\n    text: Typo-dated correction.\n"),
+			wantFile:  fixtureArticle,
+			wantField: "corrections[0].date",
 		},
 		{
 			desc:      "missing audience",
@@ -393,6 +425,34 @@ func TestLoadFSRejects(t *testing.T) {
 				}
 			}
 			t.Errorf("no error on file %q field %q; got:\n%v", tc.wantFile, tc.wantField, err)
+		})
+	}
+}
+
+// TestLoadFSMessages checks the words of an error an editor acts on: the
+// line is the file's (the front matter starts on its second line), and a
+// field left out is "required".
+func TestLoadFSMessages(t *testing.T) {
+	testCases := []struct {
+		desc string
+		edit func(*testing.T, fstest.MapFS)
+		want string
+	}{
+		{desc: "a bad date names the file's line", edit: replace(fixtureArticle, "2025-12-02T09:00:00Z", "2025-13-02T09:00:00Z"),
+			want: fixtureArticle + ": published_at: line 10: "},
+		{desc: "an unknown key names the file's line", edit: replace(fixtureArticle, "section: mandates\n", "section: mandates\nsektion: mandates\n"),
+			want: fixtureArticle + ": sektion: line 6: "},
+		{desc: "a missing section is required", edit: replace(fixtureArticle, "section: mandates\n", ""),
+			want: fixtureArticle + ": section: required"},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			fsys := validTree(t)
+			tc.edit(t, fsys)
+			_, err := LoadFS(fsys)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v; want one containing %q", err, tc.want)
+			}
 		})
 	}
 }

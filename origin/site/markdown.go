@@ -17,7 +17,8 @@ const MarkdownType = content.MarkdownType
 
 // ArticleMarkdown answers GET /<yyyy>/<mm>/<slug>.md: the article as
 // markdown with YAML front matter. The year and month must be the article's
-// own, so each article has exactly one address. The same pattern takes
+// own, so each article has exactly one address; under another year and
+// month a published article's twin is a 301 there. The same pattern takes
 // /<yyyy>/<mm>/<slug>, the page's address without its slash, which
 // redirects to the page.
 func (s *Site) ArticleMarkdown(r *http.Request) (*respond.Response, error) {
@@ -27,6 +28,9 @@ func (s *Site) ArticleMarkdown(r *http.Request) (*respond.Response, error) {
 		return s.toArticlePage(r, year, month, file)
 	}
 	rec, err := s.article(r, year, month, slug)
+	if resp, ok := s.toMoved(r, err, ".md"); ok {
+		return resp, nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -48,9 +52,14 @@ func validYearMonth(year, month string) bool {
 
 // toArticlePage answers /<yyyy>/<mm>/<slug>, an article page's address
 // without its trailing slash, with a redirect to the page (which may answer
-// 410 gone), or with the page's 404.
+// 410 gone), straight to the page's own address when the article's month
+// is another, or with the page's 404.
 func (s *Site) toArticlePage(r *http.Request, year, month, slug string) (*respond.Response, error) {
-	if _, err := s.article(r, year, month, slug); err != nil {
+	_, err := s.article(r, year, month, slug)
+	if resp, ok := s.toMoved(r, err, "/"); ok {
+		return resp, nil
+	}
+	if err != nil {
 		if ae := (*apierror.Error)(nil); !errors.As(err, &ae) || ae.Status != http.StatusGone {
 			return nil, err
 		}

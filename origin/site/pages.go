@@ -253,10 +253,15 @@ type articleView struct {
 	MarkdownURL string
 }
 
-// ArticlePage answers GET /<yyyy>/<mm>/<slug>/: 404 for an unknown article
-// or a wrong year or month, 410 for a retracted one (docs/decisions.md, retraction and correction).
+// ArticlePage answers GET /<yyyy>/<mm>/<slug>/: 404 for an unknown article,
+// 410 for a retracted one (docs/decisions.md, retraction and correction), a
+// 301 to the page's own address for a published article under another year
+// or month.
 func (s *Site) ArticlePage(r *http.Request) (*respond.Response, error) {
 	rec, err := s.article(r, r.PathValue("year"), r.PathValue("month"), r.PathValue("slug"))
+	if resp, ok := s.toMoved(r, err, "/"); ok {
+		return resp, nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -345,8 +350,30 @@ func (s *Site) ArticlePage(r *http.Request) (*respond.Response, error) {
 	return resp, nil
 }
 
+// movedArticle is article's answer for a published article asked for
+// under a year or month that is not its published_at's: its file was moved
+// to another month, and the address it was published at must keep working.
+type movedArticle struct{ rec *store.ArticleRecord }
+
+func (m *movedArticle) Error() string { return "article " + m.rec.Slug + " is at " + m.rec.Path() }
+
+// toMoved answers err when it is a movedArticle: a 301 to the article's own
+// address with suffix ("/" for the page, ".md" for the twin), one hop,
+// query kept, tagged with the article so its next change purges it.
+func (s *Site) toMoved(r *http.Request, err error, suffix string) (*respond.Response, bool) {
+	var m *movedArticle
+	if !errors.As(err, &m) {
+		return nil, false
+	}
+	return respond.Redirect(r, s.SiteRoot, m.rec.Path()+suffix, store.TagArticle(m.rec.Slug)), true
+}
+
 // article loads the published article at /year/month/slug, or returns the
-// 404 or 410 for that address.
+// 404 or 410 for that address. An article's slug is its identity and its
+// address follows its published_at, so under another year and month a
+// published article is a *movedArticle (docs/decisions.md, "Site pages at
+// the other form of their address"): links handed out before its date was
+// moved keep working. A retracted one is 410 at its own address only.
 func (s *Site) article(r *http.Request, year, month, slug string) (*store.ArticleRecord, error) {
 	notFound := func() error { return s.noArticle(slug) }
 	if !validYearMonth(year, month) {
@@ -365,7 +392,10 @@ func (s *Site) article(r *http.Request, year, month, slug string) (*store.Articl
 		return nil, err
 	}
 	if rec.PublishedAt.UTC().Format("2006") != year || rec.PublishedAt.UTC().Format("01") != month {
-		return nil, notFound()
+		if rec.Retracted() {
+			return nil, notFound()
+		}
+		return nil, &movedArticle{rec}
 	}
 	if rec.Retracted() {
 		return nil, api.Gone(rec)

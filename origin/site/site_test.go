@@ -583,6 +583,83 @@ func TestCorrectionShowsOnThePage(t *testing.T) {
 	})
 }
 
+// TestMovedArticleRedirects moves a published article to another month (its
+// file moved, its published_at changed): every address it had answers a 301
+// to the one it has now, in one hop with the query kept, and a retraction
+// makes the old addresses 404 again while the new one answers 410
+// (docs/decisions.md, "Site pages at the other form of their address").
+func TestMovedArticleRedirects(t *testing.T) {
+	inst := origintest.Start(t)
+	ctx := context.Background()
+	a := contenttest.Article(4)
+	before := a.Path()
+	get(t, inst, before+"/") // cached before the move: the move must purge it
+	a.PublishedAt = a.PublishedAt.AddDate(0, -1, 0)
+	after := a.Path()
+	if after == before {
+		t.Fatalf("the article stayed at %s", before)
+	}
+	if _, err := inst.Publisher.SyncArticle(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	answer := func(path string) (int, string, error) {
+		resp, err := noFollow.Get(inst.SiteRoot + path)
+		if err != nil {
+			return 0, "", err
+		}
+		resp.Body.Close()
+		return resp.StatusCode, resp.Header.Get("Location"), nil
+	}
+	other := "/1999/01/" + a.Slug // a month it never was in
+	testCases := []struct {
+		desc, path string
+		status     int
+		location   string // relative to the site root, "" for none
+	}{
+		{desc: "the page's old address", path: before + "/", status: 301, location: after + "/"},
+		{desc: "the twin's old address", path: before + ".md", status: 301, location: after + ".md"},
+		{desc: "the old address without its slash: one hop to the page", path: before, status: 301, location: after + "/"},
+		{desc: "the query is kept", path: before + "/?utm_source=feed", status: 301, location: after + "/?utm_source=feed"},
+		{desc: "any other month, as the slug is the identity", path: other + "/", status: 301, location: after + "/"},
+		{desc: "the twin under any other month", path: other + ".md", status: 301, location: after + ".md"},
+		{desc: "the new page", path: after + "/", status: 200},
+		{desc: "the new twin", path: after + ".md", status: 200},
+		{desc: "an unknown slug under the old month", path: "/" + before[1:9] + "no-such-article/", status: 404},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			eventually(t, tc.path, func() error {
+				status, loc, err := answer(tc.path)
+				if err != nil {
+					return err
+				}
+				want := ""
+				if tc.location != "" {
+					want = inst.SiteRoot + tc.location
+				}
+				if status != tc.status || loc != want {
+					return fmt.Errorf("%d, Location %q; want %d, %q", status, loc, tc.status, want)
+				}
+				return nil
+			})
+		})
+	}
+
+	// A retracted article is 410 at its own address only.
+	if _, err := inst.Publisher.Retract(ctx, a.Slug, "Published in error."); err != nil {
+		t.Fatal(err)
+	}
+	for path, status := range map[string]int{before + "/": 404, before + ".md": 404, before: 404, after + "/": 410, after + ".md": 410} {
+		eventually(t, "retracted: "+path, func() error {
+			if got, loc, err := answer(path); err != nil || got != status {
+				return fmt.Errorf("%d (Location %q, %v); want %d", got, loc, err, status)
+			}
+			return nil
+		})
+	}
+}
+
 // TestBadInput sends malformed and unknown page addresses: every answer is
 // the JSON error of docs/decisions.md (JSON errors) with the right status, never HTML, never a 500.
 func TestBadInput(t *testing.T) {
@@ -597,7 +674,7 @@ func TestBadInput(t *testing.T) {
 		{desc: "month 13", path: "/2026/13/x/", want: 404},
 		{desc: "month 00", path: "/2026/00/article-00000/", want: 404},
 		{desc: "year not a number", path: "/20x6/11/article-00000/", want: 404},
-		{desc: "wrong year for the article", path: "/2025/11/article-00000/", want: 404},
+		{desc: "wrong year for a retracted article", path: "/2025/11/" + origintest.RetractedSlug + "/", want: 404},
 		{desc: "dot segments to no page", path: "/../about-us/", want: 404},
 		{desc: "encoded dot segments", path: "/%2e%2e/%2e%2e/etc/passwd", want: 404},
 		{desc: "empty segments", path: "/2026//article-00000/", want: 404},
