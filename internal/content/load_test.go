@@ -434,10 +434,13 @@ func TestLoadFSRejects(t *testing.T) {
 // field left out is "required".
 func TestLoadFSMessages(t *testing.T) {
 	testCases := []struct {
-		desc string
-		edit func(*testing.T, fstest.MapFS)
-		want string
+		desc    string
+		edit    func(*testing.T, fstest.MapFS)
+		want    string
+		notWant string // what no message may say
 	}{
+		{desc: "a cited article that fails is not also an unknown article", edit: replace(fixtureArticle, "section: mandates\n", ""),
+			want: fixtureArticle + ": section: required", notWant: "unknown article"},
 		{desc: "a bad date names the file's line", edit: replace(fixtureArticle, "2025-12-02T09:00:00Z", "2025-13-02T09:00:00Z"),
 			want: fixtureArticle + ": published_at: line 10: "},
 		{desc: "an unknown key names the file's line", edit: replace(fixtureArticle, "section: mandates\n", "section: mandates\nsektion: mandates\n"),
@@ -452,6 +455,9 @@ func TestLoadFSMessages(t *testing.T) {
 			_, err := LoadFS(fsys)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v; want one containing %q", err, tc.want)
+			}
+			if tc.notWant != "" && strings.Contains(err.Error(), tc.notWant) {
+				t.Errorf("err = %v; want none saying %q", err, tc.notWant)
 			}
 		})
 	}

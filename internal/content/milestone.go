@@ -101,8 +101,11 @@ func (m *Milestone) DateLabel() string {
 }
 
 // checkMilestones validates every country's milestones once articles and
-// sources are known, filling in SourceName and Reports.
-func (l *loader) checkMilestones(countries []*Country, sources []*Source, articles map[string]*Article) {
+// sources are known, filling in SourceName and Reports. failed are the
+// slugs of cited articles whose file exists but did not load: the file's
+// own errors are the editor's to fix, and a citation of it is no unknown
+// article.
+func (l *loader) checkMilestones(countries []*Country, sources []*Source, articles map[string]*Article, failed map[string]bool) {
 	ids := map[string]string{}
 	for i, c := range countries {
 		if c == nil {
@@ -111,7 +114,7 @@ func (l *loader) checkMilestones(countries []*Country, sources []*Source, articl
 		for j := range c.Milestones {
 			m := &c.Milestones[j]
 			at := fmt.Sprintf("[%d].milestones[%d]", i, j)
-			l.checkMilestone(c.Code, at, m, sources, articles)
+			l.checkMilestone(c.Code, at, m, sources, articles, failed)
 			id := m.ID(c.Code)
 			if prev, dup := ids[id]; dup {
 				l.fail("countries.yaml", at, "same country, date and obligation as %s; merge them or tell them apart by obligation", prev)
@@ -122,7 +125,7 @@ func (l *loader) checkMilestones(countries []*Country, sources []*Source, articl
 	}
 }
 
-func (l *loader) checkMilestone(code, at string, m *Milestone, sources []*Source, articles map[string]*Article) {
+func (l *loader) checkMilestone(code, at string, m *Milestone, sources []*Source, articles map[string]*Article, failed map[string]bool) {
 	const file = "countries.yaml"
 	if d, err := time.Parse(DateLayout, m.Date); err != nil || d.Format(DateLayout) != m.Date {
 		l.fail(file, at+".date", "must be a calendar date written YYYY-MM-DD, got %q", m.Date)
@@ -166,6 +169,8 @@ func (l *loader) checkMilestone(code, at string, m *Milestone, sources []*Source
 	for _, slug := range m.Articles {
 		a := articles[slug]
 		switch {
+		case a == nil && failed[slug]:
+			// Reported at the article's file.
 		case a == nil:
 			l.fail(file, at+".articles", "unknown article %q", slug)
 		case !slices.Contains(a.Countries, code):

@@ -115,6 +115,9 @@ func streamFS(fsys fs.FS, opts StreamOptions) (*Corpus, error) {
 	// again, like any other unchanged file.
 	cited := map[string]*Article{}
 	citedKept := map[string]bool{}
+	// The cited slugs whose file was found but failed: its own errors say
+	// why, and the milestones that cite it add none.
+	citedFailed := map[string]bool{}
 	for _, m := range months {
 		for _, p := range m.paths {
 			if f, _ := matchArticlePath(p); l.pinned[f.slug] {
@@ -125,6 +128,7 @@ func streamFS(fsys fs.FS, opts StreamOptions) (*Corpus, error) {
 				}
 				a := l.parseArticle(p, f, raw, sources, countries, specs)
 				if a == nil {
+					citedFailed[f.slug] = true
 					continue
 				}
 				cited[f.slug] = a
@@ -135,7 +139,7 @@ func streamFS(fsys fs.FS, opts StreamOptions) (*Corpus, error) {
 		}
 	}
 	l.readNewsletters(c)
-	l.checkMilestones(c.Countries, c.Sources, cited)
+	l.checkMilestones(c.Countries, c.Sources, cited, citedFailed)
 
 	// Months are read on every CPU one ahead of the one being published,
 	// so reading and publishing overlap.
