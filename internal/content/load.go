@@ -421,6 +421,9 @@ func (l *loader) failFrontMatter(p string, front []byte, err error) {
 			dec := yaml.NewDecoder(bytes.NewReader(one))
 			dec.KnownFields(true)
 			if ferr := dec.Decode(&a); ferr != nil {
+				if key, items := m.Content[i], m.Content[i+1]; key.Value == "corrections" && items.Kind == yaml.SequenceNode && l.failCorrections(p, items) {
+					continue
+				}
 				// The front matter starts on the file's second line,
 				// after "---": an editor looks for the file's line.
 				l.fail(p, m.Content[i].Value, "line %d: %s", m.Content[i].Line+1, decodeProblem(ferr))
@@ -431,6 +434,41 @@ func (l *loader) failFrontMatter(p string, front []byte, err error) {
 		}
 	}
 	l.fail(p, "", "front matter: %v", err)
+}
+
+// failCorrections names the field of the corrections entry that failed to
+// decode, corrections[i].date say, with its line in the file; a date that
+// is no date is said so in words rather than in the time parser's layout.
+// It reports whether it found the field.
+func (l *loader) failCorrections(p string, items *yaml.Node) bool {
+	found := false
+	for j, item := range items.Content {
+		if item.Kind != yaml.MappingNode {
+			continue
+		}
+		for k := 0; k+1 < len(item.Content); k += 2 {
+			one, err := yaml.Marshal(&yaml.Node{Kind: yaml.MappingNode, Content: item.Content[k : k+2]})
+			if err != nil {
+				continue
+			}
+			var c Correction
+			dec := yaml.NewDecoder(bytes.NewReader(one))
+			dec.KnownFields(true)
+			derr := dec.Decode(&c)
+			if derr == nil {
+				continue
+			}
+			found = true
+			key, value := item.Content[k], item.Content[k+1]
+			problem := decodeProblem(derr)
+			var pe *time.ParseError
+			if errors.As(derr, &pe) {
+				problem = fmt.Sprintf("%q is no date: write YYYY-MM-DD or an RFC 3339 date-time", value.Value)
+			}
+			l.fail(p, fmt.Sprintf("corrections[%d].%s", j, key.Value), "line %d: %s", key.Line+1, problem)
+		}
+	}
+	return found
 }
 
 // decodeProblem drops yaml.v3's "unmarshal errors" wrapping and its line

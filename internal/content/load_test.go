@@ -227,7 +227,7 @@ func TestLoadFSRejects(t *testing.T) {
 			edit: replace(fixtureArticle, "---\nBody text.",
 				"corrections:\n  - date: yesterday\n    text: An earlier version misstated the date.\n---\nBody text."),
 			wantFile:  fixtureArticle,
-			wantField: "corrections",
+			wantField: "corrections[0].date",
 		},
 		{
 			desc: "correction dated before publication",
@@ -445,6 +445,9 @@ func TestLoadFSMessages(t *testing.T) {
 			want: fixtureArticle + ": published_at: line 10: "},
 		{desc: "an unknown key names the file's line", edit: replace(fixtureArticle, "section: mandates\n", "section: mandates\nsektion: mandates\n"),
 			want: fixtureArticle + ": sektion: line 6: "},
+		{desc: "a correction's bad date names the entry, the field and the file's line",
+			edit: replace(fixtureArticle, "section: mandates\n", "section: mandates\ncorrections:\n  - date: 2025-12-40\n    text: A figure was wrong.\n"),
+			want: fixtureArticle + `: corrections[0].date: line 7: "2025-12-40" is no date`},
 		{desc: "a missing section is required", edit: replace(fixtureArticle, "section: mandates\n", ""),
 			want: fixtureArticle + ": section: required"},
 	}
