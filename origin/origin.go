@@ -144,7 +144,7 @@ func New(cfg Config, st *store.Store) (*Server, error) {
 			return s.ask.Ask(ctx, ask.Request{Query: query, Locale: locale})
 		})}))
 
-	// Agent auth and webhook subscriptions (docs/decisions.md, bearer tokens to subscriptions). Every POST takes an
+	// Agent auth and webhook subscriptions (docs/decisions.md, agent auth, subscriptions). Every POST takes an
 	// Idempotency-Key (docs/decisions.md, Idempotency-Key); register and claim answers hold secrets, so
 	// they are kept no longer than the secrets live.
 	rdb := st.Client()
