@@ -1,6 +1,7 @@
 // Package origin is Invoicewire's origin server: the JSON read API, the site
 // surfaces and the discovery documents, answered from Redis through an
-// in-process response cache (docs/architecture.md, §3).
+// in-process response cache (docs/architecture.md, "A read: edge → origin →
+// store").
 //
 // Every response goes through one writer (serve.go) that adds the shared
 // headers, caches what may be cached and renders every error as the JSON of

@@ -84,14 +84,12 @@ func commentText(b []byte) string {
 	return sb.String()
 }
 
-// TestDecisionCitations: every "docs/decisions.md, <name>" or
-// "docs/decisions.md (<name>)" in the repository's code, configuration and
-// documents names a heading or a bold entry of docs/decisions.md, as that
-// file's opening says comments cite it. A citation may list several names
-// separated by commas.
-func TestDecisionCitations(t *testing.T) {
-	root := repo.Root(t)
-	entries := decisionNames(t, root)
+// eachCitingFile calls f with the path (relative to root) and the text,
+// comment markers taken out (commentText), of every text file of the
+// repository that mentions one of the docs; build output, dependencies and
+// this file's own patterns are skipped.
+func eachCitingFile(t *testing.T, root string, f func(rel, text string)) {
+	t.Helper()
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -107,14 +105,31 @@ func TestDecisionCitations(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if bytes.IndexByte(b, 0) >= 0 || !bytes.Contains(b, []byte("decisions.md")) {
+		if bytes.IndexByte(b, 0) >= 0 || !bytes.Contains(b, []byte(".md")) && !bytes.Contains(b, []byte("spec")) {
 			return nil // a binary, or no citation
 		}
 		rel, _ := filepath.Rel(root, path)
 		if rel == filepath.Join("deploy", "check", "docs", "citations_test.go") {
-			return nil // this file's own patterns
+			return nil
 		}
-		for _, m := range citation.FindAllStringSubmatch(commentText(b), -1) {
+		f(rel, commentText(b))
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("reading the repository: %v", err)
+	}
+}
+
+// TestDecisionCitations: every "docs/decisions.md, <name>" or
+// "docs/decisions.md (<name>)" in the repository's code, configuration and
+// documents names a heading or a bold entry of docs/decisions.md, as that
+// file's opening says comments cite it. A citation may list several names
+// separated by commas.
+func TestDecisionCitations(t *testing.T) {
+	root := repo.Root(t)
+	entries := decisionNames(t, root)
+	eachCitingFile(t, root, func(rel, text string) {
+		for _, m := range citation.FindAllStringSubmatch(text, -1) {
 			cited := normName(m[1] + m[2] + m[3])
 			if cited == "" || names(entries, cited) {
 				continue
@@ -127,9 +142,20 @@ func TestDecisionCitations(t *testing.T) {
 				t.Errorf("%s: %q names no heading or bold entry of docs/decisions.md", rel, strings.TrimSpace(m[0]))
 			}
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatalf("reading the repository: %v", err)
-	}
+}
+
+// sectionNumber is a numbered section of docs/architecture.md or of the
+// service contract. Neither is numbered in the repository (the contract is
+// not in it at all), so such a number sends the reader nowhere.
+var sectionNumber = regexp.MustCompile(`(architecture\.md|\bspec)[^A-Za-z]{0,6}§[0-9.]*`)
+
+// TestNoSectionNumbers: docs/architecture.md is cited by a heading's name
+// and the contract by what it promises, never by a section number.
+func TestNoSectionNumbers(t *testing.T) {
+	eachCitingFile(t, repo.Root(t), func(rel, text string) {
+		for _, m := range sectionNumber.FindAllString(text, -1) {
+			t.Errorf("%s: %q cites a section number; cite the heading by its name", rel, m)
+		}
+	})
 }
