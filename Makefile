@@ -22,6 +22,11 @@ REDIS_PKGS = $(shell $(GO) list -test -f '{{if .ForTest}}{{.ForTest}} {{join .De
 # (internal/redistest/record.go): the cluster pass runs only these.
 REDIS_TESTS := $(CURDIR)/.test/redis-tests
 
+# The Redis Cluster pass (deploy/local/cluster-pass.sh), as make test and
+# make test-cluster both run it: the recorded tests, under the race
+# detector, with the first pass's timeout.
+CLUSTER_PASS = GO=$(GO) deploy/local/cluster-pass.sh $(REDIS_TESTS) $(RACE) -count=1 -timeout 20m $(GOFLAGS_TEST)
+
 .PHONY: run test test-cluster fuzz build vet bench bench-webhooks eval-ask bench-ask bench-scale loadtest chaos clean
 
 build:
@@ -45,7 +50,7 @@ test:
 	#   whose output is printed when it ends.
 	@out=$$(mktemp); \
 	(cd deploy/check && $(GO) vet $(RACE) ./... && $(GO) test $(RACE) -count=1 $(GOFLAGS_TEST) ./...) > $$out 2>&1 & check=$$!; \
-	GO=$(GO) deploy/local/cluster-pass.sh $(REDIS_TESTS) $(RACE) -count=1 -timeout 20m $(GOFLAGS_TEST); cluster=$$?; \
+	$(CLUSTER_PASS); cluster=$$?; \
 	wait $$check; checked=$$?; \
 	echo "deploy/check (vet and tests):"; cat $$out; rm -f $$out; \
 	test $$cluster -eq 0 && test $$checked -eq 0
@@ -60,10 +65,17 @@ fuzz:
 	@deploy/local/deps.sh test
 	FUZZTIME=$(FUZZTIME) GO=$(GO) deploy/local/fuzz.sh
 
-# Only the Redis Cluster pass of make test.
+# Only the Redis Cluster pass of make test, run the same way: the tests
+# the last make test recorded as starting Redis, or, before any make test
+# (no record), every test of the packages that start Redis.
 test-cluster:
 	@deploy/local/deps.sh test
-	IW_REDIS_URL=redis+cluster:// $(GO) test -count=1 $(GOFLAGS_TEST) $(REDIS_PKGS)
+	CLUSTER_PASS_PKGS="$(if $(wildcard $(REDIS_TESTS)),,$(REDIS_PKGS))" $(CLUSTER_PASS)
+
+# go vet of both modules, with make test's RACE flag (see RACE above).
+vet:
+	$(GO) vet $(RACE) ./...
+	cd deploy/check && $(GO) vet $(RACE) ./...
 
 # Speed is reported as ratios against a reference measured in the same run:
 # every side-by-side benchmark (origin, edge, webhooks, ask), then one table

@@ -1,6 +1,7 @@
 // Package origin is Invoicewire's origin server: the JSON read API, the site
 // surfaces and the discovery documents, answered from Redis through an
-// in-process response cache (docs/architecture.md, §3).
+// in-process response cache (docs/architecture.md, "A read: edge → origin →
+// store").
 //
 // Every response goes through one writer (serve.go) that adds the shared
 // headers, caches what may be cached and renders every error as the JSON of
@@ -144,7 +145,7 @@ func New(cfg Config, st *store.Store) (*Server, error) {
 			return s.ask.Ask(ctx, ask.Request{Query: query, Locale: locale})
 		})}))
 
-	// Agent auth and webhook subscriptions (docs/decisions.md, bearer tokens to subscriptions). Every POST takes an
+	// Agent auth and webhook subscriptions (docs/decisions.md, agent auth, subscriptions). Every POST takes an
 	// Idempotency-Key (docs/decisions.md, Idempotency-Key); register and claim answers hold secrets, so
 	// they are kept no longer than the secrets live.
 	rdb := st.Client()

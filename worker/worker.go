@@ -1,5 +1,5 @@
 // Package worker delivers Invoicewire's content events to webhook
-// subscribers (docs/decisions.md (delivery), §5).
+// subscribers (docs/decisions.md, delivery).
 //
 // Two stages, both crash-safe:
 //

@@ -50,7 +50,8 @@ var refused = prometheus.NewCounter(prometheus.CounterOpts{
 type Wrapper struct {
 	// PerAddress is the most connections one address (IPv6: one /64) may
 	// hold open at once; the next is closed as soon as it is accepted.
-	// Default 64 (IW_EDGE_CONNS_PER_ADDRESS).
+	// Default 64 when per_address is omitted; the shipped Caddyfiles set
+	// it from IW_EDGE_CONNS_PER_ADDRESS, which defaults to 256 there.
 	PerAddress int `json:"per_address,omitempty"`
 	// Exempt lists networks (CIDRs) whose connections are not counted: the
 	// load balancers and proxies in front of the edge, which carry many

@@ -31,8 +31,9 @@ func init() {
 	caddy.RegisterModule(Handler{})
 }
 
-// MinimumNoticeMonths is the shortest time, in months, between deprecation and sunset (spec
-// §9.3: "for at least six months").
+// MinimumNoticeMonths is the shortest time, in months, between deprecation and sunset: the
+// contract promises that a retired version keeps serving "for at least six months" before it
+// is removed.
 const MinimumNoticeMonths = 6
 
 var served = prometheus.NewCounterVec(prometheus.CounterOpts{

@@ -195,7 +195,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		return s, nil
 	})
 	if err != nil {
-		return fmt.Errorf("setting up the edge cache: %w", err)
+		return fmt.Errorf("edge_cache: setting up the cache: %w", err)
 	}
 	h.poolKey = key
 	h.shared = v.(*shared)

@@ -18,7 +18,8 @@ import (
 // in front of every other handler but bot_auth (which never answers), so
 // this is the edge's answers by status on every deployment, without Caddy's
 // per-request metrics, which wrap every handler with histograms and cost
-// far more on a cache hit (docs/decisions.md, "Edge answers by status").
+// far more on a cache hit (docs/decisions.md, "The edge's answers by status come from the
+// limiter").
 var responses = &statusCounter{desc: prometheus.NewDesc(
 	"caddy_rate_limit_headers_responses_total",
 	"Answers of the edge by status code (every request after bot_auth, 429s from the limiter and errors included).",

@@ -1,4 +1,5 @@
-// Command edge is Invoicewire's edge gateway (docs/architecture.md, §6): the Caddy v2
+// Command edge is Invoicewire's edge gateway (docs/architecture.md, "A read:
+// edge → origin → store"): the Caddy v2
 // server with its standard modules and Invoicewire's own handler modules
 // compiled in. It is configured by caddyfile/Caddyfile.
 //

@@ -26,7 +26,8 @@ import (
 // content tree may sit on (FAT's mtime ticks by two seconds; Linux's local
 // file systems stamp from a clock that lags by a few milliseconds). This
 // is git's "racily clean" rule, applied when the entry is recorded rather
-// than when it is used (docs/decisions.md, archive scale).
+// than when it is used (docs/decisions.md, "A re-sync knows unchanged files
+// by their stat").
 var racyWindow = 2 * time.Second
 
 // statCacheMagic heads a stat cache file; a file with another one is
@@ -70,7 +71,8 @@ type statEntry struct {
 // file whose stat has not moved keeps its digest without being read. The
 // digests are still what is compared with the store's; the cache only
 // spares reading and hashing. It lives under the user's cache directory,
-// one file per content tree (docs/decisions.md, archive scale).
+// one file per content tree (docs/decisions.md, "A re-sync knows unchanged
+// files by their stat").
 type statCache struct {
 	file string
 	// prefix is the digest of the registries and format version the

@@ -42,7 +42,8 @@ const digestBatch = 16384
 // slug; the second pass publishes, reading again only the files that
 // changed. Article files already published from exactly these bytes, with
 // the registries unchanged, are read and hashed but not parsed again
-// (docs/decisions.md, archive scale): an unchanged archive of a million
+// (docs/decisions.md, "`iwctl sync` does not parse what it published
+// before"): an unchanged archive of a million
 // articles re-syncs in seconds. Published articles that have no file in
 // the tree are listed as warnings, not retracted.
 func syncDir(ctx context.Context, p *store.Publisher, dir string, w io.Writer) error {

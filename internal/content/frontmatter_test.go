@@ -93,7 +93,8 @@ func checkFastFrontMatter(t testing.TB, front []byte) bool {
 
 // FuzzFrontMatterFastPath checks that whatever front matter the fast path
 // accepts, yaml.v3 decodes, with unknown fields refused, to the very same
-// Article (docs/decisions.md, archive scale): the library stays the
+// Article (docs/decisions.md, "Article front matter has a fast path,
+// checked against yaml.v3"): the library stays the
 // authority and the fast path only ever answers as it would.
 func FuzzFrontMatterFastPath(f *testing.F) {
 	for _, s := range frontMatterSeeds(f) {

@@ -49,7 +49,8 @@ type StreamOptions struct {
 // Stream reads and validates the content tree rooted at dir like Load, but
 // hands the articles to opts.Publish a month folder at a time instead of
 // returning them, so that an archive of any size is read, checked and
-// published in bounded memory (docs/decisions.md, archive scale). The
+// published in bounded memory (docs/decisions.md, "`iwctl sync` streams the
+// tree"). The
 // checks that span articles are made before any article is published,
 // from what needs no parsing: the paths give every slug (a file's slug
 // must be its name), so duplicates are found from the listing; the

@@ -24,7 +24,7 @@ const (
 
 // Stream is the Redis stream every content change appends its event to. It
 // shares the content hash tag so the change and its event are written in one
-// atomic script, also on Redis Cluster (docs/decisions.md (retraction and correction), §5).
+// atomic script, also on Redis Cluster (docs/decisions.md, retraction and correction).
 const Stream = "iw:{content}:events"
 
 // Event is one content event: the envelope body of a delivery (docs/decisions.md, delivery).

@@ -81,7 +81,8 @@ func (f ArticleFilter) indexKeys() []string {
 // Cursor is a position in a listing: the last article a page showed. A page
 // that starts after a cursor is unaffected by articles published or retracted
 // since the first page, so a client paging through visits every article that
-// stayed published exactly once (docs/decisions.md (pagination) and docs/decisions.md).
+// stayed published exactly once (docs/decisions.md, pagination; docs/decisions.md, "Keyset cursor in
+// `next`").
 type Cursor struct {
 	PublishedAt time.Time
 	Slug        string

@@ -149,8 +149,8 @@ var ErrConflict = errors.New("store: content changed concurrently")
 // index, digest), then "1" and the event's id, type, created_at and data or
 // "0", then the operations, four arguments each: name, key index and two
 // operands. The arguments are flat rather than one JSON document: neither
-// side then encodes or decodes the article twice (docs/decisions.md,
-// archive scale). The script adds the keys of the sitemap files it changed,
+// side then encodes or decodes the article twice (docs/decisions.md, "The
+// change script takes flat arguments"). The script adds the keys of the sitemap files it changed,
 // and records the change's time under its keys (changedLua). It returns
 // the new content version, or -1 when an expectation failed.
 var applyScript = redis.NewScript(changedLua + `

@@ -10,7 +10,7 @@ import (
 )
 
 // The totals of listings filtered on two or three values (docs/decisions.md,
-// archive scale). Counting an intersection of index sets (ZINTERCARD) walks
+// "Filtered totals are counters"). Counting an intersection of index sets (ZINTERCARD) walks
 // the smallest set whole: about 35 ms for section and audience at 100,000
 // articles, ten times that at a million, on every such page. Instead every
 // change that adds an article to the indexes or takes it out moves a

@@ -2,6 +2,9 @@ package store
 
 import "github.com/invoicewire/invoicewire/internal/content"
 
+// RedactURL is redactURL, for the table of what it shows.
+var RedactURL = redactURL
+
 // SetWalkBudget sets walkBudget for a test and returns the function that
 // restores it.
 func SetWalkBudget(n int) (restore func()) {

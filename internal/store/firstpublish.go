@@ -18,7 +18,8 @@ import (
 const firstPublishBatch = 256
 
 // firstPublishScript publishes a run of articles that are not in the store
-// yet, as one atomic change (docs/decisions.md, archive scale) with the
+// yet, as one atomic change (docs/decisions.md, "A first publish's records
+// do not pass through its script") with the
 // MSETNX of their records that follows it in the same transaction
 // (firstPublish.queue): every record, index entry, sitemap entry and event
 // of the run, one content version and one invalidation message. The change

@@ -11,7 +11,8 @@ import (
 // encodePublishedRecord is json.Marshal(&ArticleRecord{Article: *a,
 // State: StatePublished}) with the body, most of the record's bytes,
 // escaped by appendJSONString, which skips eight plain bytes at a time
-// where encoding/json looks at each (docs/decisions.md, archive scale).
+// where encoding/json looks at each (docs/decisions.md, "A published
+// record's body is escaped a word at a time").
 // The rest of the record goes through encoding/json with an empty body:
 // its last field but the state is the body, so the body's place is the
 // fixed tail publishedTail. TestEncodePublishedRecord and

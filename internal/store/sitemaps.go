@@ -15,7 +15,8 @@ import (
 	"github.com/invoicewire/invoicewire/internal/content"
 )
 
-// Article sitemaps (docs/decisions.md, archive scale). Every published
+// Article sitemaps (docs/decisions.md, "Article sitemap files are kept by
+// the change script, by linear hashing of the slug"). Every published
 // article sits in one sitemap file, chosen by a hash of its slug with linear
 // hashing: file b (0-based) holds the slugs whose hash modulo 2^level is b,
 // except that the files below next are already split and use modulo

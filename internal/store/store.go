@@ -95,6 +95,11 @@ func NewClient(rawURL string) (redis.UniversalClient, error) {
 		if hostPart == "" {
 			return nil, fmt.Errorf("store: IW_REDIS_URL %q names no cluster nodes", redactURL(rawURL))
 		}
+		if strings.Contains(hostPart, "@") {
+			// Left in, the credentials would be part of an address, and
+			// every dial error would log them.
+			return nil, fmt.Errorf("store: IW_REDIS_URL %q: a redis+cluster:// URL takes its credentials as ?username= and ?password=, not before the nodes", redactURL(rawURL))
+		}
 		addrs := strings.Split(hostPart, ",")
 		// go-redis re-reads the slot map on a MOVED or ASK redirect, and
 		// otherwise only when it is older than ClusterStateReloadInterval
@@ -106,28 +111,104 @@ func NewClient(rawURL string) (redis.UniversalClient, error) {
 		if query != "" {
 			q, err := url.ParseQuery(query)
 			if err != nil {
-				return nil, fmt.Errorf("store: parsing IW_REDIS_URL options: %w", err)
+				return nil, fmt.Errorf("store: parsing the options of IW_REDIS_URL %q: %w", redactURL(rawURL), redactErr(err))
 			}
 			opts.Password = q.Get("password")
 			opts.Username = q.Get("username")
 		}
 		return redis.NewClusterClient(opts), nil
 	}
+	if u, err := url.Parse(rawURL); err == nil && misplacedAt(u) {
+		// go-redis would refuse the path or query and quote it: the end
+		// of a password.
+		return nil, fmt.Errorf("store: parsing IW_REDIS_URL %q: an '@' after the host; percent-encode a '/', '?' or '#' in the password", redactURL(rawURL))
+	}
 	opts, err := redis.ParseURL(rawURL)
 	if err != nil {
-		return nil, fmt.Errorf("store: parsing IW_REDIS_URL %q: %w", redactURL(rawURL), err)
+		return nil, fmt.Errorf("store: parsing IW_REDIS_URL %q: %w", redactURL(rawURL), redactErr(err))
 	}
 	opts.ContextTimeoutEnabled = true
 	return redis.NewClient(opts), nil
 }
 
-// redactURL drops a password from a Redis URL before it is logged or shown.
+// redactURL is raw fit for a log line or an error (README, "logs … never
+// with tokens or secrets"): its scheme, nodes, path and query, with its
+// userinfo, whatever it holds, and the value of any query parameter whose
+// name contains "password" (the redis+cluster:// form carries its password
+// as ?password=) read "xxxxx". A URL that does not parse, or whose query
+// does not, is shown as its scheme alone (and what has no scheme as "…"), since which part of it is the
+// secret is then unknown; so is one whose path, query or fragment holds the
+// '@' that should have ended a userinfo (a '/', '?' or '#' in a password
+// that was not percent-encoded: misplacedAt).
 func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.User == nil {
-		return raw
+	scheme, _, ok := strings.Cut(raw, "://")
+	if !ok || !validScheme(scheme) {
+		return "…"
 	}
-	return u.Redacted()
+	hidden := scheme + "://…"
+	u, err := url.Parse(raw)
+	if err != nil || misplacedAt(u) {
+		return hidden
+	}
+	var sb strings.Builder
+	sb.WriteString(u.Scheme + "://")
+	if u.User != nil {
+		sb.WriteString("xxxxx@")
+	}
+	sb.WriteString(u.Host + u.EscapedPath())
+	if u.RawQuery != "" {
+		q, err := url.ParseQuery(u.RawQuery)
+		if err != nil {
+			return hidden
+		}
+		for name := range q {
+			if strings.Contains(strings.ToLower(name), "password") {
+				q[name] = []string{"xxxxx"}
+			}
+		}
+		sb.WriteString("?" + q.Encode())
+	}
+	return sb.String()
+}
+
+// validScheme reports whether s is a URL scheme (RFC 3986 §3.1), so that
+// redactURL may show it: anything else may be the start of a secret.
+func validScheme(s string) bool {
+	if s == "" || len(s) > 32 {
+		return false
+	}
+	for i, c := range s {
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
+		case i > 0 && ('0' <= c && c <= '9' || c == '+' || c == '-' || c == '.'):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// misplacedAt reports whether u has no userinfo but an '@' after its host:
+// a password holding a '/', '?' or '#' that was not percent-encoded ends the
+// host early, and the rest of the password is read as a path, query or
+// fragment.
+func misplacedAt(u *url.URL) bool {
+	return u.User == nil && strings.Contains(u.Path+u.RawQuery+u.Fragment, "@")
+}
+
+// redactErr is err without the input it quotes: url.Parse's *url.Error
+// quotes the whole URL, and the errors it wraps the bad escape or port,
+// which may be part of a password. What is wrong is kept where it is known.
+func redactErr(err error) error {
+	var ee url.EscapeError
+	if errors.As(err, &ee) {
+		return errors.New("invalid URL escape: a '%' not followed by two hex digits")
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return errors.New("not a URL; percent-encode a '/', '?', '#', '@' or '%' in the password")
+	}
+	return err
 }
 
 // ChangedAt returns when the content behind an answer tagged with tags last

@@ -30,7 +30,8 @@ func newPublisher(rdb redis.UniversalClient) *store.Publisher {
 }
 
 // onBackends runs test against a single redis-server and against a local
-// three-master Redis Cluster (docs/architecture.md, §9): every multi-key operation must
+// three-master Redis Cluster (docs/decisions.md, "The integration tests run
+// twice, the second time on Redis Cluster"): every multi-key operation must
 // work unchanged on both.
 func onBackends(t *testing.T, test func(t *testing.T, rdb redis.UniversalClient)) {
 	t.Run("single", func(t *testing.T) { test(t, redistest.Start(t).Client()) })

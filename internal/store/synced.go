@@ -14,7 +14,8 @@ import (
 // (see Publisher users such as iwctl sync): a later sync skips the files
 // whose digest has not moved instead of parsing them again.
 //
-// They are kept small (docs/decisions.md, archive scale): a digest is
+// They are kept small (docs/decisions.md, "Sync digests are kept compact"):
+// a digest is
 // recorded under 8 bytes of the hash of its article's slug rather than
 // the slug, in one of syncedBuckets hashes chosen by more of that hash, so
 // that each bucket stays within Redis's compact (listpack) encoding up to

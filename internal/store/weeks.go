@@ -11,7 +11,8 @@ import (
 )
 
 // Week counters guide listings filtered on two or three values
-// (docs/decisions.md, archive scale). Such a page walks the smallest of the
+// (docs/decisions.md, "Filtered pages follow week counters"). Such a page
+// walks the smallest of the
 // filter's index sets, looking each member up in the others; without help
 // a deep offset or a cursor far into a sparse combination walks thousands
 // of members that do not match (18-23 ms at a million articles). Every

@@ -10,7 +10,7 @@
 // a fixed array of slots indexed by a hash of the tag, so the cache keeps
 // no index of keys by tag: nothing grows with the entries but the entries,
 // and the garbage collector has no index to mark (docs/decisions.md,
-// "Purge stamps"). Two tags that share a slot purge each other's entries,
+// "Tagged caches purged by stamps"). Two tags that share a slot purge each other's entries,
 // which costs a miss, never a stale answer.
 package tagcache
 

@@ -85,8 +85,8 @@ func readStoredSub(t *testing.T, rdb redis.UniversalClient, id, client string) s
 // or the failing rule (FinishDisable through FinishBatch, as the worker
 // records it). Both run luaDisable, so from the same state they must leave
 // the same stored subscription, field for field, index for index; and that
-// state is the one of docs/decisions.md, operator commands: out of
-// every kind set, the first disable's reason and time kept, the failure
+// state is the one docs/decisions.md, "Operator commands end access at
+// once", describes: out of every kind set, the first disable's reason and time kept, the failure
 // clock untouched, nothing written for a deleted one. Another subscription
 // to the same kinds is left alone.
 func TestDisableSameEitherPath(t *testing.T) {

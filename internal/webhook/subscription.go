@@ -1,5 +1,5 @@
 // Package webhook is the Redis schema of webhook subscriptions and of the
-// deliveries made to them (docs/decisions.md (subscriptions), docs/decisions.md (delivery), §5), shared by the origin, which
+// deliveries made to them (docs/decisions.md, subscriptions, delivery), shared by the origin, which
 // creates and lists subscriptions, and the worker, which fans events out to
 // them and delivers.
 //

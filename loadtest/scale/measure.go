@@ -20,7 +20,8 @@ import (
 
 // bypassCache is sent with every timed request: the origin neither reads
 // nor fills its response cache for a request that carries Authorization
-// (docs/decisions.md, tokens stay out of caches), so every request is a
+// (docs/decisions.md, "Requests carrying `Authorization` bypass the origin's
+// response cache"), so every request is a
 // cache miss however often a URL repeats. Public routes ignore the value.
 const bypassCache = "Bearer scale-bench-cache-miss"
 

@@ -176,7 +176,7 @@ var AgentOutputModes = []string{"application/json", "text/markdown", "text/event
 // agent-facing endpoints it does have, the MCP endpoint and the NLWeb-style
 // /ask endpoint. A2A 1.0 requires a custom binding to carry every core A2A
 // operation (specification §5, §5.8), which neither does: see
-// docs/decisions.md (agent card) for what is left open.
+// docs/decisions.md, "The agent card says only what is served", for what is left open.
 func (s *Documents) AgentCard(r *http.Request) (*respond.Response, error) {
 	// Every skill has examples: A2A's AgentSkill.examples is a list of
 	// strings, and a skill without any would be null.

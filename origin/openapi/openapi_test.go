@@ -122,8 +122,8 @@ func TestDocumentCoversContract(t *testing.T) {
 		{desc: "agent surfaces: robots.txt", method: "GET", path: "/robots.txt", site: true},
 		{desc: "agent surfaces: auth.md", method: "GET", path: "/auth.md", site: true},
 		{desc: "agent surfaces: developer portal", method: "GET", path: "/developers", site: true},
-		{desc: "§1 sitemap index", method: "GET", path: "/sitemap-index.xml", site: true},
-		{desc: "§1 news sitemap", method: "GET", path: "/news-sitemap.xml", site: true},
+		{desc: "site: sitemap index", method: "GET", path: "/sitemap-index.xml", site: true},
+		{desc: "site: news sitemap", method: "GET", path: "/news-sitemap.xml", site: true},
 	}
 	for _, tc := range testCases {
 		t.Run(tc.desc, func(t *testing.T) {
@@ -319,7 +319,7 @@ func TestEnumsMatchTheCode(t *testing.T) {
 		{desc: "audiences", schema: "Audience", want: content.Audiences},
 		{desc: "vocabularies: mandate_status", schema: "MandateStatus", want: content.MandateStatuses},
 		{desc: "vocabularies: trust_tier", schema: "TrustTier", want: content.TrustTiers},
-		{desc: "§6 event kinds", schema: "EventKind", want: events.Kinds},
+		{desc: "event kinds", schema: "EventKind", want: events.Kinds},
 		{desc: "JSON errors: error codes", schema: "ErrorCode", want: codes},
 	}
 	for _, tc := range testCases {

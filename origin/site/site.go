@@ -7,7 +7,7 @@
 //
 // Every handler returns a complete *respond.Response tagged with the
 // surrogate keys of the content it shows, so the origin's cache and the edge
-// drop it when that content changes (docs/decisions.md, "Caching and
+// drop it when that content changes (docs/decisions.md, "Caches and
 // invalidation"). Errors are the contract's JSON errors, pages included: an
 // unknown or malformed page address is a 404, a retracted article a 410, a
 // bad page number a 400.

@@ -2,7 +2,8 @@
 // docs/edge-gateway.md against the code: every IW_* variable the
 // repository reads is in README's table, and each default these tables give
 // for an edge variable is the one `make run`'s Caddyfile (caddyfile/Caddyfile)
-// falls back to.
+// falls back to; and the citations of the decisions record against its
+// entries (citations_test.go).
 package docs
 
 import (

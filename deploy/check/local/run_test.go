@@ -11,6 +11,10 @@
 // for redis-server, redis-cli and curl first on PATH: small shell scripts
 // that behave as each case asks (start, die, never answer, answer LOADING).
 // Nothing here needs the real service, so each case takes seconds.
+//
+// makefile_test.go checks the Makefile's targets against what they promise
+// and deploy/local/cluster-pass.sh, the Redis Cluster pass of make test and
+// make test-cluster, with a stand-in for go.
 package local
 
 import (
