@@ -33,6 +33,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/invoicewire/invoicewire/internal/httpheader"
 	"github.com/invoicewire/invoicewire/internal/metrics"
 	"github.com/invoicewire/invoicewire/internal/netguard"
 	"github.com/invoicewire/invoicewire/internal/signing"
@@ -121,7 +122,8 @@ type Handler struct {
 	// Header is the request header that tells the origin about a verified
 	// agent, as a Structured Fields Dictionary (directory="…",
 	// keyid="…"). Default X-Invoicewire-Agent. Any copy the client sent is
-	// removed.
+	// removed, and so is the field's name from the client's Connection
+	// options (httpheader.SetForOrigin).
 	Header string `json:"header,omitempty"`
 
 	poolKey string
@@ -322,7 +324,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	}
 	if o == outcomeVerified {
 		caddyhttp.SetVar(r.Context(), VarAgent, id.name)
-		r.Header.Set(h.Header, id.field)
+		httpheader.SetForOrigin(r.Header, h.Header, id.field)
 	}
 	return next.ServeHTTP(w, r)
 }

@@ -440,3 +440,46 @@ func TestOutcomeInAccessLog(t *testing.T) {
 		}
 	}
 }
+
+// TestAgentFieldReachesTheOrigin: the agent field of a verified agent
+// reaches the origin through a real Caddy's reverse_proxy, whatever the
+// client lists in Connection: the proxy deletes the fields Connection
+// names (RFC 9110 §7.6.1) after the handlers ran.
+func TestAgentFieldReachesTheOrigin(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Seen-Agent", r.Header.Get("X-Invoicewire-Agent"))
+	}))
+	t.Cleanup(up.Close)
+	edge := edgetest.Start(t, `
+	bot_auth {
+		allow_cidrs 127.0.0.0/8,::1/128
+		negative_ttl 1h
+	}
+	reverse_proxy `+strings.TrimPrefix(up.URL, "http://"))
+	d := newDirectory(t, nil)
+	url := edge.URL + "/api/v1/articles"
+	// The key, fetched.
+	if resp := untilVerified(t, edge.Client, func() *http.Request { return signedRequest(t, url, d, signOptions{}) }); resp.Header.Get("X-Seen-Agent") == "" {
+		t.Fatal("the well-signed request was never verified")
+	}
+	testCases := []struct {
+		desc       string
+		connection string
+	}{
+		{desc: "no Connection field"},
+		{desc: "Connection naming the agent field", connection: "X-Invoicewire-Agent"},
+		{desc: "Connection naming the agent field in lower case among other options", connection: "keep-alive, x-invoicewire-agent"},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			req := signedRequest(t, url, d, signOptions{})
+			if tc.connection != "" {
+				req.Header.Set("Connection", tc.connection)
+			}
+			resp := do(t, edge.Client, req)
+			if resp.StatusCode != http.StatusOK || !strings.Contains(resp.Header.Get("X-Seen-Agent"), d.key.ID) {
+				t.Errorf("%d, the origin saw X-Invoicewire-Agent %q; want the agent's field", resp.StatusCode, resp.Header.Get("X-Seen-Agent"))
+			}
+		})
+	}
+}
