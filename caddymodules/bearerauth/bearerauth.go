@@ -19,8 +19,9 @@
 //     Authorization sent twice), or one presented but unknown, expired or
 //     revoked → 401 with error="invalid_token" (RFC 6750 §3.1 counts a
 //     malformed token as invalid). A valid token passes, with X-Invoicewire-Client
-//     set to its client id; a write on a route without writes then gets the
-//     origin's 405.
+//     set to its client id (httpheader.SetForOrigin, so that a Connection
+//     option of the client's cannot remove it on the way to the origin); a
+//     write on a route without writes then gets the origin's 405.
 //   - Everything else (public reads, the site) passes; Authorization is
 //     ignored there, so reads never answer 401.
 package bearerauth
@@ -38,6 +39,7 @@ import (
 
 	"github.com/invoicewire/invoicewire/caddymodules/internal/tokenverifier"
 	"github.com/invoicewire/invoicewire/internal/apierror"
+	"github.com/invoicewire/invoicewire/internal/httpheader"
 	"github.com/invoicewire/invoicewire/internal/metrics"
 	"github.com/invoicewire/invoicewire/internal/token"
 )
@@ -186,7 +188,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		return caddyhttp.Error(http.StatusServiceUnavailable, e)
 	}
 	outcomes.WithLabelValues("valid").Inc()
-	r.Header.Set(h.ClientHeader, rec.ClientID)
+	httpheader.SetForOrigin(r.Header, h.ClientHeader, rec.ClientID)
 	return next.ServeHTTP(w, r)
 }
 

@@ -131,6 +131,9 @@ func TestBearerAuth(t *testing.T) {
 		{desc: "an OPTIONS without Access-Control-Request-Method is no preflight", method: "OPTIONS", path: "/api/v1/webhooks/subscriptions", header: []string{"Origin: https://app.example"}, status: 401, challenge: challenge},
 		{desc: "an OPTIONS without Origin is no preflight", method: "OPTIONS", path: "/api/v1/webhooks/subscriptions/sub_1", header: []string{"Access-Control-Request-Method: DELETE"}, status: 401, challenge: challenge},
 		{desc: "spoofed client header replaced", method: "POST", path: "/api/v1/webhooks", header: []string{"Authorization: Bearer good-token", "X-Invoicewire-Client: cli_evil"}, status: 200, client: "cli_owner"},
+		// The proxy deletes the fields Connection names (RFC 9110 §7.6.1):
+		// a client naming the client field must not take it off.
+		{desc: "the client field named in Connection still reaches the origin", method: "POST", path: "/api/v1/webhooks", header: []string{"Authorization: Bearer good-token", "Connection: x-invoicewire-client"}, status: 200, client: "cli_owner"},
 	}
 	for _, test := range testCases {
 		t.Run(test.desc, func(t *testing.T) {

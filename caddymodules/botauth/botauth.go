@@ -33,6 +33,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/invoicewire/invoicewire/internal/config"
+	"github.com/invoicewire/invoicewire/internal/httpheader"
 	"github.com/invoicewire/invoicewire/internal/metrics"
 	"github.com/invoicewire/invoicewire/internal/netguard"
 	"github.com/invoicewire/invoicewire/internal/signing"
@@ -92,7 +94,13 @@ type Handler struct {
 	// nevertheless be fetched from, plain http included
 	// (IW_BOTAUTH_ALLOW_CIDRS; make run allows loopback). Outside them,
 	// directories are fetched over https from public addresses only,
-	// checked when the connection is dialled.
+	// checked when the connection is dialled. On a non-public address,
+	// inside them too, the ports of the service's own listeners are never
+	// fetched from: those the IW_* environment names, the same the webhook
+	// deliveries stay off (config.OwnPorts; docs/decisions.md, "Webhooks
+	// never reach the service's own listeners"). A Signature-Agent names
+	// any URL, and an allowed loopback let an anonymous request have the
+	// edge GET Caddy's admin API or the origin's pprof.
 	AllowCIDRs []string `json:"allow_cidrs,omitempty"`
 	// ClockSkew is how far created may lie in the future and expires in
 	// the past. Default 60s.
@@ -121,7 +129,8 @@ type Handler struct {
 	// Header is the request header that tells the origin about a verified
 	// agent, as a Structured Fields Dictionary (directory="…",
 	// keyid="…"). Default X-Invoicewire-Agent. Any copy the client sent is
-	// removed.
+	// removed, and so is the field's name from the client's Connection
+	// options (httpheader.SetForOrigin).
 	Header string `json:"header,omitempty"`
 
 	poolKey string
@@ -230,13 +239,20 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return err
 	}
+	env, err := config.FromEnv()
+	if err != nil {
+		return fmt.Errorf("bot_auth: reading the service's own ports from the environment: %w", err)
+	}
+	policy := netguard.Policy{Allow: allow, OwnPorts: env.OwnPorts()}
 	cfg, err := json.Marshal(h)
 	if err != nil {
 		return fmt.Errorf("bot_auth: keying the shared state: %w", err)
 	}
-	h.poolKey = string(cfg)
+	// The own ports come from the environment, not the configuration: a
+	// reload under other ones must not keep the fetcher built for the old.
+	h.poolKey = fmt.Sprint(string(cfg), policy.OwnPorts)
 	v, _, err := pool.LoadOrNew(h.poolKey, func() (caddy.Destructor, error) {
-		f := netguard.NewFetcher(netguard.Policy{Allow: allow}, time.Duration(h.FetchTimeout), h.MaxDirectoryBytes)
+		f := netguard.NewFetcher(policy, time.Duration(h.FetchTimeout), h.MaxDirectoryBytes)
 		ttl := ttlPolicy{min: time.Duration(h.MinKeyTTL), max: time.Duration(h.MaxKeyTTL),
 			fallback: time.Duration(h.DefaultKeyTTL), negative: time.Duration(h.NegativeTTL)}
 		keys, err := newKeyring(f, h.MaxKeys, h.MaxFetches, ttl, time.Now, h.logger)
@@ -322,7 +338,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	}
 	if o == outcomeVerified {
 		caddyhttp.SetVar(r.Context(), VarAgent, id.name)
-		r.Header.Set(h.Header, id.field)
+		httpheader.SetForOrigin(r.Header, h.Header, id.field)
 	}
 	return next.ServeHTTP(w, r)
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -438,5 +439,109 @@ func TestOutcomeInAccessLog(t *testing.T) {
 				verified++
 			}
 		}
+	}
+}
+
+// TestAgentFieldReachesTheOrigin: the agent field of a verified agent
+// reaches the origin through a real Caddy's reverse_proxy, whatever the
+// client lists in Connection: the proxy deletes the fields Connection
+// names (RFC 9110 §7.6.1) after the handlers ran.
+func TestAgentFieldReachesTheOrigin(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Seen-Agent", r.Header.Get("X-Invoicewire-Agent"))
+	}))
+	t.Cleanup(up.Close)
+	edge := edgetest.Start(t, `
+	bot_auth {
+		allow_cidrs 127.0.0.0/8,::1/128
+		negative_ttl 1h
+	}
+	reverse_proxy `+strings.TrimPrefix(up.URL, "http://"))
+	d := newDirectory(t, nil)
+	url := edge.URL + "/api/v1/articles"
+	// The key, fetched.
+	if resp := untilVerified(t, edge.Client, func() *http.Request { return signedRequest(t, url, d, signOptions{}) }); resp.Header.Get("X-Seen-Agent") == "" {
+		t.Fatal("the well-signed request was never verified")
+	}
+	testCases := []struct {
+		desc       string
+		connection string
+	}{
+		{desc: "no Connection field"},
+		{desc: "Connection naming the agent field", connection: "X-Invoicewire-Agent"},
+		{desc: "Connection naming the agent field in lower case among other options", connection: "keep-alive, x-invoicewire-agent"},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			req := signedRequest(t, url, d, signOptions{})
+			if tc.connection != "" {
+				req.Header.Set("Connection", tc.connection)
+			}
+			resp := do(t, edge.Client, req)
+			if resp.StatusCode != http.StatusOK || !strings.Contains(resp.Header.Get("X-Seen-Agent"), d.key.ID) {
+				t.Errorf("%d, the origin saw X-Invoicewire-Agent %q; want the agent's field", resp.StatusCode, resp.Header.Get("X-Seen-Agent"))
+			}
+		})
+	}
+}
+
+// TestOwnListenersNeverFetched: a Signature-Agent naming a port of the
+// service's own listeners, as the IW_* environment names them, is never
+// fetched, even on an allowed network: the exclusions of webhook
+// deliveries (docs/decisions.md, "Webhooks never reach the service's own
+// listeners"). The agent stays anonymous. Each case names the directory's
+// own port in one variable.
+func TestOwnListenersNeverFetched(t *testing.T) {
+	testCases := []struct {
+		desc  string
+		env   string
+		value func(port int) string // "" leaves the variable unset
+	}{
+		{desc: "a port of no listener of the service is fetched", env: "IW_EDGE_ADMIN_ADDR", value: func(int) string { return "" }},
+		{desc: "the edge's admin API", env: "IW_EDGE_ADMIN_ADDR", value: func(p int) string { return fmt.Sprintf("127.0.0.1:%d", p) }},
+		{desc: "the edge's own port", env: "IW_EDGE_PORT", value: strconv.Itoa},
+		{desc: "the origin", env: "IW_ORIGIN_ADDR", value: func(p int) string { return fmt.Sprintf("127.0.0.1:%d", p) }},
+		{desc: "the origin's metrics", env: "IW_ORIGIN_METRICS_ADDR", value: func(p int) string { return fmt.Sprintf("127.0.0.1:%d", p) }},
+		{desc: "the worker's metrics", env: "IW_WORKER_METRICS_ADDR", value: func(p int) string { return fmt.Sprintf("localhost:%d", p) }},
+		{desc: "Redis", env: "IW_REDIS_URL", value: func(p int) string { return fmt.Sprintf("redis://127.0.0.1:%d/0", p) }},
+		{desc: "the rate-limit Redis's cluster bus", env: "IW_RATELIMIT_REDIS_URL", value: func(p int) string { return fmt.Sprintf("redis://127.0.0.1:%d/0", p-10000) }},
+	}
+	for i, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			d := newDirectory(t, nil)
+			port := d.Listener.Addr().(*net.TCPAddr).Port
+			if port <= 10000 {
+				t.Fatalf("the directory listens on port %d; the cluster bus case needs one above 10000", port)
+			}
+			own := tc.value(port) != ""
+			if own {
+				t.Setenv(tc.env, tc.value(port))
+			}
+			// Caddy keeps running a configuration loaded again unchanged,
+			// and reads the environment only when it provisions one.
+			edge := edgetest.Start(t, echoSite+"\theader X-Case "+strconv.Itoa(i)+"\n")
+			mk := func() *http.Request { return signedRequest(t, edge.URL+"/", d, signOptions{}) }
+			if !own {
+				if resp := untilVerified(t, edge.Client, mk); resp.Header.Get("X-Seen-Agent") == "" {
+					t.Fatal("the agent was never verified")
+				}
+				return
+			}
+			var last string
+			for range 30 {
+				resp := do(t, edge.Client, mk())
+				if resp.Header.Get("X-Seen-Agent") != "" {
+					t.Fatal("verified with a key fetched from one of the service's own ports")
+				}
+				last = resp.Header.Get("X-Seen-Outcome")
+				time.Sleep(5 * time.Millisecond)
+			}
+			if last != "directory_unavailable" {
+				t.Errorf("last outcome %q; want directory_unavailable once the fetch was refused", last)
+			}
+			if n := d.fetches.Load(); n != 0 {
+				t.Errorf("the directory on one of the service's own ports was fetched %d times", n)
+			}
+		})
 	}
 }

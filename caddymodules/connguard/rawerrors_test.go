@@ -80,8 +80,12 @@ func TestUnparsableRequestsAnsweredInJSON(t *testing.T) {
 		{desc: "header fields over the limit", raw: "GET / HTTP/1.1\r\nHost: a\r\nX-Big: " + strings.Repeat("x", 8192) + "\r\n\r\n", status: 431, code: "bad_request", mentions: "too large"},
 		{desc: "request target over the limit", raw: "GET /" + strings.Repeat("x", 8192) + " HTTP/1.1\r\nHost: a\r\n\r\n", status: 414, code: "bad_request", mentions: "too long"},
 		{desc: "a long target with header fields over the limit", raw: "GET /" + strings.Repeat("x", 4000) + " HTTP/1.1\r\nHost: a\r\nX-Big: " + strings.Repeat("x", 8192) + "\r\n\r\n", status: 431, code: "bad_request", mentions: "too large"},
-		{desc: "unknown transfer coding", raw: "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\n\r\n", status: 501, code: "internal", mentions: "transfer coding"},
-		{desc: "unknown HTTP version", raw: "GET / HTTP/3.0\r\nHost: a\r\n\r\n", status: 505, code: "internal", mentions: "HTTP version"},
+		// 501 and 505 answer what the request used (RFC 9112 §6.1, RFC 9110
+		// §15.6.6): the client's to change, so bad_request, as 414 and 431.
+		{desc: "unknown transfer coding", raw: "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\n\r\n", status: 501, code: "bad_request", mentions: "transfer coding"},
+		{desc: "a transfer coding before chunked", raw: "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n", status: 501, code: "bad_request", mentions: "transfer coding"},
+		{desc: "a misspelt chunked", raw: "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: xchunked\r\n\r\n", status: 501, code: "bad_request", mentions: "transfer coding"},
+		{desc: "unknown HTTP version", raw: "GET / HTTP/3.0\r\nHost: a\r\n\r\n", status: 505, code: "bad_request", mentions: "HTTP version"},
 		{desc: "unsupported expectation", raw: "GET / HTTP/1.1\r\nHost: a\r\nExpect: teapot\r\n\r\n", status: 417, code: "bad_request", mentions: "expectation"},
 	}
 	for _, tc := range testCases {

@@ -58,7 +58,7 @@ func (h *Handler) countRegistration(w http.ResponseWriter, r *http.Request, b *b
 		"Reuse the clients you registered (a claim renews a client); wait for Retry-After seconds to register another.")
 	e.Header = http.Header{"Retry-After": {t}}
 	if len(r.Header.Values("Idempotency-Key")) > 0 {
-		r.Header.Set(httpheader.ReplayOnly, "1")
+		httpheader.SetForOrigin(r.Header, httpheader.ReplayOnly, "1")
 		reg.refusal = e
 		reg.settled = true // no unit was taken, so none is given back
 		return reg, nil

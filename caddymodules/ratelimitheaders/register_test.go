@@ -735,3 +735,92 @@ func TestRegisterReplayOverBudget(t *testing.T) {
 		t.Errorf("register budget spent %d; want the client created counted", got)
 	}
 }
+
+// TestReplayOnlyMarkReachesTheOrigin: the replay-only mark of a
+// registration over the register budget reaches the origin through a real
+// Caddy's reverse_proxy, whatever the client lists in Connection. The
+// proxy deletes the fields Connection names (RFC 9110 §7.6.1) after the
+// handlers ran, and `Connection: X-Invoicewire-Replay-Only` took the mark
+// off: the origin created a client over the budget, whose stored answer a
+// plain retry under the key then got as a replay.
+func TestReplayOnlyMarkReachesTheOrigin(t *testing.T) {
+	srv := redistest.New(t)
+	clock := clockAt(windowStart.Add(10 * time.Second))
+	pc, err := PoolLimitersWithClock(Handler{
+		Quota: 1000, Window: caddy.Duration(time.Minute), Redis: srv.URL(),
+		RegisterQuota: 1, RegisterWindow: caddy.Duration(time.Hour),
+	}, clock.now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pc.Release)
+	// The origin answers every registration as created, and tells which
+	// came marked.
+	var mu sync.Mutex
+	var marks []string
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		marks = append(marks, r.Header.Get(httpheader.ReplayOnly))
+		mu.Unlock()
+		w.WriteHeader(http.StatusCreated)
+	}))
+	t.Cleanup(up.Close)
+	edge := edgetest.Start(t, fmt.Sprintf(`
+	rate_limit_headers {
+		quota 1000
+		window 60
+		register_quota 1
+		register_window 3600
+		redis %s
+	}
+	reverse_proxy %s
+	handle_errors {
+		json_errors
+	}`, srv.URL(), strings.TrimPrefix(up.URL, "http://")))
+	if !pc.Used() {
+		t.Fatal("the handler did not take the limiters with the test's clock")
+	}
+	lastMark := func() (string, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(marks) == 0 {
+			return "", false
+		}
+		m := marks[len(marks)-1]
+		marks = marks[:0]
+		return m, true
+	}
+	const path = "/api/v1/agent-auth/register"
+	// The budget's one unit, spent; naming the mark in Connection within
+	// the budget changes nothing.
+	if resp, body := edge.Do(t, "POST", path, "", "Connection: X-Invoicewire-Replay-Only"); resp.StatusCode != 201 {
+		t.Fatalf("first registration: %d %s", resp.StatusCode, body)
+	}
+	if m, _ := lastMark(); m != "" {
+		t.Fatalf("the registration within the budget reached the origin marked %q", m)
+	}
+	testCases := []struct {
+		desc       string
+		connection string // the client's Connection field; "" for none
+	}{
+		{desc: "no Connection field"},
+		{desc: "Connection naming the mark", connection: "X-Invoicewire-Replay-Only"},
+		{desc: "Connection naming the mark in lower case among other options", connection: "keep-alive, x-invoicewire-replay-only, X-Other"},
+	}
+	for i, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			header := []string{"Idempotency-Key: key-" + itoa(int64(i))}
+			if tc.connection != "" {
+				header = append(header, "Connection: "+tc.connection)
+			}
+			resp, body := edge.Do(t, "POST", path, `{"client_name":"n"}`, header...)
+			m, reached := lastMark()
+			if !reached || m != "1" {
+				t.Errorf("the registration over the budget reached the origin %v, marked %q; want it marked 1", reached, m)
+			}
+			if resp.StatusCode != 429 {
+				t.Errorf("%d %s; want the register budget's 429 for an answer that is no replay", resp.StatusCode, body)
+			}
+		})
+	}
+}

@@ -111,6 +111,17 @@ func TestClientMistakesAre4xx(t *testing.T) {
 		}
 	})
 
+	// RFC 9112 §6.1 makes it a 501, but the client's to change: its code is
+	// bad_request, not internal, which pages on-call as a server fault.
+	t.Run("a transfer coding before chunked", func(t *testing.T) {
+		c := rawConn(t, edge)
+		fmt.Fprint(c, "POST /ask HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n")
+		resp, body := readResponse(t, bufio.NewReader(c))
+		if resp.StatusCode != 501 || !isJSONError(body, "bad_request") {
+			t.Errorf("%d %s", resp.StatusCode, body)
+		}
+	})
+
 	t.Run("8 MiB body", func(t *testing.T) {
 		c := rawConn(t, edge)
 		fmt.Fprintf(c, "POST /api/v1/agent-auth/register HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", 8<<20)
@@ -742,7 +753,8 @@ func TestCompressedRequestBodyIs415(t *testing.T) {
 // retry of a registration under its Idempotency-Key still gets the stored
 // answer (auth.md, "Rate limits": a replay is answered), through the real
 // edge and origin; a new key, another body or no key gets the register
-// budget's 429 and creates nothing.
+// budget's 429 and creates nothing, and so does a new key whose request
+// names the replay-only mark in Connection.
 func TestRegisterReplayOverBudget(t *testing.T) {
 	inst := origintest.Start(t)
 	t.Setenv("IW_RATELIMIT_REGISTER_QUOTA", "2")
@@ -775,6 +787,12 @@ func TestRegisterReplayOverBudget(t *testing.T) {
 		{desc: "a new key gets the 429", body: body, header: []string{"Idempotency-Key: key-2"}, status: 429},
 		{desc: "the key with another body gets the 429", body: `{"client_name":"another"}`, header: []string{"Idempotency-Key: key-1"}, status: 429},
 		{desc: "no key gets the 429", body: body, status: 429},
+		// The proxy deletes the fields Connection names (RFC 9110 §7.6.1):
+		// naming the replay-only mark there took it off, the origin created
+		// the client, and the plain retry got its answer replayed.
+		{desc: "a new key naming the replay-only mark in Connection gets the 429", body: body,
+			header: []string{"Idempotency-Key: key-3", "Connection: X-Invoicewire-Replay-Only"}, status: 429},
+		{desc: "and so does its retry", body: body, header: []string{"Idempotency-Key: key-3"}, status: 429},
 	} {
 		t.Run(tc.desc, func(t *testing.T) {
 			resp, b := post(t, edge+"/api/v1/agent-auth/register", tc.body, tc.header...)

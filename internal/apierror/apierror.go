@@ -61,12 +61,18 @@ func StatusFor(code string) int {
 
 // CodeFor returns the error code for an HTTP status: the contract's code when
 // there is one, else the nearest class (4xx bad_request, 5xx internal or, for
-// gateway failures, unavailable).
+// gateway failures, unavailable). 501 and 505 are bad_request: they answer
+// a transfer coding or an HTTP version the request used that the service
+// does not implement (RFC 9112 §6.1, RFC 9110 §15.6.6), which the client
+// must change and no server fault explains; internal (the contract's
+// "server fault") would send it looking for an outage.
 func CodeFor(status int) string {
 	if c, ok := statusCodes[status]; ok {
 		return c
 	}
 	switch {
+	case status == http.StatusNotImplemented || status == http.StatusHTTPVersionNotSupported:
+		return CodeBadRequest
 	case status == http.StatusBadGateway || status == http.StatusGatewayTimeout:
 		return CodeUnavailable
 	case status >= 500:

@@ -9,6 +9,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"net/http"
+	"net/textproto"
 	"strings"
 	"time"
 )
@@ -76,9 +77,68 @@ const MaxListMembers = 64
 // a registration's register budget is spent: the origin may answer only
 // with the replay of an answer stored under the request's Idempotency-Key,
 // and otherwise creates nothing (docs/decisions.md, "Rate-limit budgets").
-// The edge removes it from every registration a client sends; sent by a
-// client on another route, it can only deny that client its own request.
+// The edge removes it from every registration a client sends, and sets it
+// with SetForOrigin, so that no Connection option of the client's removes
+// it in turn; sent by a client on another route, it can only deny that
+// client its own request.
 const ReplayOnly = "X-Invoicewire-Replay-Only"
+
+// SetForOrigin sets the request field name to value in h, the header of a
+// request the edge passes on to the origin, and removes name from the
+// request's Connection options. A proxy deletes every field that
+// Connection names before it forwards a request (RFC 9110 §7.6.1), and so
+// does Caddy's reverse_proxy, after the handlers have run: a client that
+// listed, say, ReplayOnly in Connection would otherwise remove the field
+// the edge set for the origin, and the origin would act as if the edge had
+// not spoken (docs/decisions.md, "Rate-limit budgets"). Fields the
+// edge sets with reverse_proxy's header_up are applied after that removal
+// and need no such care.
+func SetForOrigin(h http.Header, name, value string) {
+	h.Set(name, value)
+	dropConnectionOption(h, name)
+}
+
+// dropConnectionOption removes name from the options of h's Connection
+// fields, compared as Caddy's reverse_proxy compares them when it deletes
+// the fields they name (trimmed, canonical key); a Connection field left
+// without options is removed.
+func dropConnectionOption(h http.Header, name string) {
+	values := h["Connection"]
+	name = http.CanonicalHeaderKey(name)
+	if !connectionNames(values, name) {
+		return
+	}
+	var kept []string
+	for _, v := range values {
+		var opts []string
+		for opt := range strings.SplitSeq(v, ",") {
+			if opt = textproto.TrimString(opt); opt != "" && http.CanonicalHeaderKey(opt) != name {
+				opts = append(opts, opt)
+			}
+		}
+		if len(opts) > 0 {
+			kept = append(kept, strings.Join(opts, ", "))
+		}
+	}
+	if len(kept) == 0 {
+		delete(h, "Connection")
+		return
+	}
+	h["Connection"] = kept
+}
+
+// connectionNames reports whether the Connection field values list name,
+// a canonical key.
+func connectionNames(values []string, name string) bool {
+	for _, v := range values {
+		for opt := range strings.SplitSeq(v, ",") {
+			if http.CanonicalHeaderKey(textproto.TrimString(opt)) == name {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // MatchesStrong applies If-Match (its header values) to etag, the strong
 // validator of the representation that would be sent, with the strong

@@ -104,3 +104,39 @@ func TestPreconditionFailed(t *testing.T) {
 		})
 	}
 }
+
+// TestSetForOrigin: the field is set, and no Connection option names it
+// any more, however the client spelled or listed it; the client's other
+// options stay.
+func TestSetForOrigin(t *testing.T) {
+	testCases := []struct {
+		desc       string
+		connection []string // the client's Connection fields; nil for none
+		want       []string // Connection after; nil for none
+	}{
+		{desc: "no Connection", connection: nil, want: nil},
+		{desc: "other options only", connection: []string{"keep-alive, X-Other"}, want: []string{"keep-alive, X-Other"}},
+		{desc: "the field alone", connection: []string{ReplayOnly}, want: nil},
+		{desc: "the field in lower case", connection: []string{"x-invoicewire-replay-only"}, want: nil},
+		{desc: "the field among others", connection: []string{"keep-alive,  X-INVOICEWIRE-REPLAY-ONLY ,X-Other"}, want: []string{"keep-alive, X-Other"}},
+		{desc: "the field in a second Connection line", connection: []string{"keep-alive", "\tx-invoicewire-replay-only\t"}, want: []string{"keep-alive"}},
+		{desc: "the field twice, with empty options", connection: []string{", x-invoicewire-replay-only,", "X-Invoicewire-Replay-Only"}, want: nil},
+		{desc: "a longer name is another field", connection: []string{"X-Invoicewire-Replay-Only-Not"}, want: []string{"X-Invoicewire-Replay-Only-Not"}},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			h := http.Header{}
+			if tc.connection != nil {
+				h["Connection"] = tc.connection
+			}
+			h.Set(ReplayOnly, "from the client")
+			SetForOrigin(h, ReplayOnly, "1")
+			if got := h.Values(ReplayOnly); len(got) != 1 || got[0] != "1" {
+				t.Errorf("%s = %q; want [1]", ReplayOnly, got)
+			}
+			if got := h["Connection"]; strings.Join(got, "|") != strings.Join(tc.want, "|") || (got == nil) != (tc.want == nil) {
+				t.Errorf("Connection %q; want %q", got, tc.want)
+			}
+		})
+	}
+}

@@ -144,17 +144,34 @@ func Public(a netip.Addr) bool {
 // ErrRefused marks an address the policy does not allow.
 var ErrRefused = errors.New("netguard: address not allowed")
 
-// RefusedError says which address was refused and why.
+// RefusedError is an address the policy refused: Addr, which Host (the
+// URL's host, "" when refused at dial time) led to.
 type RefusedError struct {
 	Host string
 	Addr netip.Addr
 }
 
+// Error names the host as the URL gave it, never the address it resolved
+// to: the message reaches the subscriber (the 400 of a subscription, the
+// delivery log), and an address would tell any token holder what the
+// service's DNS answers for internal names, or where a name rebinds to.
+// A host that is an address literal is named, as the client wrote it.
 func (e *RefusedError) Error() string {
-	if e.Host != "" && e.Host != e.Addr.String() {
-		return fmt.Sprintf("%s resolves to %s, which is not a public address", e.Host, e.Addr)
+	switch {
+	case e.Host == "":
+		return "the address dialled is not a public address"
+	case isAddrLiteral(e.Host):
+		return fmt.Sprintf("%s is not a public address", e.Host)
+	default:
+		return fmt.Sprintf("%s resolves to an address that is not public", e.Host)
 	}
-	return fmt.Sprintf("%s is not a public address", e.Addr)
+}
+
+// isAddrLiteral reports whether host, a URL's host without its port, is an
+// IP address rather than a name.
+func isAddrLiteral(host string) bool {
+	_, err := netip.ParseAddr(strings.Trim(host, "[]"))
+	return err == nil
 }
 
 // Is makes errors.Is(err, ErrRefused) true.
@@ -252,7 +269,8 @@ func (p Policy) CheckURL(ctx context.Context, res Resolver, raw string) (*url.UR
 			return nil, &URLError{(&RefusedError{Host: host, Addr: a}).Error() + "; deliveries go only to public addresses."}
 		}
 		if !p.AllowedPort(a, port) {
-			return nil, &URLError{fmt.Sprintf("url points at port %d of %s, a port of this service's own listeners; deliveries never go there.", port, a)}
+			// The host as given, not a (RefusedError.Error says why).
+			return nil, &URLError{fmt.Sprintf("url points at port %d of %s, which is not public, and that port is one of this service's own listeners; deliveries never go there.", port, host)}
 		}
 		if scheme == "http" && !p.allowlisted(a) {
 			return nil, &URLError{"url must use https."}

@@ -197,3 +197,56 @@ func TestCheckURLResolverFailures(t *testing.T) {
 		})
 	}
 }
+
+// TestRefusalsHideTheAddress: a refusal says why, and names the host as
+// the URL gave it, never the address a name resolved to: the message
+// reaches the subscriber, and the address would tell any token holder
+// what the service's DNS answers for internal names. A literal address is
+// the client's own, and named.
+func TestRefusalsHideTheAddress(t *testing.T) {
+	res := netguardtest.Resolver(t, map[string]netip.Addr{
+		"private": netip.MustParseAddr("10.1.2.3"),
+		"loop":    netip.MustParseAddr("127.0.0.7"),
+	})
+	own := Policy{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, OwnPorts: []uint16{2019}}
+	testCases := []struct {
+		desc   string
+		policy Policy
+		url    string
+		want   string // the message holds this
+		hidden string // and not this
+	}{
+		{desc: "a name resolving to a private address", url: "https://private.hooks.test/in",
+			want: "private.hooks.test resolves to an address that is not public", hidden: "10.1.2.3"},
+		{desc: "a name resolving to loopback", url: "https://loop.hooks.test/in",
+			want: "loop.hooks.test resolves to an address that is not public", hidden: "127.0.0.7"},
+		{desc: "a name resolving to an own port on an allowed network", policy: own, url: "http://loop.hooks.test:2019/load",
+			want: "port 2019 of loop.hooks.test, which is not public, and that port is one of this service's own listeners", hidden: "127.0.0.7"},
+		{desc: "a literal private address is named as written", url: "https://10.1.2.3/in",
+			want: "10.1.2.3 is not a public address"},
+		{desc: "a literal IPv4-mapped address is named as written", url: "https://[::ffff:10.1.2.3]/in",
+			want: "::ffff:10.1.2.3 is not a public address", hidden: "resolves"},
+		{desc: "a literal own port is named as written", policy: own, url: "http://127.0.0.7:2019/load",
+			want: "port 2019 of 127.0.0.7, which is not public"},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_, err := tc.policy.CheckURL(ctx, res, tc.url)
+			var ue *URLError
+			if !errors.As(err, &ue) {
+				t.Fatalf("CheckURL: %T %v, want a *URLError", err, err)
+			}
+			if !strings.Contains(ue.Reason, tc.want) || (tc.hidden != "" && strings.Contains(ue.Reason, tc.hidden)) {
+				t.Errorf("%q; want it to say %q and not %q", ue.Reason, tc.want, tc.hidden)
+			}
+		})
+	}
+	// At dial time the address is whatever the name resolved to then (DNS
+	// rebinding); the delivery log shows the message.
+	err := Policy{}.Control(false)("tcp4", "10.1.2.3:443", nil)
+	if !errors.Is(err, ErrRefused) || strings.Contains(err.Error(), "10.1.2.3") || !strings.Contains(err.Error(), "not a public address") {
+		t.Errorf("dial-time refusal %v; want one without the address", err)
+	}
+}

@@ -3,6 +3,7 @@ package openapi
 import (
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -332,6 +333,45 @@ func TestEnumsMatchTheCode(t *testing.T) {
 				t.Errorf("enum %v, the code has %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestErrorCodeStatuses ties ErrorCode's description to apierror.CodeFor:
+// each status the service answers with a JSON error is named in the part
+// of the description that belongs to its code, the statuses outside the
+// contract's table (414, 431, 501, 505, 502, 504) included.
+func TestErrorCodeStatuses(t *testing.T) {
+	sp := model(t).Components.Schemas.GetOrZero("ErrorCode")
+	if sp == nil {
+		t.Fatal("schema ErrorCode is missing")
+	}
+	s := sp.Schema()
+	desc := s.Description
+	// Each code's part runs from its name in backquotes to the next code's.
+	var starts []int
+	at := map[string]int{}
+	for _, code := range enumOf(s) {
+		i := strings.Index(desc, "`"+code+"`")
+		if i < 0 {
+			t.Fatalf("the description does not name %s", code)
+		}
+		starts = append(starts, i)
+		at[code] = i
+	}
+	slices.Sort(starts)
+	part := func(code string) string {
+		i := at[code]
+		j, _ := slices.BinarySearch(starts, i)
+		if j+1 < len(starts) {
+			return desc[i:starts[j+1]]
+		}
+		return desc[i:]
+	}
+	for _, status := range []int{400, 401, 403, 404, 405, 408, 409, 410, 412, 413, 414, 415, 422, 429, 431, 500, 501, 502, 503, 504, 505} {
+		code := apierror.CodeFor(status)
+		if p := part(code); !strings.Contains(p, strconv.Itoa(status)) {
+			t.Errorf("status %d has code %s, whose part of the description does not name it: %q", status, code, p)
+		}
 	}
 }
 
