@@ -51,6 +51,10 @@ if [ "${1:-run}" = test ]; then
     npm ci --no-audit --no-fund --loglevel=error --prefix "$dir"
     touch "$dir/node_modules"
   fi
+  # The Go client-generator check (origin/openapi) runs the oapi-codegen
+  # pinned by origin/openapi/gocheck/go.mod, a module of its own; its
+  # modules are fetched here so that the test runs offline.
+  (cd origin/openapi/gocheck && "${GO:-go}" mod download)
   # The independent verifiers the worker's tests run on real deliveries
   # (RFC 9421, Standard Webhooks), and the independent Web Bot Auth signer
   # the edge's bot_auth tests run (Cloudflare's web-bot-auth).

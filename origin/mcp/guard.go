@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -107,6 +108,9 @@ func refuseInvalid(body []byte) *apierror.Error {
 	_, result := m["result"]
 	_, rpcErr := m["error"]
 	const hint = "Send one JSON-RPC 2.0 request or notification (with method), or a response (with result or error)."
+	if id, ok := m["id"]; ok && !validID(id) {
+		return apierror.BadRequest("Invalid Request: a JSON-RPC id is a string or an integer between -9007199254740991 and 9007199254740991, written without a fraction or exponent.", hint)
+	}
 	switch {
 	case method && (result || rpcErr):
 		return apierror.BadRequest("Invalid Request: a JSON-RPC message is a request (method) or a response (result or error), not both.", hint)
@@ -116,6 +120,38 @@ func refuseInvalid(body []byte) *apierror.Error {
 		return apierror.BadRequest("Invalid Request: the JSON-RPC message has neither method nor result or error, so it is no request, notification or response.", hint)
 	}
 	return nil
+}
+
+// maxID is the largest integer id, 2^53−1: the SDK reads a numeric id
+// through a float64, which holds every integer up to it and no more.
+const maxID = 1<<53 - 1
+
+// validID reports whether the raw JSON id is one the SDK answers under the
+// same id: a string, null (an answer to an unreadable id; the SDK refuses
+// it on requests), or an integer written as one (JSON-RPC 2.0 §4: "Numbers
+// SHOULD NOT contain fractional parts") within ±maxID. A float64 would turn
+// 1.5 into 1, 1e2 into 100 and 9007199254740993 into 9007199254740992, an
+// answer the client cannot match to its request (JSON-RPC 2.0 §5: the
+// response's id is the request's), so those are an Invalid Request. Other
+// shapes (true, an object) are left to the SDK, which refuses them.
+func validID(raw json.RawMessage) bool {
+	if len(raw) == 0 || raw[0] != '-' && (raw[0] < '0' || raw[0] > '9') {
+		return true
+	}
+	digits := raw
+	if digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 || digits[0] == '0' && len(digits) > 1 {
+		return false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	n, err := strconv.ParseInt(string(raw), 10, 64)
+	return err == nil && -maxID <= n && n <= maxID
 }
 
 // boundResults is receiving middleware that replaces a tool result larger

@@ -289,6 +289,13 @@ func TestHTTPErrors(t *testing.T) {
 		{desc: "method and error", method: "POST", contentType: "application/json", accept: "application/json, text/event-stream", body: `{"jsonrpc":"2.0","id":7,"method":"tools/list","error":{"code":1,"message":"x"}}`, want: 400, says: "not both"},
 		{desc: "result and error", method: "POST", contentType: "application/json", accept: "application/json, text/event-stream", body: `{"jsonrpc":"2.0","id":7,"result":{},"error":{"code":1,"message":"x"}}`, want: 400, says: "not both"},
 		{desc: "a member named in another case", method: "POST", contentType: "application/json", accept: "application/json, text/event-stream", body: `{"jsonrpc":"2.0","id":7,"Method":"tools/list"}`, want: 400, says: "neither"},
+		{desc: "a fractional id", method: "POST", contentType: "application/json", accept: "application/json, text/event-stream", body: `{"jsonrpc":"2.0","id":1.5,"method":"ping"}`, want: 400, says: "Invalid Request"},
+		{desc: "an integer id with a fraction", method: "POST", contentType: "application/json", accept: "application/json, text/event-stream", body: `{"jsonrpc":"2.0","id":1.0,"method":"ping"}`, want: 400, says: "Invalid Request"},
+		{desc: "an id with an exponent", method: "POST", contentType: "application/json", accept: "application/json, text/event-stream", body: `{"jsonrpc":"2.0","id":1e2,"method":"ping"}`, want: 400, says: "Invalid Request"},
+		{desc: "an id above 2^53-1", method: "POST", contentType: "application/json", accept: "application/json, text/event-stream", body: `{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}`, want: 400, says: "Invalid Request"},
+		{desc: "an id below -(2^53-1)", method: "POST", contentType: "application/json", accept: "application/json, text/event-stream", body: `{"jsonrpc":"2.0","id":-9007199254740992,"method":"ping"}`, want: 400, says: "Invalid Request"},
+		{desc: "an id beyond int64", method: "POST", contentType: "application/json", accept: "application/json, text/event-stream", body: `{"jsonrpc":"2.0","id":99999999999999999999,"method":"ping"}`, want: 400, says: "Invalid Request"},
+		{desc: "a response under a fractional id", method: "POST", contentType: "application/json", accept: "application/json, text/event-stream", body: `{"jsonrpc":"2.0","id":7.5,"result":{}}`, want: 400, says: "Invalid Request"},
 		{desc: "body over 64 KiB", method: "POST", contentType: "application/json", accept: "application/json, text/event-stream", body: `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"x":"` + strings.Repeat("a", 70<<10) + `"}}`, want: 413},
 	}
 	for _, tc := range testCases {
@@ -331,6 +338,19 @@ func TestHTTPErrors(t *testing.T) {
 		} {
 			if status, got := rpc(t, inst.Server.Client(), inst.SiteRoot+"/mcp", body); status != http.StatusAccepted {
 				t.Errorf("%s: %d %s, want 202", body, status, got)
+			}
+		}
+	})
+	t.Run("an id comes back as sent", func(t *testing.T) {
+		// JSON-RPC 2.0 §5: the answer's id is the request's, to the byte
+		// for the integers a float64 holds exactly.
+		for _, id := range []string{`0`, `-1`, `9007199254740991`, `-9007199254740991`, `"9007199254740993"`, `"1.5"`} {
+			status, got := rpc(t, inst.Server.Client(), inst.SiteRoot+"/mcp", `{"jsonrpc":"2.0","id":`+id+`,"method":"ping"}`)
+			var answer struct {
+				ID json.RawMessage `json:"id"`
+			}
+			if status != http.StatusOK || json.Unmarshal(got, &answer) != nil || string(answer.ID) != id {
+				t.Errorf("id %s: %d %s, want 200 under the same id", id, status, got)
 			}
 		}
 	})

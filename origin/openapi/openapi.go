@@ -10,8 +10,9 @@
 // {site_root}.
 //
 // Its checks live beside it: openapi_test.go validates it as OpenAPI 3.1 with
-// libopenapi, generator_test.go lints it with Redocly and compiles a
-// TypeScript client generated from it, and package contract validates real
+// libopenapi, generator_test.go lints it with Redocly, compiles a
+// TypeScript client generated from it and vets a Go client oapi-codegen
+// generates from it (the generator pinned by gocheck/go.mod), and package contract validates real
 // responses against it.
 package openapi
 

@@ -408,7 +408,7 @@ func TestParameterBounds(t *testing.T) {
 		{desc: "offset minimum", got: f(p("Offset").Minimum), want: 0.0},
 		{desc: "offset maximum", got: f(p("Offset").Maximum), want: 10000.0},
 		{desc: "country filter", got: p("CountryFilter").Pattern, want: "^[a-z]{2}$"},
-		{desc: "country path code, either case (docs/decisions.md, identifiers and links)", got: p("CountryCode").Pattern, want: "^[A-Za-z]{2}$"},
+		{desc: "country path code, either case (docs/decisions.md, identifiers and links)", got: p("CountryCodePath").Pattern, want: "^[A-Za-z]{2}$"},
 		{desc: "Idempotency-Key length", got: i(p("IdempotencyKey").MaxLength), want: int64(255)},
 	}
 	for _, tc := range testCases {
@@ -444,6 +444,9 @@ func TestJSONRPCMessageSchema(t *testing.T) {
 		{desc: "result and error at once", msg: `{"jsonrpc":"2.0","id":7,"result":{},"error":{"code":1,"message":"m"}}`},
 		{desc: "request with a null id", msg: `{"jsonrpc":"2.0","id":null,"method":"ping"}`},
 		{desc: "error without its message", msg: `{"jsonrpc":"2.0","id":7,"error":{"code":1}}`},
+		{desc: "request with the largest exact integer id", msg: `{"jsonrpc":"2.0","id":9007199254740991,"method":"ping"}`, valid: true},
+		{desc: "request with a fractional id", msg: `{"jsonrpc":"2.0","id":1.5,"method":"ping"}`},
+		{desc: "request with an id past 2^53-1", msg: `{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}`},
 		{desc: "another protocol version", msg: `{"jsonrpc":"1.0","id":1,"method":"ping"}`},
 	}
 	for _, tc := range testCases {
