@@ -19,7 +19,7 @@ import (
 )
 
 func main() {
-	process.Main("origin", func(c config.Config) string { return c.OriginMetricsAddr }, run)
+	process.Main("origin", "IW_ORIGIN_METRICS_ADDR", func(c config.Config) string { return c.OriginMetricsAddr }, run)
 }
 
 func run(ctx context.Context, p *process.Process) error {
