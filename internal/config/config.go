@@ -4,6 +4,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -231,6 +232,28 @@ func FromLookup(lookup func(string) (string, bool)) (Config, error) {
 			n.into(i)
 		}
 	}
+	// The listeners' addresses are checked here, where the variable can be
+	// named, and because the webhook fence (OwnPorts) would drop a port
+	// that does not parse and let deliveries reach that listener.
+	if _, err := parsePort(c.EdgePort, false); err != nil {
+		return c, fmt.Errorf("config: IW_EDGE_PORT must be a port number such as 8080, got %q: %w", c.EdgePort, err)
+	}
+	if !strings.HasPrefix(c.EdgeAdminAddr, "unix/") {
+		if err := checkHostPort(c.EdgeAdminAddr, false); err != nil {
+			return c, fmt.Errorf("config: IW_EDGE_ADMIN_ADDR must be host:port such as 127.0.0.1:2019, or a unix socket such as unix//run/invoicewire-edge/admin.sock|0600, got %q: %w", c.EdgeAdminAddr, err)
+		}
+	}
+	listeners := []struct{ name, addr string }{
+		{"IW_ORIGIN_ADDR", c.OriginAddr},
+		{"IW_ORIGIN_METRICS_ADDR", c.OriginMetricsAddr},
+		{"IW_WORKER_METRICS_ADDR", c.WorkerMetricsAddr},
+	}
+	for _, l := range listeners {
+		// Port 0 (any free port) is for tests.
+		if err := checkHostPort(l.addr, true); err != nil {
+			return c, fmt.Errorf("config: %s must be host:port such as 127.0.0.1:8081, got %q: %w", l.name, l.addr, err)
+		}
+	}
 	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
 	u, err := url.Parse(c.PublicURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
@@ -248,6 +271,29 @@ func FromLookup(lookup func(string) (string, bool)) (Config, error) {
 		return c, fmt.Errorf("config: IW_LOG_LEVEL must be debug, info, warn or error, got %q", c.LogLevel)
 	}
 	return c, nil
+}
+
+// parsePort parses a port number, 1 to 65535 (0 too when zeroOK).
+func parsePort(p string, zeroOK bool) (uint16, error) {
+	n, err := strconv.ParseUint(p, 10, 16)
+	if err != nil {
+		return 0, errors.New("not a port number")
+	}
+	if n == 0 && !zeroOK {
+		return 0, errors.New("port 0")
+	}
+	return uint16(n), nil
+}
+
+// checkHostPort checks a TCP listener's host:port, the host possibly empty
+// (every address).
+func checkHostPort(addr string, zeroOK bool) error {
+	_, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return err
+	}
+	_, err = parsePort(p, zeroOK)
+	return err
 }
 
 // WebhookPolicy is where webhook deliveries may go: public addresses, the
