@@ -134,6 +134,12 @@ func TestUnits(t *testing.T) {
 				}
 			}
 			if u.name == "invoicewire-redis.service" {
+				// Redis says nothing while it loads its append-only file;
+				// systemd's default start timeout would kill it mid-load
+				// and Restart= begin the same load again.
+				if v := u.get("Service", "TimeoutStartSec"); len(v) != 1 || v[0] != "infinity" {
+					t.Errorf("TimeoutStartSec=%q, want infinity: a large AOF takes longer to load than the default 90 s", v)
+				}
 				direct, loaded := reads(u)
 				if !slices.Contains(append(direct, loaded...), "/etc/invoicewire/redis.conf") {
 					t.Errorf("redis-server does not read /etc/invoicewire/redis.conf (deploy/systemd/invoicewire-redis.conf)")
