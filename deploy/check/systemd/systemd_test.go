@@ -276,6 +276,15 @@ func TestInstallInstructions(t *testing.T) {
 					t.Errorf("%s holds the Redis password but is installed with mode %s, readable by all", p, in[0])
 				}
 			}
+			for _, doc := range u.get("Unit", "Documentation") {
+				for _, d := range strings.Fields(doc) {
+					if p, ok := strings.CutPrefix(d, "file://"); ok {
+						if _, ok := inst[p]; !ok {
+							t.Errorf("Documentation=%s, which the instructions do not install", d)
+						}
+					}
+				}
+			}
 			bin := strings.Fields(u.get("Service", "ExecStart")[0])[0]
 			if strings.HasPrefix(bin, "/usr/local/bin/") {
 				if in, ok := inst[bin]; !ok || in[0] != "0755" {
@@ -283,6 +292,52 @@ func TestInstallInstructions(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestInstallSteps: docs/operations.md's VM commands build the binaries
+// before installing them, install redis-server (which the Redis unit runs)
+// and disable Debian's own instance, which would hold 127.0.0.1:6379, before
+// the target starts, and leave no password in the operator's shell.
+func TestInstallSteps(t *testing.T) {
+	root := repo.Root(t)
+	b, err := os.ReadFile(filepath.Join(root, "docs", "operations.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(b), "## Deploying on one VM (systemd)")
+	section, _, _ = strings.Cut(section, "\n## ")
+	var lines []string
+	for _, line := range strings.Split(section, "\n") {
+		line, _, _ = strings.Cut(line, "#")
+		if line = strings.Join(strings.Fields(line), " "); line != "" {
+			lines = append(lines, line)
+		}
+	}
+	// at is the index of the first command line starting with prefix.
+	at := func(prefix string) int {
+		return slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, prefix) })
+	}
+	steps := []struct {
+		desc, before, after string
+	}{
+		{desc: "the binaries are built before they are installed", before: "make build", after: "install -m 0755 bin/"},
+		{desc: "redis-server is installed before Debian's instance is disabled", before: "apt-get install -y redis-server", after: "systemctl disable --now redis-server"},
+		{desc: "Debian's Redis is disabled before the target starts", before: "systemctl disable --now redis-server", after: "systemctl daemon-reload && systemctl enable --now invoicewire.target"},
+		{desc: "Redis may fork for its rewrites before it starts", before: "echo vm.overcommit_memory=1 >", after: "systemctl daemon-reload && systemctl enable --now invoicewire.target"},
+	}
+	for _, st := range steps {
+		t.Run(st.desc, func(t *testing.T) {
+			b, a := at(st.before), at(st.after)
+			if b < 0 || a < 0 || b > a {
+				t.Errorf("want %q (line %d) before %q (line %d)", st.before, b, st.after, a)
+			}
+		})
+	}
+	for _, l := range lines {
+		if strings.Contains(l, ". /etc/invoicewire/invoicewire.env") && !strings.HasPrefix(l, "(") {
+			t.Errorf("%q loads the environment into the operator's shell; run it in a subshell ( ... )", l)
+		}
 	}
 }
 
