@@ -36,6 +36,9 @@ type Config struct {
 	EdgePort string
 	// EdgeAdminAddr is the edge's admin API and /metrics (IW_EDGE_ADMIN_ADDR).
 	EdgeAdminAddr string
+	// EdgeMetricsPort is the production edge's loopback /metrics listener
+	// (IW_EDGE_METRICS_PORT); read here only to keep webhooks off it.
+	EdgeMetricsPort string
 	// RateLimitRedisURL is the edges' Redis for rate-limit counts
 	// (IW_RATELIMIT_REDIS_URL); read here only to keep webhooks off it.
 	RateLimitRedisURL string
@@ -101,6 +104,7 @@ var Defaults = Config{
 	OriginMetricsAddr: "127.0.0.1:8091",
 	EdgePort:          "8080",
 	EdgeAdminAddr:     "127.0.0.1:2019",
+	EdgeMetricsPort:   "9180",
 	OriginCacheBytes:  64 << 20,
 	LogLevel:          "info",
 	ShutdownGrace:     10 * time.Second,
@@ -136,6 +140,7 @@ func FromLookup(lookup func(string) (string, bool)) (Config, error) {
 	str("IW_ORIGIN_METRICS_ADDR", &c.OriginMetricsAddr)
 	str("IW_EDGE_PORT", &c.EdgePort)
 	str("IW_EDGE_ADMIN_ADDR", &c.EdgeAdminAddr)
+	str("IW_EDGE_METRICS_PORT", &c.EdgeMetricsPort)
 	str("IW_RATELIMIT_REDIS_URL", &c.RateLimitRedisURL)
 	str("IW_LOG_LEVEL", &c.LogLevel)
 	if v, ok := lookup("IW_ORIGIN_CACHE_BYTES"); ok && v != "" {
@@ -238,6 +243,9 @@ func FromLookup(lookup func(string) (string, bool)) (Config, error) {
 	if _, err := parsePort(c.EdgePort, false); err != nil {
 		return c, fmt.Errorf("config: IW_EDGE_PORT must be a port number such as 8080, got %q: %w", c.EdgePort, err)
 	}
+	if _, err := parsePort(c.EdgeMetricsPort, false); err != nil {
+		return c, fmt.Errorf("config: IW_EDGE_METRICS_PORT must be a port number such as 9180, got %q: %w", c.EdgeMetricsPort, err)
+	}
 	if !strings.HasPrefix(c.EdgeAdminAddr, "unix/") {
 		if err := checkHostPort(c.EdgeAdminAddr, false); err != nil {
 			return c, fmt.Errorf("config: IW_EDGE_ADMIN_ADDR must be host:port such as 127.0.0.1:2019, or a unix socket such as unix//run/invoicewire-edge/admin.sock|0600, got %q: %w", c.EdgeAdminAddr, err)
@@ -304,7 +312,7 @@ func (c Config) WebhookPolicy() netguard.Policy {
 }
 
 // OwnPorts are the ports the service's processes listen on, as this
-// configuration names them: the edge and its admin API, the origin and
+// configuration names them: the edge, its admin API and metrics site, the origin and
 // the metrics listeners, and every Redis node with its cluster bus port
 // (the node's port plus 10000). A webhook to one of them would let a
 // subscriber drive the service's own APIs (Caddy's admin API takes a new
@@ -322,6 +330,7 @@ func (c Config) OwnPorts() []uint16 {
 		}
 	}
 	add(c.EdgePort)
+	add(c.EdgeMetricsPort)
 	for _, a := range []string{c.EdgeAdminAddr, c.OriginAddr, c.OriginMetricsAddr, c.WorkerMetricsAddr} {
 		addAddr(a)
 	}

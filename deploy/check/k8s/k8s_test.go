@@ -799,6 +799,7 @@ var caddyfileExceptions = map[string]string{
 	"global/email":                              "ACME account: TLS ends at the Ingress",
 	"global/servers/listener_wrappers/tls":      "TLS ends at the Ingress",
 	"site/log":                                  "no access log",
+	"site/bind":                                 "the metrics site is on the pod address, for Prometheus and the kubelet",
 	"site/handle/reverse_proxy/health_uri":      "passive health: no active checks on dynamic upstreams",
 	"site/handle/reverse_proxy/health_interval": "passive health: no active checks on dynamic upstreams",
 }

@@ -412,6 +412,46 @@ func TestEnvironmentFile(t *testing.T) {
 	}
 }
 
+// TestEdgeAdminOnUnixSocket: on the VM the edge's admin API, which serves
+// the Redis password and takes a new configuration, is a unix socket of
+// mode 0600 in the edge unit's own RuntimeDirectory=, not TCP loopback that
+// every local user reaches; Prometheus scrapes the metrics-only listener.
+func TestEdgeAdminOnUnixSocket(t *testing.T) {
+	root := repo.Root(t)
+	env := readEnv(t, filepath.Join(root, "deploy", "systemd", "invoicewire.env"))
+	var edge unitFile
+	for _, u := range units(t, root) {
+		if u.name == "invoicewire-edge.service" {
+			edge = u
+		}
+	}
+	admin := env["IW_EDGE_ADMIN_ADDR"]
+	path, perm, _ := strings.Cut(strings.TrimPrefix(admin, "unix/"), "|")
+	runtime := edge.get("Service", "RuntimeDirectory")
+	checks := []struct {
+		desc string
+		ok   bool
+	}{
+		{desc: "IW_EDGE_ADMIN_ADDR is a unix socket", ok: strings.HasPrefix(admin, "unix/")},
+		{desc: "the socket is in the edge unit's RuntimeDirectory=", ok: len(runtime) == 1 && filepath.Dir(path) == "/run/"+runtime[0]},
+		{desc: "the RuntimeDirectory= is the edge user's alone", ok: slices.Equal(edge.get("Service", "RuntimeDirectoryMode"), []string{"0700"})},
+		{desc: "the socket is the edge user's alone (|0600)", ok: perm == "0600"},
+		{desc: "ExecReload reaches the admin socket", ok: slices.ContainsFunc(edge.get("Service", "ExecReload"), func(v string) bool { return strings.Contains(v, "--address ${IW_EDGE_ADMIN_ADDR}") })},
+	}
+	for _, c := range checks {
+		if !c.ok {
+			t.Errorf("%s: IW_EDGE_ADMIN_ADDR=%q, RuntimeDirectory=%q", c.desc, admin, runtime)
+		}
+	}
+	prom, err := os.ReadFile(filepath.Join(root, "deploy", "prometheus", "prometheus.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `"127.0.0.1:` + env["IW_EDGE_METRICS_PORT"] + `"`; env["IW_EDGE_METRICS_PORT"] == "" || !strings.Contains(string(prom), want) {
+		t.Errorf("prometheus.yml does not scrape the edge's metrics listener %s (IW_EDGE_METRICS_PORT)", want)
+	}
+}
+
 func readEnv(t *testing.T, path string) map[string]string {
 	f, err := os.Open(path)
 	if err != nil {
