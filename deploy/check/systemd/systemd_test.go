@@ -87,7 +87,7 @@ func TestUnits(t *testing.T) {
 	for _, u := range us {
 		names[u.name] = true
 	}
-	want := []string{"invoicewire-redis.service", "invoicewire-origin.service", "invoicewire-worker.service", "invoicewire-edge.service"}
+	want := []string{"invoicewire-redis.service", "invoicewire-redis-counters.service", "invoicewire-origin.service", "invoicewire-worker.service", "invoicewire-edge.service"}
 	for _, w := range want {
 		if !names[w] {
 			t.Errorf("deploy/systemd has no %s", w)
@@ -131,6 +131,12 @@ func TestUnits(t *testing.T) {
 					if strings.HasPrefix(d, "invoicewire") && !names[d] {
 						t.Errorf("depends on %s, which deploy/systemd does not hold", d)
 					}
+				}
+			}
+			if u.name == "invoicewire-redis-counters.service" {
+				direct, loaded := reads(u)
+				if !slices.Contains(append(direct, loaded...), "/etc/invoicewire/redis-counters.conf") {
+					t.Errorf("redis-server does not read /etc/invoicewire/redis-counters.conf (deploy/systemd/invoicewire-redis-counters.conf)")
 				}
 			}
 			if u.name == "invoicewire-redis.service" {
@@ -390,22 +396,30 @@ func TestEnvironmentFile(t *testing.T) {
 		}
 		t.Errorf("invoicewire.env sets %s, which no code of the repository reads", k)
 	}
-	conf, err := os.ReadFile(filepath.Join(root, "deploy", "systemd", "invoicewire-redis.conf"))
-	if err != nil {
-		t.Fatal(err)
+	// Each Redis URL agrees with its Redis's configuration; the rate-limit
+	// counts have a Redis of their own (docs/decisions.md, "Rate-limit state").
+	redisURLs := []struct{ name, conf string }{
+		{"IW_REDIS_URL", "invoicewire-redis.conf"},
+		{"IW_RATELIMIT_REDIS_URL", "invoicewire-redis-counters.conf"},
 	}
-	var port, pass string
-	for _, line := range strings.Split(string(conf), "\n") {
-		f := strings.Fields(line)
-		if len(f) == 2 && f[0] == "port" {
-			port = f[1]
+	for _, r := range redisURLs {
+		conf, err := os.ReadFile(filepath.Join(root, "deploy", "systemd", r.conf))
+		if err != nil {
+			t.Fatal(err)
 		}
-		if len(f) == 2 && f[0] == "requirepass" {
-			pass = f[1]
+		var port, pass string
+		for _, line := range strings.Split(string(conf), "\n") {
+			f := strings.Fields(line)
+			if len(f) == 2 && f[0] == "port" {
+				port = f[1]
+			}
+			if len(f) == 2 && f[0] == "requirepass" {
+				pass = f[1]
+			}
 		}
-	}
-	if want := "redis://:" + pass + "@127.0.0.1:" + port + "/0"; env["IW_REDIS_URL"] != want {
-		t.Errorf("IW_REDIS_URL=%q, but redis.conf makes it %q", env["IW_REDIS_URL"], want)
+		if want := "redis://:" + pass + "@127.0.0.1:" + port + "/0"; env[r.name] != want {
+			t.Errorf("%s=%q, but %s makes it %q", r.name, env[r.name], r.conf, want)
+		}
 	}
 	if env["IW_ORIGIN_ADDRS"] != env["IW_ORIGIN_ADDR"] {
 		t.Errorf("the edge proxies to IW_ORIGIN_ADDRS=%q, the origin listens on IW_ORIGIN_ADDR=%q", env["IW_ORIGIN_ADDRS"], env["IW_ORIGIN_ADDR"])
