@@ -52,8 +52,8 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			h.MaxSize = int64(n)
 		case "timeout":
 			dur, err := caddy.ParseDuration(args[0])
-			if err != nil {
-				return d.Errf("timeout: %v", err)
+			if err != nil || dur <= 0 {
+				return d.Errf("timeout must be a positive duration such as 30s, got %q", args[0])
 			}
 			h.Timeout = caddy.Duration(dur)
 		default:

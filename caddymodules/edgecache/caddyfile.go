@@ -63,9 +63,11 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		case "redis":
 			h.Redis = val
 		case "max_bytes", "max_entry_bytes":
+			// 0 would silently mean the default, and a negative size no
+			// cache worth the name: both are refused with the value.
 			n, err := parseSize(val)
-			if err != nil {
-				return d.Errf("%s: %v", name, err)
+			if err != nil || n <= 0 {
+				return d.Errf("%s must be a positive size such as 256MiB, got %q", name, val)
 			}
 			if name == "max_bytes" {
 				h.MaxBytes = n
@@ -73,9 +75,11 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				h.MaxEntryBytes = n
 			}
 		case "stale_if_error", "refresh_timeout":
+			// refresh_timeout 0 would silently be the default; neither
+			// has a meaning below 0.
 			dur, err := caddy.ParseDuration(val)
-			if err != nil {
-				return d.Errf("%s: %v", name, err)
+			if err != nil || dur < 0 || (dur == 0 && name == "refresh_timeout") {
+				return d.Errf("%s must be a positive duration such as 30s, got %q", name, val)
 			}
 			if name == "stale_if_error" {
 				h.StaleIfError = caddy.Duration(dur)

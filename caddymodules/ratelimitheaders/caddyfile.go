@@ -74,9 +74,11 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if val == "" {
 				continue
 			}
+			// 0 in the JSON configuration means the default; written
+			// here it is a mistake, refused rather than read so.
 			n, err := strconv.Atoi(val)
-			if err != nil || n < 0 {
-				return d.Errf("max_clients must be a non-negative integer, got %q", val)
+			if err != nil || n <= 0 {
+				return d.Errf("max_clients must be a positive integer, got %q", val)
 			}
 			h.MaxClients = n
 		case "key_prefix":
@@ -87,9 +89,10 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if val == "" {
 				continue
 			}
+			// As max_clients: 0 would silently be the default budget.
 			n, err := strconv.ParseInt(val, 10, 64)
-			if err != nil || n < 0 {
-				return d.Errf("%s must be a non-negative integer, got %q", name, val)
+			if err != nil || n <= 0 {
+				return d.Errf("%s must be a positive integer, got %q", name, val)
 			}
 			switch name {
 			case "quota":
@@ -112,9 +115,10 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if val == "" {
 				continue
 			}
+			// 0 would silently be the default, a negative one no window.
 			dur, err := parseSecondsOrDuration(val)
-			if err != nil {
-				return d.Errf("%s: %v", name, err)
+			if err != nil || dur <= 0 {
+				return d.Errf("%s must be a positive number of seconds or a duration such as 1m, got %q", name, val)
 			}
 			switch name {
 			case "window":

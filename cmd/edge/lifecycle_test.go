@@ -37,6 +37,8 @@ func productionCaddyfile(t *testing.T, admin, port int) string {
 		t.Fatal(err)
 	}
 	t.Setenv("IW_EDGE_ADMIN_ADDR", fmt.Sprintf("localhost:%d", admin))
+	// The metrics site on a port of its own, not 9180 (tests run side by side).
+	t.Setenv("IW_EDGE_METRICS_PORT", fmt.Sprint(freeport.Ports(t, 1)[0]))
 	cfg := string(raw)
 	for _, r := range []struct{ old, new string }{
 		{"admin {$IW_EDGE_ADMIN_ADDR:127.0.0.1:2019}", "admin {$IW_EDGE_ADMIN_ADDR}\n\tskip_install_trust"},

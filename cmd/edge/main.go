@@ -10,6 +10,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"runtime/debug"
 	_ "time/tzdata"
@@ -39,6 +40,10 @@ const gcPercent = 400
 func main() {
 	if _, set := os.LookupEnv("GOGC"); !set {
 		debug.SetGCPercent(gcPercent)
+	}
+	if err := checkEnv(os.Args, os.LookupEnv); err != nil {
+		fmt.Fprintln(os.Stderr, "edge:", err)
+		os.Exit(1)
 	}
 	redis.SetLogger(redisLogger(caddy.Log))
 	caddycmd.Main()

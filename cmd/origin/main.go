@@ -19,7 +19,7 @@ import (
 )
 
 func main() {
-	process.Main("origin", func(c config.Config) string { return c.OriginMetricsAddr }, run)
+	process.Main("origin", "IW_ORIGIN_METRICS_ADDR", func(c config.Config) string { return c.OriginMetricsAddr }, run)
 }
 
 func run(ctx context.Context, p *process.Process) error {
@@ -51,7 +51,7 @@ func run(ctx context.Context, p *process.Process) error {
 	// log never announces a listener that then fails to bind.
 	l, err := net.Listen("tcp", cfg.OriginAddr)
 	if err != nil {
-		return fmt.Errorf("listening on %s: %w", cfg.OriginAddr, err)
+		return fmt.Errorf("IW_ORIGIN_ADDR: listening on %s: %w", cfg.OriginAddr, err)
 	}
 	errc := make(chan error, 1)
 	go func() {

@@ -16,7 +16,7 @@ import (
 )
 
 func main() {
-	process.Main("worker", func(c config.Config) string { return c.WorkerMetricsAddr }, run)
+	process.Main("worker", "IW_WORKER_METRICS_ADDR", func(c config.Config) string { return c.WorkerMetricsAddr }, run)
 }
 
 func run(ctx context.Context, p *process.Process) error {

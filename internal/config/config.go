@@ -4,6 +4,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -35,6 +36,9 @@ type Config struct {
 	EdgePort string
 	// EdgeAdminAddr is the edge's admin API and /metrics (IW_EDGE_ADMIN_ADDR).
 	EdgeAdminAddr string
+	// EdgeMetricsPort is the production edge's loopback /metrics listener
+	// (IW_EDGE_METRICS_PORT); read here only to keep webhooks off it.
+	EdgeMetricsPort string
 	// RateLimitRedisURL is the edges' Redis for rate-limit counts
 	// (IW_RATELIMIT_REDIS_URL); read here only to keep webhooks off it.
 	RateLimitRedisURL string
@@ -100,6 +104,7 @@ var Defaults = Config{
 	OriginMetricsAddr: "127.0.0.1:8091",
 	EdgePort:          "8080",
 	EdgeAdminAddr:     "127.0.0.1:2019",
+	EdgeMetricsPort:   "9180",
 	OriginCacheBytes:  64 << 20,
 	LogLevel:          "info",
 	ShutdownGrace:     10 * time.Second,
@@ -135,6 +140,7 @@ func FromLookup(lookup func(string) (string, bool)) (Config, error) {
 	str("IW_ORIGIN_METRICS_ADDR", &c.OriginMetricsAddr)
 	str("IW_EDGE_PORT", &c.EdgePort)
 	str("IW_EDGE_ADMIN_ADDR", &c.EdgeAdminAddr)
+	str("IW_EDGE_METRICS_PORT", &c.EdgeMetricsPort)
 	str("IW_RATELIMIT_REDIS_URL", &c.RateLimitRedisURL)
 	str("IW_LOG_LEVEL", &c.LogLevel)
 	if v, ok := lookup("IW_ORIGIN_CACHE_BYTES"); ok && v != "" {
@@ -231,6 +237,31 @@ func FromLookup(lookup func(string) (string, bool)) (Config, error) {
 			n.into(i)
 		}
 	}
+	// The listeners' addresses are checked here, where the variable can be
+	// named, and because the webhook fence (OwnPorts) would drop a port
+	// that does not parse and let deliveries reach that listener.
+	if _, err := parsePort(c.EdgePort, false); err != nil {
+		return c, fmt.Errorf("config: IW_EDGE_PORT must be a port number such as 8080, got %q: %w", c.EdgePort, err)
+	}
+	if _, err := parsePort(c.EdgeMetricsPort, false); err != nil {
+		return c, fmt.Errorf("config: IW_EDGE_METRICS_PORT must be a port number such as 9180, got %q: %w", c.EdgeMetricsPort, err)
+	}
+	if !strings.HasPrefix(c.EdgeAdminAddr, "unix/") {
+		if err := checkHostPort(c.EdgeAdminAddr, false); err != nil {
+			return c, fmt.Errorf("config: IW_EDGE_ADMIN_ADDR must be host:port such as 127.0.0.1:2019, or a unix socket such as unix//run/invoicewire-edge/admin.sock|0600, got %q: %w", c.EdgeAdminAddr, err)
+		}
+	}
+	listeners := []struct{ name, addr string }{
+		{"IW_ORIGIN_ADDR", c.OriginAddr},
+		{"IW_ORIGIN_METRICS_ADDR", c.OriginMetricsAddr},
+		{"IW_WORKER_METRICS_ADDR", c.WorkerMetricsAddr},
+	}
+	for _, l := range listeners {
+		// Port 0 (any free port) is for tests.
+		if err := checkHostPort(l.addr, true); err != nil {
+			return c, fmt.Errorf("config: %s must be host:port such as 127.0.0.1:8081, got %q: %w", l.name, l.addr, err)
+		}
+	}
 	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
 	u, err := url.Parse(c.PublicURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
@@ -250,6 +281,29 @@ func FromLookup(lookup func(string) (string, bool)) (Config, error) {
 	return c, nil
 }
 
+// parsePort parses a port number, 1 to 65535 (0 too when zeroOK).
+func parsePort(p string, zeroOK bool) (uint16, error) {
+	n, err := strconv.ParseUint(p, 10, 16)
+	if err != nil {
+		return 0, errors.New("not a port number")
+	}
+	if n == 0 && !zeroOK {
+		return 0, errors.New("port 0")
+	}
+	return uint16(n), nil
+}
+
+// checkHostPort checks a TCP listener's host:port, the host possibly empty
+// (every address).
+func checkHostPort(addr string, zeroOK bool) error {
+	_, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return err
+	}
+	_, err = parsePort(p, zeroOK)
+	return err
+}
+
 // WebhookPolicy is where webhook deliveries may go: public addresses, the
 // networks of IW_WEBHOOK_ALLOW_CIDRS, and on those never a port of the
 // service's own listeners (OwnPorts).
@@ -258,7 +312,7 @@ func (c Config) WebhookPolicy() netguard.Policy {
 }
 
 // OwnPorts are the ports the service's processes listen on, as this
-// configuration names them: the edge and its admin API, the origin and
+// configuration names them: the edge, its admin API and metrics site, the origin and
 // the metrics listeners, and every Redis node with its cluster bus port
 // (the node's port plus 10000). A webhook to one of them would let a
 // subscriber drive the service's own APIs (Caddy's admin API takes a new
@@ -276,6 +330,7 @@ func (c Config) OwnPorts() []uint16 {
 		}
 	}
 	add(c.EdgePort)
+	add(c.EdgeMetricsPort)
 	for _, a := range []string{c.EdgeAdminAddr, c.OriginAddr, c.OriginMetricsAddr, c.WorkerMetricsAddr} {
 		addAddr(a)
 	}

@@ -45,6 +45,25 @@ func TestFromLookup(t *testing.T) {
 			}
 		}},
 		{desc: "per-receiver bound zero", env: map[string]string{"IW_WORKER_PER_RECEIVER": "0"}, wantErr: "IW_WORKER_PER_RECEIVER"},
+		{desc: "edge port not a number", env: map[string]string{"IW_EDGE_PORT": "abc"}, wantErr: `IW_EDGE_PORT must be a port number such as 8080, got "abc"`},
+		{desc: "edge port out of range", env: map[string]string{"IW_EDGE_PORT": "70000"}, wantErr: `IW_EDGE_PORT must be a port number such as 8080, got "70000"`},
+		{desc: "edge port 0", env: map[string]string{"IW_EDGE_PORT": "0"}, wantErr: `IW_EDGE_PORT must be a port number such as 8080, got "0"`},
+		{desc: "edge metrics port not a number", env: map[string]string{"IW_EDGE_METRICS_PORT": "metrics"}, wantErr: `IW_EDGE_METRICS_PORT must be a port number such as 9180, got "metrics"`},
+		{desc: "edge admin address without a port", env: map[string]string{"IW_EDGE_ADMIN_ADDR": "nohostport"}, wantErr: `IW_EDGE_ADMIN_ADDR must be host:port such as 127.0.0.1:2019, or a unix socket such as unix//run/invoicewire-edge/admin.sock|0600, got "nohostport"`},
+		{desc: "edge admin address with a port name", env: map[string]string{"IW_EDGE_ADMIN_ADDR": "localhost:admin"}, wantErr: `IW_EDGE_ADMIN_ADDR must be host:port`},
+		{desc: "edge admin address on a unix socket", env: map[string]string{"IW_EDGE_ADMIN_ADDR": "unix//run/invoicewire-edge/admin.sock|0600"}, check: func(t *testing.T, c Config) {
+			if c.EdgeAdminAddr != "unix//run/invoicewire-edge/admin.sock|0600" {
+				t.Fatalf("EdgeAdminAddr = %q", c.EdgeAdminAddr)
+			}
+		}},
+		{desc: "origin address without a port", env: map[string]string{"IW_ORIGIN_ADDR": "bad"}, wantErr: `IW_ORIGIN_ADDR must be host:port such as 127.0.0.1:8081, got "bad"`},
+		{desc: "origin metrics address without a port", env: map[string]string{"IW_ORIGIN_METRICS_ADDR": "127.0.0.1"}, wantErr: `IW_ORIGIN_METRICS_ADDR must be host:port such as 127.0.0.1:8081, got "127.0.0.1"`},
+		{desc: "worker metrics address with a bad port", env: map[string]string{"IW_WORKER_METRICS_ADDR": "127.0.0.1:99999"}, wantErr: `IW_WORKER_METRICS_ADDR must be host:port such as 127.0.0.1:8081, got "127.0.0.1:99999"`},
+		{desc: "listeners on any free port and every address", env: map[string]string{"IW_ORIGIN_ADDR": "127.0.0.1:0", "IW_WORKER_METRICS_ADDR": ":9102"}, check: func(t *testing.T, c Config) {
+			if c.OriginAddr != "127.0.0.1:0" || c.WorkerMetricsAddr != ":9102" {
+				t.Fatalf("OriginAddr = %q, WorkerMetricsAddr = %q", c.OriginAddr, c.WorkerMetricsAddr)
+			}
+		}},
 		{desc: "signing key too short", env: map[string]string{"IW_SIGNING_KEY": "c2hvcnQ"}, wantErr: "IW_SIGNING_KEY"},
 	}
 	for _, tc := range cases {
@@ -91,7 +110,7 @@ func TestOwnPorts(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := c.WebhookPolicy().OwnPorts
-	want := []uint16{8080, 2020, 8081, 8091, 8082, 7001, 17001, 7002, 17002, 6398, 16398}
+	want := []uint16{8080, 9180, 2020, 8081, 8091, 8082, 7001, 17001, 7002, 17002, 6398, 16398}
 	if !slices.Equal(got, want) {
 		t.Errorf("OwnPorts = %v, want %v", got, want)
 	}

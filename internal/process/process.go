@@ -8,6 +8,7 @@ package process
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -38,17 +39,20 @@ type Process struct {
 
 // Main runs the command name and exits: it builds the shared parts, with
 // the operator listener on the address opsAddr picks from the
-// configuration, calls run with a context that ends on SIGINT or SIGTERM
-// (or when the operator listener fails), and then stops the operator
-// listener within IW_SHUTDOWN_GRACE. An error, from the configuration on,
-// is logged as a JSON record at error level ("<name> failed", with err)
-// and exits with status 1 (README, "logs are JSON on stderr").
-func Main(name string, opsAddr func(config.Config) string, run func(ctx context.Context, p *Process) error) {
-	os.Exit(mainCode(os.Stderr, name, opsAddr, run))
+// configuration (the variable addrVar, named when the listener fails),
+// calls run with a context that ends on SIGINT or SIGTERM (or when the
+// operator listener fails), and then stops the operator listener within
+// IW_SHUTDOWN_GRACE. An error, from the configuration on, is logged as a
+// JSON record at error level ("<name> failed", with err) and exits with
+// status 1 (README, "logs are JSON on stderr"). A stop signal is a clean
+// exit even while the command is still starting, waiting for Redis: a
+// service manager stopping it is not a failure (docs/operations.md).
+func Main(name, addrVar string, opsAddr func(config.Config) string, run func(ctx context.Context, p *Process) error) {
+	os.Exit(mainCode(os.Stderr, name, addrVar, opsAddr, run))
 }
 
 // mainCode is Main writing its log to w and returning the exit status.
-func mainCode(w io.Writer, name string, opsAddr func(config.Config) string, run func(ctx context.Context, p *Process) error) int {
+func mainCode(w io.Writer, name, addrVar string, opsAddr func(config.Config) string, run func(ctx context.Context, p *Process) error) int {
 	cfg, err := config.FromEnv()
 	level := cfg.LogLevel
 	if err != nil {
@@ -61,7 +65,7 @@ func mainCode(w io.Writer, name string, opsAddr func(config.Config) string, run 
 	// process's JSON log.
 	logging.RouteRedis(log)
 	if err == nil {
-		err = start(cfg, log, opsAddr, run)
+		err = start(cfg, log, addrVar, opsAddr, run)
 	}
 	if err != nil {
 		log.Error(name+" failed", "err", err)
@@ -70,11 +74,20 @@ func mainCode(w io.Writer, name string, opsAddr func(config.Config) string, run 
 	return 0
 }
 
-func start(cfg config.Config, log *slog.Logger, opsAddr func(config.Config) string, run func(ctx context.Context, p *Process) error) error {
+// start runs run with the shared parts. What it returns decides the exit:
+// the operator listener's failure wins over run's error, since run then
+// only reports the cancellation it caused (a worker waiting for its signing
+// key would blame Redis); a cancellation caused by the stop signal is a
+// clean stop, wherever start-up had got to.
+func start(cfg config.Config, log *slog.Logger, addrVar string, opsAddr func(config.Config) string, run func(ctx context.Context, p *Process) error) error {
 	signalled, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	ctx, cancel := context.WithCancelCause(signalled)
 	defer cancel(nil)
+	// stopped reports whether err is only the stop signal's cancellation.
+	stopped := func(err error) bool {
+		return signalled.Err() != nil && errors.Is(err, context.Canceled)
+	}
 
 	rdb, err := store.NewClient(cfg.RedisURL)
 	if err != nil {
@@ -82,25 +95,28 @@ func start(cfg config.Config, log *slog.Logger, opsAddr func(config.Config) stri
 	}
 	defer rdb.Close()
 	if err := store.WaitLoaded(ctx, rdb, log); err != nil {
-		return err
+		if stopped(err) {
+			return nil
+		}
+		return fmt.Errorf("waiting for Redis to load its data: %w", err)
 	}
 
 	p := &Process{Config: cfg, Log: log, Redis: rdb, Ops: opsserver.New(opsAddr(cfg), rdb)}
 	go func() {
 		if err := p.Ops.ListenAndServe(); err != nil {
-			cancel(err)
+			cancel(fmt.Errorf("%s: %w", addrVar, err))
 		}
 	}()
 	err = run(ctx, p)
 	shutdown, done := context.WithTimeout(context.Background(), cfg.ShutdownGrace)
 	defer done()
 	p.Ops.Shutdown(shutdown)
-	if err != nil {
-		return err
-	}
 	// The operator listener failing stops the command as an error.
 	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
 		return cause
+	}
+	if err != nil && !stopped(err) {
+		return err
 	}
 	return nil
 }

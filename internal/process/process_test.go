@@ -8,8 +8,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -96,7 +98,7 @@ func TestStart(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			err = start(cfg, slog.New(slog.DiscardHandler), func(config.Config) string { return tc.addr }, tc.run)
+			err = start(cfg, slog.New(slog.DiscardHandler), "IW_TEST_METRICS_ADDR", func(config.Config) string { return tc.addr }, tc.run)
 			if !tc.wantErr(err) {
 				t.Errorf("start returned %v", err)
 			}
@@ -121,21 +123,61 @@ func jsonLines(t *testing.T, log string) []map[string]any {
 	return out
 }
 
+// stopDuringStart is a command that is stopped while it still starts: it
+// signals itself and, as the worker waiting for its signing key does,
+// returns the cancellation wrapped.
+func stopDuringStart(ctx context.Context, p *Process) error {
+	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	return fmt.Errorf("signing: reading the key: %w", ctx.Err())
+}
+
+// waitForCancel is a command that runs until its context ends and then
+// reports the cancellation, as one still starting does.
+func waitForCancel(ctx context.Context, p *Process) error {
+	<-ctx.Done()
+	return fmt.Errorf("signing: reading the key: %w", ctx.Err())
+}
+
 // TestMainLogsJSON checks that what a process writes on stderr is JSON
 // records: its fatal error (with status 1), whether from the configuration,
 // from start-up or from the command, and go-redis's own lines while Redis
-// is unreachable.
+// is unreachable; and that a stop signal, even during start-up, is a clean
+// exit with no error record.
 func TestMainLogsJSON(t *testing.T) {
 	closed := "redis://127.0.0.1:" + strconv.Itoa(freeport.Port(t)) + "/0"
 	testCases := []struct {
-		desc    string
-		env     map[string]string
+		desc string
+		env  map[string]string
+		// addr is the operator listener's address; 127.0.0.1:0 if empty.
+		addr    string
 		run     func(ctx context.Context, p *Process) error
 		want    int
 		wantErr string
 		// wantRedis: a record of go-redis's own.
 		wantRedis bool
 	}{
+		{
+			desc:    "an operator address without a port is the error, naming its variable, over run's cancellation",
+			addr:    "nope",
+			run:     waitForCancel,
+			want:    1,
+			wantErr: "IW_TEST_METRICS_ADDR: operator listener on nope: listen tcp: address nope: missing port in address",
+		},
+		{
+			desc: "a stop signal while run still starts",
+			run:  stopDuringStart,
+			want: 0,
+		},
+		{
+			desc:      "a stop signal while run still starts, with Redis unreachable",
+			env:       map[string]string{"IW_REDIS_URL": closed},
+			run:       stopDuringStart,
+			want:      0,
+			wantRedis: true,
+		},
 		{
 			desc:    "a configuration error",
 			env:     map[string]string{"IW_SHUTDOWN_GRACE": "soon"},
@@ -165,8 +207,12 @@ func TestMainLogsJSON(t *testing.T) {
 			for k, v := range tc.env {
 				t.Setenv(k, v)
 			}
+			addr := tc.addr
+			if addr == "" {
+				addr = "127.0.0.1:0"
+			}
 			var buf logging.Buffer
-			code := mainCode(&buf, "test", func(config.Config) string { return "127.0.0.1:0" }, tc.run)
+			code := mainCode(&buf, "test", "IW_TEST_METRICS_ADDR", func(config.Config) string { return addr }, tc.run)
 			if code != tc.want {
 				t.Errorf("exit status %d, want %d", code, tc.want)
 			}
@@ -181,6 +227,11 @@ func TestMainLogsJSON(t *testing.T) {
 				t.Errorf("go-redis's record logged: %v, want %v\n%s", sawRedis, tc.wantRedis, buf.String())
 			}
 			if tc.wantErr == "" {
+				for _, r := range recs {
+					if r["level"] == "ERROR" {
+						t.Errorf("an error record %v, want none", r)
+					}
+				}
 				return
 			}
 			last := recs[len(recs)-1]

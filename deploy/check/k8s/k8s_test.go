@@ -509,6 +509,15 @@ func listens(t *testing.T, o *objects, p pod, c corev1.Container) (ports map[int
 		}
 		ports[6379] = "redis.conf port"
 		ports[16379] = "cluster bus (port + 10000)"
+	case "redis-counters":
+		if isRedisExporter(c) {
+			ports[9121] = "redis_exporter METRICS (--web.listen-address :9121)"
+			break
+		}
+		if i := slices.Index(c.Command, "--port"); i >= 0 && i+1 < len(c.Command) {
+			n, _ := strconv.Atoi(c.Command[i+1])
+			ports[int32(n)] = "redis-server --port"
+		}
 	}
 	return ports
 }
@@ -595,7 +604,7 @@ func checkEnvironment(t *testing.T, root string, o *objects) {
 	known := repo.KnownVars(t, root)
 	noWorker := !repo.HasCommand(root, "worker")
 	for _, p := range o.pods {
-		if component(p) == "redis" || component(p) == "redis-init" {
+		if component(p) == "redis" || component(p) == "redis-init" || component(p) == "redis-counters" {
 			continue
 		}
 		for _, c := range p.spec.Containers {
@@ -799,6 +808,7 @@ var caddyfileExceptions = map[string]string{
 	"global/email":                              "ACME account: TLS ends at the Ingress",
 	"global/servers/listener_wrappers/tls":      "TLS ends at the Ingress",
 	"site/log":                                  "no access log",
+	"site/bind":                                 "the metrics site is on the pod address, for Prometheus and the kubelet",
 	"site/handle/reverse_proxy/health_uri":      "passive health: no active checks on dynamic upstreams",
 	"site/handle/reverse_proxy/health_interval": "passive health: no active checks on dynamic upstreams",
 }
@@ -903,5 +913,40 @@ func TestRedisClusterInit(t *testing.T) {
 		if !strings.Contains(script, "redis-$i."+ss.Spec.ServiceName) {
 			t.Errorf("%s: the init Job does not address the nodes through Service %s", dir, ss.Spec.ServiceName)
 		}
+	}
+}
+
+// TestCounterRedis: the edges' rate-limit counts have a Redis of their own
+// (docs/decisions.md, "Rate-limit state"), which persists nothing (no
+// volume, no AOF, no snapshots) and makes room by expiry when full, and
+// IW_RATELIMIT_REDIS_URL points the edges at its Service.
+func TestCounterRedis(t *testing.T) {
+	root := repo.Root(t)
+	for _, dir := range builds {
+		t.Run(dir, func(t *testing.T) {
+			o := build(t, root, dir)
+			var url string
+			for _, cm := range o.configMaps {
+				if v, ok := cm.Data["IW_RATELIMIT_REDIS_URL"]; ok {
+					url = v
+				}
+			}
+			if _, ok := o.services["redis-counters"]; !ok || url != "redis://redis-counters:6379/0" {
+				t.Errorf("IW_RATELIMIT_REDIS_URL=%q, Service redis-counters present: %v; want the counts on redis://redis-counters:6379/0", url, ok)
+			}
+			d, ok := o.deployments["redis-counters"]
+			if !ok {
+				t.Fatal("no Deployment redis-counters")
+			}
+			if len(d.Spec.Template.Spec.Volumes) != 0 {
+				t.Errorf("Deployment/redis-counters mounts %d volumes; the counts need no durability", len(d.Spec.Template.Spec.Volumes))
+			}
+			cmd := strings.Join(d.Spec.Template.Spec.Containers[0].Command, " ")
+			for _, want := range []string{"--appendonly no", `--save  `, "--maxmemory 256mb", "--maxmemory-policy volatile-ttl"} {
+				if !strings.Contains(cmd+" ", want) {
+					t.Errorf("Deployment/redis-counters runs %q, without %q", cmd, want)
+				}
+			}
+		})
 	}
 }

@@ -135,6 +135,13 @@ func Start(t testing.TB, o Options) *Stack {
 		// Kubernetes file's private ranges allow.
 		"IW_TRUSTED_PROXIES=127.0.0.0/8",
 	)
+	if s.caddyfile == CaddyfileProduction && o.Edge {
+		// The production file serves /metrics on a loopback site of its
+		// own; its admin API (a unix socket on a VM) goes elsewhere.
+		s.env = append(s.env,
+			"IW_EDGE_METRICS_PORT="+portOf(s.EdgeMetrics),
+			fmt.Sprintf("IW_EDGE_ADMIN_ADDR=127.0.0.1:%d", FreePort(t)))
+	}
 	s.env = append(s.env, o.Env...)
 
 	s.StartRedis()

@@ -87,7 +87,7 @@ func TestUnits(t *testing.T) {
 	for _, u := range us {
 		names[u.name] = true
 	}
-	want := []string{"invoicewire-redis.service", "invoicewire-origin.service", "invoicewire-worker.service", "invoicewire-edge.service"}
+	want := []string{"invoicewire-redis.service", "invoicewire-redis-counters.service", "invoicewire-origin.service", "invoicewire-worker.service", "invoicewire-edge.service"}
 	for _, w := range want {
 		if !names[w] {
 			t.Errorf("deploy/systemd has no %s", w)
@@ -133,7 +133,19 @@ func TestUnits(t *testing.T) {
 					}
 				}
 			}
+			if u.name == "invoicewire-redis-counters.service" {
+				direct, loaded := reads(u)
+				if !slices.Contains(append(direct, loaded...), "/etc/invoicewire/redis-counters.conf") {
+					t.Errorf("redis-server does not read /etc/invoicewire/redis-counters.conf (deploy/systemd/invoicewire-redis-counters.conf)")
+				}
+			}
 			if u.name == "invoicewire-redis.service" {
+				// Redis says nothing while it loads its append-only file;
+				// systemd's default start timeout would kill it mid-load
+				// and Restart= begin the same load again.
+				if v := u.get("Service", "TimeoutStartSec"); len(v) != 1 || v[0] != "infinity" {
+					t.Errorf("TimeoutStartSec=%q, want infinity: a large AOF takes longer to load than the default 90 s", v)
+				}
 				direct, loaded := reads(u)
 				if !slices.Contains(append(direct, loaded...), "/etc/invoicewire/redis.conf") {
 					t.Errorf("redis-server does not read /etc/invoicewire/redis.conf (deploy/systemd/invoicewire-redis.conf)")
@@ -270,6 +282,15 @@ func TestInstallInstructions(t *testing.T) {
 					t.Errorf("%s holds the Redis password but is installed with mode %s, readable by all", p, in[0])
 				}
 			}
+			for _, doc := range u.get("Unit", "Documentation") {
+				for _, d := range strings.Fields(doc) {
+					if p, ok := strings.CutPrefix(d, "file://"); ok {
+						if _, ok := inst[p]; !ok {
+							t.Errorf("Documentation=%s, which the instructions do not install", d)
+						}
+					}
+				}
+			}
 			bin := strings.Fields(u.get("Service", "ExecStart")[0])[0]
 			if strings.HasPrefix(bin, "/usr/local/bin/") {
 				if in, ok := inst[bin]; !ok || in[0] != "0755" {
@@ -277,6 +298,52 @@ func TestInstallInstructions(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestInstallSteps: docs/operations.md's VM commands build the binaries
+// before installing them, install redis-server (which the Redis unit runs)
+// and disable Debian's own instance, which would hold 127.0.0.1:6379, before
+// the target starts, and leave no password in the operator's shell.
+func TestInstallSteps(t *testing.T) {
+	root := repo.Root(t)
+	b, err := os.ReadFile(filepath.Join(root, "docs", "operations.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(b), "## Deploying on one VM (systemd)")
+	section, _, _ = strings.Cut(section, "\n## ")
+	var lines []string
+	for _, line := range strings.Split(section, "\n") {
+		line, _, _ = strings.Cut(line, "#")
+		if line = strings.Join(strings.Fields(line), " "); line != "" {
+			lines = append(lines, line)
+		}
+	}
+	// at is the index of the first command line starting with prefix.
+	at := func(prefix string) int {
+		return slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, prefix) })
+	}
+	steps := []struct {
+		desc, before, after string
+	}{
+		{desc: "the binaries are built before they are installed", before: "make build", after: "install -m 0755 bin/"},
+		{desc: "redis-server is installed before Debian's instance is disabled", before: "apt-get install -y redis-server", after: "systemctl disable --now redis-server"},
+		{desc: "Debian's Redis is disabled before the target starts", before: "systemctl disable --now redis-server", after: "systemctl daemon-reload && systemctl enable --now invoicewire.target"},
+		{desc: "Redis may fork for its rewrites before it starts", before: "echo vm.overcommit_memory=1 >", after: "systemctl daemon-reload && systemctl enable --now invoicewire.target"},
+	}
+	for _, st := range steps {
+		t.Run(st.desc, func(t *testing.T) {
+			b, a := at(st.before), at(st.after)
+			if b < 0 || a < 0 || b > a {
+				t.Errorf("want %q (line %d) before %q (line %d)", st.before, b, st.after, a)
+			}
+		})
+	}
+	for _, l := range lines {
+		if strings.Contains(l, ". /etc/invoicewire/invoicewire.env") && !strings.HasPrefix(l, "(") {
+			t.Errorf("%q loads the environment into the operator's shell; run it in a subshell ( ... )", l)
+		}
 	}
 }
 
@@ -329,25 +396,73 @@ func TestEnvironmentFile(t *testing.T) {
 		}
 		t.Errorf("invoicewire.env sets %s, which no code of the repository reads", k)
 	}
-	conf, err := os.ReadFile(filepath.Join(root, "deploy", "systemd", "invoicewire-redis.conf"))
-	if err != nil {
-		t.Fatal(err)
+	// Each Redis URL agrees with its Redis's configuration; the rate-limit
+	// counts have a Redis of their own (docs/decisions.md, "Rate-limit state").
+	redisURLs := []struct{ name, conf string }{
+		{"IW_REDIS_URL", "invoicewire-redis.conf"},
+		{"IW_RATELIMIT_REDIS_URL", "invoicewire-redis-counters.conf"},
 	}
-	var port, pass string
-	for _, line := range strings.Split(string(conf), "\n") {
-		f := strings.Fields(line)
-		if len(f) == 2 && f[0] == "port" {
-			port = f[1]
+	for _, r := range redisURLs {
+		conf, err := os.ReadFile(filepath.Join(root, "deploy", "systemd", r.conf))
+		if err != nil {
+			t.Fatal(err)
 		}
-		if len(f) == 2 && f[0] == "requirepass" {
-			pass = f[1]
+		var port, pass string
+		for _, line := range strings.Split(string(conf), "\n") {
+			f := strings.Fields(line)
+			if len(f) == 2 && f[0] == "port" {
+				port = f[1]
+			}
+			if len(f) == 2 && f[0] == "requirepass" {
+				pass = f[1]
+			}
 		}
-	}
-	if want := "redis://:" + pass + "@127.0.0.1:" + port + "/0"; env["IW_REDIS_URL"] != want {
-		t.Errorf("IW_REDIS_URL=%q, but redis.conf makes it %q", env["IW_REDIS_URL"], want)
+		if want := "redis://:" + pass + "@127.0.0.1:" + port + "/0"; env[r.name] != want {
+			t.Errorf("%s=%q, but %s makes it %q", r.name, env[r.name], r.conf, want)
+		}
 	}
 	if env["IW_ORIGIN_ADDRS"] != env["IW_ORIGIN_ADDR"] {
 		t.Errorf("the edge proxies to IW_ORIGIN_ADDRS=%q, the origin listens on IW_ORIGIN_ADDR=%q", env["IW_ORIGIN_ADDRS"], env["IW_ORIGIN_ADDR"])
+	}
+}
+
+// TestEdgeAdminOnUnixSocket: on the VM the edge's admin API, which serves
+// the Redis password and takes a new configuration, is a unix socket of
+// mode 0600 in the edge unit's own RuntimeDirectory=, not TCP loopback that
+// every local user reaches; Prometheus scrapes the metrics-only listener.
+func TestEdgeAdminOnUnixSocket(t *testing.T) {
+	root := repo.Root(t)
+	env := readEnv(t, filepath.Join(root, "deploy", "systemd", "invoicewire.env"))
+	var edge unitFile
+	for _, u := range units(t, root) {
+		if u.name == "invoicewire-edge.service" {
+			edge = u
+		}
+	}
+	admin := env["IW_EDGE_ADMIN_ADDR"]
+	path, perm, _ := strings.Cut(strings.TrimPrefix(admin, "unix/"), "|")
+	runtime := edge.get("Service", "RuntimeDirectory")
+	checks := []struct {
+		desc string
+		ok   bool
+	}{
+		{desc: "IW_EDGE_ADMIN_ADDR is a unix socket", ok: strings.HasPrefix(admin, "unix/")},
+		{desc: "the socket is in the edge unit's RuntimeDirectory=", ok: len(runtime) == 1 && filepath.Dir(path) == "/run/"+runtime[0]},
+		{desc: "the RuntimeDirectory= is the edge user's alone", ok: slices.Equal(edge.get("Service", "RuntimeDirectoryMode"), []string{"0700"})},
+		{desc: "the socket is the edge user's alone (|0600)", ok: perm == "0600"},
+		{desc: "ExecReload reaches the admin socket", ok: slices.ContainsFunc(edge.get("Service", "ExecReload"), func(v string) bool { return strings.Contains(v, "--address ${IW_EDGE_ADMIN_ADDR}") })},
+	}
+	for _, c := range checks {
+		if !c.ok {
+			t.Errorf("%s: IW_EDGE_ADMIN_ADDR=%q, RuntimeDirectory=%q", c.desc, admin, runtime)
+		}
+	}
+	prom, err := os.ReadFile(filepath.Join(root, "deploy", "prometheus", "prometheus.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `"127.0.0.1:` + env["IW_EDGE_METRICS_PORT"] + `"`; env["IW_EDGE_METRICS_PORT"] == "" || !strings.Contains(string(prom), want) {
+		t.Errorf("prometheus.yml does not scrape the edge's metrics listener %s (IW_EDGE_METRICS_PORT)", want)
 	}
 }
 
