@@ -3,7 +3,8 @@
 // publishes the cache invalidation in the same atomic step (docs/decisions.md, retraction and correction).
 //
 //	iwctl sync [DIR]                       validate DIR (default content) whole, then publish what
-//	                                       changed; warns of published articles with no file
+//	                                       changed and remove registry entries no longer in it;
+//	                                       warns of published articles with no file
 //	iwctl retract SLUG --reason TEXT       pull an article (article.retracted); on a retracted
 //	                                       one, correct its reason (no event)
 //	iwctl restore SLUG                     undo a retraction (article.published)
@@ -76,8 +77,11 @@ const usage = `usage:
 var commandUsage = map[string]string{
 	"sync": `usage: iwctl sync [DIR]
   Validate the content tree DIR (default content) as a whole and, when it is
-  valid, publish what changed. Published articles with no file in DIR are
-  listed as warnings and stay published (iwctl retract pulls them).
+  valid, publish what changed. Sources, countries and specs no longer in
+  its registry files are removed, unless a published article with no file
+  in DIR still cites one: then nothing is written. Published articles with
+  no file in DIR are listed as warnings and stay published (iwctl retract
+  pulls them).
 `,
 	"retract": `usage: iwctl retract SLUG --reason TEXT
   Pull an article (emits article.retracted); it then answers 410 with TEXT.

@@ -12,6 +12,7 @@ import (
 	"path"
 	"path/filepath"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -45,7 +46,9 @@ const digestBatch = 16384
 // (docs/decisions.md, "`iwctl sync` does not parse what it published
 // before"): an unchanged archive of a million
 // articles re-syncs in seconds. Published articles that have no file in
-// the tree are listed as warnings, not retracted.
+// the tree are listed as warnings, not retracted; the registry entries the
+// tree no longer holds are removed, unless one of those articles cites
+// one (docs/decisions.md, "A deleted registry entry is removed").
 func syncDir(ctx context.Context, p *store.Publisher, dir string, w io.Writer) error {
 	// A first publish reports every article: a line a write(2) was a
 	// million system calls.
@@ -152,6 +155,22 @@ func syncDir(ctx context.Context, p *store.Publisher, dir string, w io.Writer) e
 		return err
 	}
 
+	// The published articles without a file, found before anything is
+	// written: they stay published, so the registry entries they cite
+	// must stay too (store.Prune), and they are warned of at the end.
+	unfiled, err := unfiledArticles(ctx, p.Store, &v)
+	if err != nil {
+		if serr := stats.save(false); serr != nil {
+			fmt.Fprintln(out, "  warning:", serr)
+		}
+		return err
+	}
+	// The tree is whole, so the registry entries it no longer holds are
+	// removed.
+	pp := *p
+	pp.Prune = &store.Prune{Unfiled: unfiled}
+	p = &pp
+
 	// The write pass. When the validation pass could remember every file
 	// that changed, the others are skipped unread; otherwise each file is
 	// judged again by its stat and digest.
@@ -181,10 +200,14 @@ func syncDir(ctx context.Context, p *store.Publisher, dir string, w io.Writer) e
 		clear(done)
 		return err
 	}
-	var parsed, changed, emitted int
+	var parsed, changed, removed, emitted int
 	report := func(kind, id string, o store.Outcome) {
 		changed++
 		line := fmt.Sprintf("  %s %s: updated", kind, id)
+		if o.Removed {
+			removed++
+			line = fmt.Sprintf("  %s %s: removed", kind, id)
+		}
 		if o.Event != "" {
 			emitted++
 			line += ", emitted " + o.Event
@@ -227,11 +250,13 @@ func syncDir(ctx context.Context, p *store.Publisher, dir string, w io.Writer) e
 	if err != nil {
 		return err
 	}
-	if err := warnOrphans(ctx, p.Store, &v, dir, out); err != nil {
-		return err
+	warnOrphans(unfiled, dir, out)
+	changes := strconv.Itoa(changed) + " changed"
+	if removed > 0 {
+		changes += fmt.Sprintf(" (%d removed)", removed)
 	}
-	fmt.Fprintf(out, "sync %s: %d articles (%d files unchanged since the last sync), %d countries, %d specs, %d sources; %d changed, %d events; %d files known unchanged by their stat\n",
-		dir, parsed+c.Unchanged, c.Unchanged, len(c.Countries), len(c.Specs), len(c.Sources), changed, emitted, byStat.Load())
+	fmt.Fprintf(out, "sync %s: %d articles (%d files unchanged since the last sync), %d countries, %d specs, %d sources; %s, %d events; %d files known unchanged by their stat\n",
+		dir, parsed+c.Unchanged, c.Unchanged, len(c.Countries), len(c.Specs), len(c.Sources), changes, emitted, byStat.Load())
 	return nil
 }
 
@@ -281,24 +306,30 @@ func (v *validation) has(slug string) bool {
 // sync names one by one.
 const maxOrphansListed = 50
 
-// warnOrphans warns of published articles that have no file in the tree
-// (a file deleted, or renamed to another slug). They stay published: a
-// sync never retracts, since a retraction is a public act with a reason
-// (article.retracted); `iwctl retract SLUG --reason TEXT` pulls one.
-func warnOrphans(ctx context.Context, st *store.Store, v *validation, dir string, out io.Writer) error {
-	n := 0
+// unfiledArticles lists the published articles that have no file in the
+// tree the validation pass read (a file deleted, or renamed to another
+// slug).
+func unfiledArticles(ctx context.Context, st *store.Store, v *validation) ([]string, error) {
+	var out []string
 	err := st.PublishedSlugs(ctx, func(slug string) {
-		if v.has(slug) {
-			return
-		}
-		if n++; n <= maxOrphansListed {
-			fmt.Fprintf(out, "  warning: article %s is published but has no file in %s; it stays published until retracted (iwctl retract %s --reason TEXT)\n", slug, dir, slug)
+		if !v.has(slug) {
+			out = append(out, slug)
 		}
 	})
-	if n > 0 {
+	return out, err
+}
+
+// warnOrphans warns of the published articles that have no file in the
+// tree (unfiledArticles). They stay published: a sync never retracts,
+// since a retraction is a public act with a reason (article.retracted);
+// `iwctl retract SLUG --reason TEXT` pulls one.
+func warnOrphans(unfiled []string, dir string, out io.Writer) {
+	for _, slug := range unfiled[:min(len(unfiled), maxOrphansListed)] {
+		fmt.Fprintf(out, "  warning: article %s is published but has no file in %s; it stays published until retracted (iwctl retract %s --reason TEXT)\n", slug, dir, slug)
+	}
+	if n := len(unfiled); n > 0 {
 		fmt.Fprintf(out, "  warning: %d published articles have no file in %s\n", n, dir)
 	}
-	return err
 }
 
 // slugOf is the slug an article file's path gives: its name.

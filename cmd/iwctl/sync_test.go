@@ -3,13 +3,19 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/invoicewire/invoicewire/internal/content"
 	"github.com/invoicewire/invoicewire/internal/events"
@@ -227,4 +233,309 @@ func TestSyncValidatesWholeTreeFirst(t *testing.T) {
 	if rec, err := store.New(rdb).Article(ctx, "bulk-article-0007"); err != nil || rec.Retracted() {
 		t.Fatalf("the article whose file was deleted: %v, %v; want it still published", rec, err)
 	}
+}
+
+// TestSyncRemovesRegistryEntries checks that an entry deleted from
+// sources.yaml, specs.yaml or countries.yaml (with its aliases.yaml line)
+// is removed by the next sync, which names it and counts it, and that one
+// a published article without a file still cites is refused, naming the
+// registry file, the entry and the article, with nothing changed.
+func TestSyncRemovesRegistryEntries(t *testing.T) {
+	st := newSyncTree(t)
+	ctx := context.Background()
+	rdb := st.rs.Client()
+	s := store.New(rdb)
+	st.sync(t)
+	c, err := content.Load(st.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// citedBy maps "kind id" to the articles citing the entry.
+	citedBy := map[string][]string{}
+	pinned := map[string]bool{}
+	for _, cty := range c.Countries {
+		for _, m := range cty.Milestones {
+			for _, slug := range m.Articles {
+				pinned[slug] = true
+			}
+		}
+	}
+	for _, a := range c.Articles {
+		var cites []string
+		for _, src := range a.Sources {
+			cites = append(cites, "source "+src.Source)
+		}
+		for _, sp := range a.Specs {
+			cites = append(cites, "spec "+sp)
+		}
+		for _, cc := range a.Countries {
+			cites = append(cites, "country "+cc)
+		}
+		for _, k := range cites {
+			if !slices.Contains(citedBy[k], a.Slug) {
+				citedBy[k] = append(citedBy[k], a.Slug)
+			}
+		}
+	}
+	entries := map[string][]string{}
+	for _, src := range c.Sources {
+		entries["source"] = append(entries["source"], src.Slug)
+	}
+	for _, sp := range c.Specs {
+		entries["spec"] = append(entries["spec"], sp.Slug)
+	}
+	for _, cty := range c.Countries {
+		entries["country"] = append(entries["country"], cty.Code)
+	}
+
+	for _, tc := range []struct {
+		desc string
+		kind string
+		// cited: the entry is cited by exactly one article, which no
+		// milestone cites and whose file is deleted with the entry.
+		cited bool
+		// add, when set, is an entry added to the tree and synced first
+		// (every country of content/ is cited), with its aliases line.
+		add, alias string
+	}{
+		{desc: "an unreferenced source", kind: "source"},
+		{desc: "an unreferenced spec", kind: "spec"},
+		{desc: "an unreferenced country", kind: "country",
+			add:   "- code: ca\n  name: Canada\n  mandate_status: voluntary\n  authority: Canada Revenue Agency\n",
+			alias: "  ca: [Canadian, Canadians]\n"},
+		{desc: "a source cited by a published article without a file", kind: "source", cited: true},
+	} {
+		t.Run(tc.desc, func(t *testing.T) {
+			// The first entry of the kind whose removal leaves a valid
+			// tree (another registry entry may cite it).
+			candidates := entries[tc.kind]
+			if tc.add != "" {
+				addEntry(t, st.dir, registryFile[tc.kind], tc.add, tc.alias)
+				if out := st.sync(t); !strings.Contains(out, ": updated\n") {
+					t.Fatalf("the added entry was not published:\n%s", out)
+				}
+				kv := strings.Fields(strings.SplitN(tc.add, "\n", 2)[0])
+				candidates = []string{kv[len(kv)-1]}
+			}
+			var id, article string
+			var undo func()
+			for _, e := range candidates {
+				by := citedBy[tc.kind+" "+e]
+				if tc.cited != (len(by) == 1 && !pinned[by[0]]) || (!tc.cited && len(by) > 0) {
+					continue
+				}
+				files := []string{registryFile[tc.kind], "aliases.yaml"}
+				if tc.cited {
+					files = append(files, articleFile(t, st.dir, by[0]))
+				}
+				undo = keep(t, st.dir, files...)
+				removeEntry(t, st.dir, tc.kind, e)
+				if tc.cited {
+					os.Remove(filepath.Join(st.dir, files[2]))
+				}
+				if _, err := content.Load(st.dir); err == nil {
+					id = e
+					if tc.cited {
+						article = by[0]
+					}
+					break
+				}
+				undo()
+			}
+			if id == "" {
+				t.Fatalf("no %s of content/ can be removed for this case", tc.kind)
+			}
+			defer undo()
+			t.Logf("removing %s %s", tc.kind, id)
+			before := registryHashes(t, rdb)
+			var out bytes.Buffer
+			err := run(ctx, []string{"sync", st.dir}, &out)
+			if tc.cited {
+				if err == nil {
+					t.Fatalf("sync removed %s %s, which %s cites:\n%s", tc.kind, id, article, out.String())
+				}
+				t.Log(err)
+				for _, w := range []string{registryFile[tc.kind], fmt.Sprintf("%s %q", tc.kind, id), fmt.Sprintf("%q", article)} {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("error %q does not name %s", err, w)
+					}
+				}
+				if !maps.Equal(before, registryHashes(t, rdb)) {
+					t.Error("a refused sync changed the registries")
+				}
+				if rec, err := s.Article(ctx, article); err != nil || rec.Retracted() {
+					t.Errorf("the article without a file: %v, %v; want it still published", rec, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range []string{fmt.Sprintf("  %s %s: removed\n", tc.kind, id), "; 1 changed (1 removed), 0 events"} {
+				if !strings.Contains(out.String(), w) {
+					t.Errorf("output %q does not contain %q", out.String(), w)
+				}
+			}
+			var gone error
+			switch tc.kind {
+			case "source":
+				all, err := s.Sources(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if slices.ContainsFunc(all, func(src *content.Source) bool { return src.Slug == id }) {
+					gone = fmt.Errorf("still listed")
+				}
+			case "spec":
+				_, gone = s.Spec(ctx, id)
+			case "country":
+				_, gone = s.Country(ctx, id)
+			}
+			if !errors.Is(gone, store.ErrNotFound) && (tc.kind != "source" || gone != nil) {
+				t.Errorf("%s %s after the sync: %v, want it gone", tc.kind, id, gone)
+			}
+			// Restored, it is published again.
+			undo()
+			if out := st.sync(t); !strings.Contains(out, fmt.Sprintf("  %s %s: updated\n", tc.kind, id)) {
+				t.Errorf("the restored entry was not published again:\n%s", out)
+			}
+		})
+	}
+}
+
+// addEntry appends entry to a registry file and alias, when not empty,
+// under the "countries:" or "specs:" key of aliases.yaml.
+func addEntry(t *testing.T, dir, file, entry, alias string) {
+	t.Helper()
+	f, err := os.OpenFile(filepath.Join(dir, file), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.WriteString("\n" + entry)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if alias == "" {
+		return
+	}
+	key := map[string]string{"countries.yaml": "countries:\n", "specs.yaml": "specs:\n"}[file]
+	path := filepath.Join(dir, "aliases.yaml")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := bytes.Index(b, []byte("\n"+key))
+	if at < 0 {
+		t.Fatalf("aliases.yaml has no %q", key)
+	}
+	at += 1 + len(key)
+	b = slices.Concat(b[:at], []byte(alias), b[at:])
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+var registryFile = map[string]string{"source": "sources.yaml", "spec": "specs.yaml", "country": "countries.yaml"}
+
+// keep saves the files of dir named and returns a function that puts them
+// back.
+func keep(t *testing.T, dir string, files ...string) func() {
+	t.Helper()
+	saved := map[string][]byte{}
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		saved[f] = b
+	}
+	return func() {
+		for f, b := range saved {
+			if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// removeEntry deletes a registry entry from its file (the list item that
+// begins "- slug: id" or "- code: id", up to the next unindented line) and
+// a spec's or country's line from aliases.yaml.
+func removeEntry(t *testing.T, dir, kind, id string) {
+	t.Helper()
+	field := "slug"
+	if kind == "country" {
+		field = "code"
+	}
+	edit := func(file string, drop func(lines []string, i int) int) {
+		path := filepath.Join(dir, file)
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.SplitAfter(string(b), "\n")
+		for i := range lines {
+			if n := drop(lines, i); n > 0 {
+				lines = slices.Delete(lines, i, i+n)
+				if err := os.WriteFile(path, []byte(strings.Join(lines, "")), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+		}
+		t.Fatalf("%s has no entry %s", file, id)
+	}
+	edit(registryFile[kind], func(lines []string, i int) int {
+		if strings.TrimSpace(lines[i]) != "- "+field+": "+id {
+			return 0
+		}
+		n := 1
+		for i+n < len(lines) && (lines[i+n] == "\n" || strings.HasPrefix(lines[i+n], " ")) {
+			n++
+		}
+		return n
+	})
+	if kind != "source" {
+		edit("aliases.yaml", func(lines []string, i int) int {
+			if strings.HasPrefix(lines[i], "  "+id+":") {
+				return 1
+			}
+			return 0
+		})
+	}
+}
+
+// articleFile is the path of an article's file under dir, relative to it.
+func articleFile(t *testing.T, dir, slug string) string {
+	t.Helper()
+	var found string
+	filepath.WalkDir(filepath.Join(dir, "articles"), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Name() == slug+".md" {
+			found, _ = filepath.Rel(dir, p)
+		}
+		return err
+	})
+	if found == "" {
+		t.Fatalf("no file for article %s", slug)
+	}
+	return found
+}
+
+// registryHashes reads the three registry hashes whole.
+func registryHashes(t *testing.T, rdb redis.UniversalClient) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, k := range []string{"countries", "specs", "sources"} {
+		m, err := rdb.HGetAll(context.Background(), "iw:{content}:"+k).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for f, v := range m {
+			out[k+" "+f] = v
+		}
+	}
+	return out
 }

@@ -109,6 +109,9 @@ func (c *Change) del(key string) {
 func (c *Change) hset(key, field string, value []byte) {
 	c.ops = append(c.ops, changeOp{Op: "hset", Key: c.key(key), A: field, B: value})
 }
+func (c *Change) hdel(key, field string) {
+	c.ops = append(c.ops, changeOp{Op: "hdel", Key: c.key(key), A: field, B: ""})
+}
 func (c *Change) zadd(key string, score int64, member string) {
 	c.ops = append(c.ops, changeOp{Op: "zadd", Key: c.key(key), A: score, B: member})
 }
@@ -176,6 +179,7 @@ for j = i, #ARGV, 4 do
   elseif o == 'smadd' then smadd(a, b)
   elseif o == 'smdel' then smdel(a)
   elseif o == 'hset' then redis.call('HSET', k, a, b)
+  elseif o == 'hdel' then redis.call('HDEL', k, a)
   elseif o == 'hincr' then redis.call('HINCRBY', k, a, b)
   elseif o == 'wincr' then
     -- A week counter at zero is deleted (weeks.go).

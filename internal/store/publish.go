@@ -25,6 +25,21 @@ type Publisher struct {
 	// SitemapURLs is the capacity of an article sitemap file; 0 means
 	// SitemapURLs. Tests lower it to see files split.
 	SitemapURLs int
+	// Prune, when not nil, makes SyncRegistries remove the stored
+	// registry entries that the corpus it is given no longer holds: the
+	// corpus is then a whole content tree, as `iwctl sync` publishes.
+	// Library callers that sync part of a tree (tests, generators) leave
+	// it nil, and the entries they do not name stay stored.
+	Prune *Prune
+}
+
+// Prune is what SyncRegistries needs to remove registry entries safely.
+type Prune struct {
+	// Unfiled are the slugs of the published articles that have no file
+	// in the tree: they stay published (a sync never retracts), so an
+	// entry one of them cites must stay too. An article that has a file
+	// cannot cite a removed entry: content.Load refuses it.
+	Unfiled []string
 }
 
 // newChange starts a change that keeps p's sitemap capacity.
@@ -119,6 +134,9 @@ type Outcome struct {
 	Event string
 	// Version is the content version after the change.
 	Version int64
+	// Removed is true when the change deleted the entry: a registry entry
+	// the content tree no longer holds (Publisher.Prune).
+	Removed bool
 }
 
 // retry runs op until it does not hit ErrConflict, a few times at most.
@@ -296,13 +314,21 @@ func (p *Publisher) setState(ctx context.Context, slug, state string, at *time.T
 
 // SyncCountry stores a country; no event exists for countries.
 func (p *Publisher) SyncCountry(ctx context.Context, cty *content.Country) (Outcome, error) {
-	return p.syncHash(ctx, keyCountries, cty.Code, cty, nil, TagCountries, TagCountry(cty.Code), TagFeeds, TagSite)
+	return p.syncHash(ctx, keyCountries, cty.Code, cty, nil, countryTags(cty.Code)...)
+}
+
+// countryTags are the surrogate keys a country's change purges.
+func countryTags(cc string) []string {
+	return []string{TagCountries, TagCountry(cc), TagFeeds, TagSite}
 }
 
 // SyncSource stores a registry entry; no event exists for sources.
 func (p *Publisher) SyncSource(ctx context.Context, src *content.Source) (Outcome, error) {
-	return p.syncHash(ctx, keySources, src.Slug, src, nil, TagSources, TagSite)
+	return p.syncHash(ctx, keySources, src.Slug, src, nil, sourceTags(src.Slug)...)
 }
+
+// sourceTags are the surrogate keys a source's change purges.
+func sourceTags(string) []string { return []string{TagSources, TagSite} }
 
 // SyncSynonyms stores the editors' synonym groups (aliases.yaml's terms); no
 // event exists for them.
@@ -329,8 +355,11 @@ func (p *Publisher) SyncSpec(ctx context.Context, sp *content.Spec) (Outcome, er
 		}
 		return events.SpecUpdated, sp.Public(), nil
 	}
-	return p.syncHash(ctx, keySpecs, sp.Slug, sp, updated, TagSpecs, TagSpec(sp.Slug), TagSite)
+	return p.syncHash(ctx, keySpecs, sp.Slug, sp, updated, specTags(sp.Slug)...)
 }
+
+// specTags are the surrogate keys a specification's change purges.
+func specTags(slug string) []string { return []string{TagSpecs, TagSpec(slug), TagSite} }
 
 func timeEqual(a, b *time.Time) bool {
 	if a == nil || b == nil {
@@ -392,7 +421,18 @@ func (p *Publisher) SyncCorpus(ctx context.Context, c *content.Corpus, report fu
 // SyncRegistries publishes what a content tree holds besides its articles
 // (sources, countries, specs, synonym groups), which the articles refer
 // to: a sync stores them before any article. report is as SyncCorpus's.
+// With p.Prune set it also removes the sources, countries and specs the
+// tree no longer holds (reported with Outcome.Removed), unless a published
+// article still cites one: then it returns an error naming the entry and
+// the article, having written nothing.
 func (p *Publisher) SyncRegistries(ctx context.Context, c *content.Corpus, report func(kind, id string, o Outcome)) error {
+	var removals []removal
+	if p.Prune != nil {
+		var err error
+		if removals, err = p.removals(ctx, c, p.Prune.Unfiled); err != nil {
+			return err
+		}
+	}
 	step := func(kind, id string, o Outcome, err error) error {
 		if err != nil {
 			return fmt.Errorf("store: syncing %s %s: %w", kind, id, err)
@@ -423,6 +463,12 @@ func (p *Publisher) SyncRegistries(ctx context.Context, c *content.Corpus, repor
 	o, err := p.SyncSynonyms(ctx, c.Synonyms)
 	if err := step("synonyms", synonymsField, o, err); err != nil {
 		return err
+	}
+	for _, r := range removals {
+		o, err := p.remove(ctx, r)
+		if err := step(r.kind, r.id, o, err); err != nil {
+			return err
+		}
 	}
 	if err := p.backfillSitemaps(ctx); err != nil {
 		return err
