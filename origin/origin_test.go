@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -160,7 +161,10 @@ func TestEndpoints(t *testing.T) {
 		{desc: "unknown article", path: "/api/v1/articles/no-such-story", status: 404, code: "not_found", check: hintHas("/api/v1/articles")},
 		{desc: "article slug with odd characters", path: "/api/v1/articles/%2e%2e%2fetc", status: 404, code: "not_found"},
 		{desc: "overlong slug", path: "/api/v1/articles/" + strings.Repeat("a", 5000), status: 404, code: "not_found"},
-		{desc: "retracted article is gone", path: "/api/v1/articles/" + retracted.Slug, status: 410, code: "gone", check: hintHas("did not support the headline")},
+		{desc: "retracted article is gone", path: "/api/v1/articles/" + retracted.Slug, status: 410, code: "gone", check: func(t *testing.T, r result) {
+			hintHas("did not support the headline")(t, r)
+			taggedWith("article:"+retracted.Slug)(t, r)
+		}},
 		{desc: "countries", path: "/api/v1/countries", status: 200, check: func(t *testing.T, r result) {
 			m := r.json(t)
 			if m["count"].(float64) != float64(len(contenttest.Countries)) {
@@ -225,7 +229,7 @@ func TestEndpoints(t *testing.T) {
 		{desc: "markdown twin under another month: its own address", path: "/2001/01/" + live.Slug + ".md", status: 301, check: redirectsTo(siteRoot + live.Path() + ".md")},
 		{desc: "markdown twin of a retracted article under another month", path: "/2001/01/" + retracted.Slug + ".md", status: 404, code: "not_found"},
 		{desc: "markdown twin with month 13", path: "/2026/13/" + live.Slug + ".md", status: 404, code: "not_found"},
-		{desc: "markdown twin of a retracted article", path: retracted.Path() + ".md", status: 410, code: "gone"},
+		{desc: "markdown twin of a retracted article", path: retracted.Path() + ".md", status: 410, code: "gone", check: taggedWith("article:" + retracted.Slug)},
 		{desc: "path traversal", path: "/../../etc/passwd", status: 404, code: "not_found"},
 		{desc: "unknown path", path: "/wp-login.php", status: 404, code: "not_found", check: hintHas("/api/v1/")},
 		{desc: "unknown API resource", path: "/api/v1/nope", status: 404, code: "not_found", check: nothingPublished},
@@ -283,7 +287,7 @@ func TestEndpoints(t *testing.T) {
 			}
 		}},
 		{desc: "unknown method on an article page's address with no article", method: "FOO", path: "/2026/01/no-such-story/", status: 404, code: "not_found"},
-		{desc: "unknown method on a retracted article's page is its 410", method: "FOO", path: retracted.Path() + "/", status: 410, code: "gone"},
+		{desc: "unknown method on a retracted article's page is its 410", method: "FOO", path: retracted.Path() + "/", status: 410, code: "gone", check: taggedWith("article:" + retracted.Slug)},
 		{desc: "unknown method on a live article's page is a 405", method: "FOO", path: live.Path() + "/", status: 405, code: "method_not_allowed"},
 		{desc: "GET of a POST-only API route is a 405, not a 401", path: "/api/v1/agent-auth/claim", status: 405, code: "method_not_allowed", check: func(t *testing.T, r result) {
 			if r.header.Get("Allow") != "POST, OPTIONS" || r.header.Get("WWW-Authenticate") != "" {
@@ -359,6 +363,19 @@ func redirectsTo(location string) func(t *testing.T, r result) {
 		}
 		if m := r.json(t); m["location"] != location {
 			t.Fatalf("body %s does not name %s", r.body, location)
+		}
+	}
+}
+
+// taggedWith checks the answer's Surrogate-Key names key. A cached error
+// must name the content it is about, or the purge that content's change
+// sends (a retracted article restored, say) would leave it stored
+// (docs/decisions.md, cache headers).
+func taggedWith(key string) func(t *testing.T, r result) {
+	return func(t *testing.T, r result) {
+		t.Helper()
+		if !slices.Contains(strings.Fields(r.header.Get("Surrogate-Key")), key) {
+			t.Fatalf("Surrogate-Key %q lacks %q", r.header.Get("Surrogate-Key"), key)
 		}
 	}
 }

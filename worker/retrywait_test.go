@@ -3,6 +3,7 @@ package worker_test
 import (
 	"context"
 	"net/http"
+	"slices"
 	"testing"
 	"time"
 
@@ -66,5 +67,46 @@ func TestRetryWait(t *testing.T) {
 				t.Error("the queue is empty after a failed attempt")
 			}
 		})
+	}
+}
+
+// TestRetrySchedule: the n-th retry of a failing delivery waits the n-th
+// step of the schedule, and the delivery is dead after the last one
+// (docs/decisions.md, "Retries"). The steps are distinct, so a worker that
+// waited any one step for every retry would show.
+func TestRetrySchedule(t *testing.T) {
+	h := newHarness(t)
+	cfg := h.config()
+	cfg.Schedule = []time.Duration{40 * time.Millisecond, 160 * time.Millisecond, 320 * time.Millisecond}
+	h.start(t, cfg)
+
+	rc := newReceiver(t, func(_ int, w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusInternalServerError) })
+	sub := h.subscribe(t, rc.URL+"/hook", "secret-of-sixteen+", events.SpecUpdated)
+	h.publishTo(t, sub)
+	attempts := len(cfg.Schedule) + 1
+	var a []webhook.Attempt
+	eventually(t, 20*time.Second, "every attempt", func() bool {
+		a = h.attempts(t, sub.ID)
+		return len(a) >= attempts && h.idle(t)
+	})
+	ds := rc.deliveries()
+	if len(a) != attempts || len(ds) != attempts {
+		t.Fatalf("%d attempts logged, %d requests; want %d: %s", len(a), len(ds), attempts, mustJSON(a))
+	}
+	slices.SortFunc(a, func(x, y webhook.Attempt) int { return x.Attempt - y.Attempt })
+	for i, step := range cfg.Schedule {
+		// The log says when the retry was due, and the receiver when it
+		// came: no sooner than the step after the failed attempt.
+		if a[i].NextAttemptAt == nil {
+			t.Errorf("attempt %d: no retry scheduled: %s", a[i].Attempt, mustJSON(a[i]))
+		} else if got := waitAfter(a[i]); got < step || got > step+100*time.Millisecond {
+			t.Errorf("retry %d scheduled %s after attempt %d, want the step %s", i+1, got, a[i].Attempt, step)
+		}
+		if gap := ds[i+1].At.Sub(ds[i].At); gap < step-5*time.Millisecond {
+			t.Errorf("retry %d came %s after attempt %d, before the step %s", i+1, gap, i+1, step)
+		}
+	}
+	if last := a[attempts-1]; last.NextAttemptAt != nil {
+		t.Errorf("attempt %d, past the schedule, scheduled a retry: %s", last.Attempt, mustJSON(last))
 	}
 }

@@ -203,3 +203,84 @@ func TestRevalidatedCodingKeepsVary(t *testing.T) {
 		})
 	}
 }
+
+// TestVaryOtherFields: a response varying on a field other than Accept and
+// Accept-Encoding is stored per value of that field (RFC 9111 §4.1), so
+// requests that differ in it never share an entry while requests that
+// agree on it do. The origin echoes the fields, so a body answered for the
+// wrong variant shows.
+func TestVaryOtherFields(t *testing.T) {
+	edge, o := startEdge(t, "")
+	type step struct {
+		header []string // request fields
+		want   string   // the body of the variant
+		hit    bool     // answered from the cache
+	}
+	testCases := []struct {
+		desc  string
+		vary  string
+		steps []step
+	}{
+		{desc: "Accept-Language", vary: "Accept-Language", steps: []step{
+			{header: []string{"Accept-Language: de"}, want: "de|"},
+			{header: []string{"Accept-Language: fr"}, want: "fr|"},
+			{header: []string{"Accept-Language: de"}, want: "de|", hit: true},
+			{header: []string{"Accept-Language: fr"}, want: "fr|", hit: true},
+		}},
+		{desc: "a member in lower case names the same field", vary: "accept-language", steps: []step{
+			{header: []string{"Accept-Language: de"}, want: "de|"},
+			{header: []string{"Accept-Language: en-GB"}, want: "en-gb|"},
+			{header: []string{"Accept-Language: en-GB"}, want: "en-gb|", hit: true},
+		}},
+		{desc: "a field the request lacks is a variant of its own", vary: "Accept-Language", steps: []step{
+			{want: "|"},
+			{header: []string{"Accept-Language: de"}, want: "de|"},
+			{want: "|", hit: true},
+		}},
+		{desc: "Origin", vary: "Origin", steps: []step{
+			{header: []string{"Origin: https://a.example"}, want: "|https://a.example"},
+			{header: []string{"Origin: https://b.example"}, want: "|https://b.example"},
+			{header: []string{"Origin: https://a.example"}, want: "|https://a.example", hit: true},
+		}},
+		{desc: "the second of two fields", vary: "Accept-Language, Origin", steps: []step{
+			{header: []string{"Accept-Language: de", "Origin: https://a.example"}, want: "de|https://a.example"},
+			{header: []string{"Accept-Language: de", "Origin: https://b.example"}, want: "de|https://b.example"},
+			{header: []string{"Accept-Language: de", "Origin: https://a.example"}, want: "de|https://a.example", hit: true},
+		}},
+		{desc: "with Accept", vary: "Accept, Accept-Language", steps: []step{
+			{header: []string{"Accept: text/html", "Accept-Language: de"}, want: "de|"},
+			{header: []string{"Accept: text/html", "Accept-Language: fr"}, want: "fr|"},
+			{header: []string{"Accept: text/html", "Accept-Language: de"}, want: "de|", hit: true},
+		}},
+	}
+	for _, test := range testCases {
+		t.Run(test.desc, func(t *testing.T) {
+			p := unique("/api/v1/vary-fields")
+			o.handle(p, func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Cache-Control", readCC)
+				w.Header().Set("Content-Type", "text/plain")
+				w.Header().Set("Vary", test.vary)
+				w.Write([]byte(strings.ToLower(r.Header.Get("Accept-Language")) + "|" + r.Header.Get("Origin")))
+			})
+			misses := 0
+			for i, s := range test.steps {
+				resp, body := edge.Do(t, "GET", p, "", s.header...)
+				if resp.StatusCode != http.StatusOK {
+					t.Fatalf("request %d %q: status %d", i, s.header, resp.StatusCode)
+				}
+				if body != s.want {
+					t.Errorf("request %d %q: body %q; want %q", i, s.header, body, s.want)
+				}
+				if cs := resp.Header.Get("Cache-Status"); strings.Contains(cs, "; hit") != s.hit {
+					t.Errorf("request %d %q: Cache-Status %q; hit %v", i, s.header, cs, s.hit)
+				}
+				if !s.hit {
+					misses++
+				}
+			}
+			if n := o.count(p); n != misses {
+				t.Errorf("origin requests %d; want %d (one per variant)", n, misses)
+			}
+		})
+	}
+}

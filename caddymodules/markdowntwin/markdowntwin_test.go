@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
 	"github.com/invoicewire/invoicewire/caddymodules/internal/edgetest"
 )
 
@@ -88,6 +90,50 @@ func TestMarkdownTwin(t *testing.T) {
 				if got := resp.Header.Values("Content-Signal"); len(got) != 1 || got[0] != signal {
 					t.Errorf("Content-Signal %q; want the origin's %q", got, signal)
 				}
+			}
+		})
+	}
+}
+
+// TestRewriteRequestURI checks the request the next handler gets, not only
+// what the proxy sends upstream: the edge cache keys on r.RequestURI
+// (edgecache's requestURI), which reverse_proxy never reads. A rewrite that
+// kept the query in r.URL but dropped it from r.RequestURI would store every
+// query of a page's twin under the one key of "/…/slug.md".
+func TestRewriteRequestURI(t *testing.T) {
+	const page = "/2026/03/belgium-b2b-mandate/"
+	testCases := []struct {
+		desc   string
+		target string
+		accept string
+		want   string // r.RequestURI the next handler sees
+	}{
+		{desc: "twin without a query", target: page, accept: "text/markdown", want: "/2026/03/belgium-b2b-mandate.md"},
+		{desc: "twin keeps the query", target: page + "?a=1", accept: "text/markdown", want: "/2026/03/belgium-b2b-mandate.md?a=1"},
+		{desc: "twin keeps another query apart", target: page + "?b=2", accept: "text/markdown", want: "/2026/03/belgium-b2b-mandate.md?b=2"},
+		{desc: "twin keeps the query's escapes", target: page + "?q=a%26b&x=%2F", accept: "text/markdown", want: "/2026/03/belgium-b2b-mandate.md?q=a%26b&x=%2F"},
+		{desc: "html is left as sent", target: page + "?a=1", accept: "text/html", want: page + "?a=1"},
+		{desc: "not a page is left as sent", target: "/api/v1/articles/?a=1", accept: "text/markdown", want: "/api/v1/articles/?a=1"},
+	}
+	for _, test := range testCases {
+		t.Run(test.desc, func(t *testing.T) {
+			r := httptest.NewRequest(http.MethodGet, test.target, nil)
+			r.Header.Set("Accept", test.accept)
+			var got, gotURL string
+			next := caddyhttp.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+				got, gotURL = r.RequestURI, r.URL.RequestURI()
+				return nil
+			})
+			if err := new(Handler).ServeHTTP(httptest.NewRecorder(), r, next); err != nil {
+				t.Fatalf("ServeHTTP: %v", err)
+			}
+			if got != test.want {
+				t.Errorf("r.RequestURI = %q; want %q", got, test.want)
+			}
+			// The URL the proxy sends and the key the cache reads name
+			// one resource.
+			if gotURL != got {
+				t.Errorf("r.URL.RequestURI() = %q, but r.RequestURI = %q", gotURL, got)
 			}
 		})
 	}

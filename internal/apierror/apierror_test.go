@@ -1,6 +1,14 @@
 package apierror
 
-import "testing"
+import (
+	"bytes"
+	"io"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"testing"
+)
 
 // TestStatusForInvertsCodeFor checks the one table both ways: every code of
 // the contract maps to a status whose code is that code again.
@@ -42,6 +50,87 @@ func TestCodeFor(t *testing.T) {
 		t.Run(tc.desc, func(t *testing.T) {
 			if got := CodeFor(tc.status); got != tc.want {
 				t.Errorf("CodeFor(%d) = %q; want %q", tc.status, got, tc.want)
+// TestWriteReplacesASuccessHeaders checks what Write does to headers a
+// handler set before it failed: the fields that describe a success's body
+// (ETag, Content-Length, Content-Encoding, Content-Type) must not describe
+// the error's JSON, while the caller's other headers and the error's own stay.
+// A stale ETag would let a client or cache revalidate the error as if it were
+// the representation (RFC 9110 §8.8.3).
+func TestWriteReplacesASuccessHeaders(t *testing.T) {
+	tests := []struct {
+		desc    string
+		before  http.Header // set by the handler before the error
+		err     *Error
+		want    http.Header // present with these values
+		without []string    // absent
+	}{
+		{
+			desc:    "a success's ETag is dropped",
+			before:  http.Header{"Etag": {`"v1"`}},
+			err:     NotFound("gone", ""),
+			without: []string{"ETag"},
+		},
+		{
+			desc:    "a success's encoding and length are dropped",
+			before:  http.Header{"Content-Encoding": {"gzip"}, "Content-Length": {"3"}},
+			err:     New(http.StatusInternalServerError, "failed", ""),
+			without: []string{"Content-Encoding"},
+		},
+		{
+			desc:   "a success's type becomes JSON",
+			before: http.Header{"Content-Type": {"text/markdown; charset=utf-8"}},
+			err:    BadRequest("bad", "fix it"),
+			want:   http.Header{"Content-Type": {"application/json"}, "X-Content-Type-Options": {"nosniff"}},
+		},
+		{
+			desc:   "the caller's other headers stay",
+			before: http.Header{"Cache-Control": {"no-store"}, "Vary": {"Accept"}, "X-Request-Id": {"r1"}, "Etag": {`"v1"`}},
+			err:    PreconditionFailed(),
+			want:   http.Header{"Cache-Control": {"no-store"}, "Vary": {"Accept"}, "X-Request-Id": {"r1"}},
+		},
+		{
+			desc:   "the error's own headers are sent and win",
+			before: http.Header{"Retry-After": {"1"}},
+			err: &Error{Status: http.StatusTooManyRequests, Code: CodeRateLimited, Message: "slow down",
+				Header: http.Header{"Retry-After": {"30"}}},
+			want: http.Header{"Retry-After": {"30"}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.desc, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				maps.Copy(w.Header(), tt.before)
+				Write(w, tt.err)
+			}))
+			defer srv.Close()
+			// Ask for no compression, so the transport neither adds nor
+			// strips a Content-Encoding of its own.
+			req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
+			req.Header.Set("Accept-Encoding", "identity")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatalf("requesting the error: %v", err)
+			}
+			defer resp.Body.Close()
+			body, err := io.ReadAll(resp.Body)
+			if err != nil {
+				t.Fatalf("reading the error's body: %v", err)
+			}
+			if resp.StatusCode != tt.err.Status {
+				t.Errorf("status = %d, want %d", resp.StatusCode, tt.err.Status)
+			}
+			if !bytes.Equal(body, tt.err.Body()) {
+				t.Errorf("body = %q, want %q", body, tt.err.Body())
+			}
+			for k, v := range tt.want {
+				if got := resp.Header.Values(k); !slices.Equal(got, v) {
+					t.Errorf("%s = %q, want %q", k, got, v)
+				}
+			}
+			for _, k := range tt.without {
+				if got := resp.Header.Values(k); len(got) > 0 {
+					t.Errorf("%s = %q, want none", k, got)
+				}
 			}
 		})
 	}

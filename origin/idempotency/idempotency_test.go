@@ -126,25 +126,55 @@ func TestWrap(t *testing.T) {
 			t.Error("requests without a key were not both applied")
 		}
 	})
-	t.Run("failures are not stored", func(t *testing.T) {
-		fail := true
-		hf := s.Wrap(Options{Route: "fail"}, func(r *http.Request) (*respond.Response, error) {
-			if fail {
-				return nil, apierror.BadRequest("no", "")
+	// A refused or failed request leaves nothing behind, whether the
+	// handler returns the error or an answer with an error status (none of
+	// today's wrapped handlers does the latter, so only this test reaches
+	// that branch): a retry with the same key runs the handler again.
+	for _, tc := range []struct {
+		desc string
+		fail func() (*respond.Response, error)
+		want int
+	}{
+		{desc: "an error is not stored", fail: func() (*respond.Response, error) { return nil, apierror.BadRequest("no", "") }, want: 400},
+		{desc: "a 4xx answer is not stored", fail: func() (*respond.Response, error) {
+			return &respond.Response{Status: http.StatusConflict, ContentType: "application/json", Body: []byte(`{}`), CacheControl: respond.NoStore}, nil
+		}, want: 409},
+		{desc: "a 5xx answer is not stored", fail: func() (*respond.Response, error) {
+			return &respond.Response{Status: http.StatusServiceUnavailable, ContentType: "application/json", Body: []byte(`{}`), CacheControl: respond.NoStore}, nil
+		}, want: 503},
+	} {
+		t.Run(tc.desc, func(t *testing.T) {
+			route, key := "fail "+tc.desc, "k2"
+			fail := true
+			hf := s.Wrap(Options{Route: route}, func(r *http.Request) (*respond.Response, error) {
+				if fail {
+					return tc.fail()
+				}
+				return respond.JSON("ok")
+			})
+			if got := statusOf(hf(request(key, `{}`))); got != tc.want {
+				t.Fatalf("status %d, want %d", got, tc.want)
 			}
-			return respond.JSON("ok")
+			// The record's key is the one Wrap computes, client included
+			// (the request's address here): a key without the client
+			// would name no record, and the check would always pass.
+			client, err := s.clientOf(request(key, `{}`), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := srv.Client().Exists(context.Background(), redisKey(client, route, key)).Val(); n != 0 {
+				t.Error("a refused request left an idempotency record")
+			}
+			fail = false
+			resp, err := hf(request(key, `{}`))
+			if got := statusOf(resp, err); got != 200 {
+				t.Fatalf("retry after a %d: status %d, want 200", tc.want, got)
+			}
+			if resp.Header.Get(ReplayedHeader) != "" {
+				t.Errorf("retry after a %d was replayed", tc.want)
+			}
 		})
-		if got := statusOf(hf(request("k2", `{}`))); got != 400 {
-			t.Fatalf("status %d", got)
-		}
-		if n := srv.Client().Exists(context.Background(), redisKey("", "fail", "k2")).Val(); n != 0 {
-			t.Error("a refused request left an idempotency record")
-		}
-		fail = false
-		if got := statusOf(hf(request("k2", `{}`))); got != 200 {
-			t.Errorf("retry after a 400: status %d, want 200", got)
-		}
-	})
+	}
 	t.Run("clients are separate", func(t *testing.T) {
 		client := "a"
 		hc := s.Wrap(Options{Route: "clients", Client: func(*http.Request) string { return client }}, created)
