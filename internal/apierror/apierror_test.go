@@ -50,6 +50,11 @@ func TestCodeFor(t *testing.T) {
 		t.Run(tc.desc, func(t *testing.T) {
 			if got := CodeFor(tc.status); got != tc.want {
 				t.Errorf("CodeFor(%d) = %q; want %q", tc.status, got, tc.want)
+			}
+		})
+	}
+}
+
 // TestWriteReplacesASuccessHeaders checks what Write does to headers a
 // handler set before it failed: the fields that describe a success's body
 // (ETag, Content-Length, Content-Encoding, Content-Type) must not describe
