@@ -156,8 +156,10 @@ func TestMainLogsJSON(t *testing.T) {
 		run     func(ctx context.Context, p *Process) error
 		want    int
 		wantErr string
-		// wantRedis: a record of go-redis's own.
-		wantRedis bool
+		// wantRedis: a record of go-redis's own. redisMayLog: whether one
+		// may appear or not; a stop that cancels a command in flight can
+		// make go-redis warn as it closes the connection.
+		wantRedis, redisMayLog bool
 	}{
 		{
 			desc:    "an operator address without a port is the error, naming its variable, over run's cancellation",
@@ -167,9 +169,10 @@ func TestMainLogsJSON(t *testing.T) {
 			wantErr: "IW_TEST_METRICS_ADDR: operator listener on nope: listen tcp: address nope: missing port in address",
 		},
 		{
-			desc: "a stop signal while run still starts",
-			run:  stopDuringStart,
-			want: 0,
+			desc:        "a stop signal while run still starts",
+			run:         stopDuringStart,
+			want:        0,
+			redisMayLog: true,
 		},
 		{
 			desc:      "a stop signal while run still starts, with Redis unreachable",
@@ -223,7 +226,7 @@ func TestMainLogsJSON(t *testing.T) {
 					sawRedis = true
 				}
 			}
-			if sawRedis != tc.wantRedis {
+			if sawRedis != tc.wantRedis && !tc.redisMayLog {
 				t.Errorf("go-redis's record logged: %v, want %v\n%s", sawRedis, tc.wantRedis, buf.String())
 			}
 			if tc.wantErr == "" {
