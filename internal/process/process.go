@@ -108,11 +108,17 @@ func start(cfg config.Config, log *slog.Logger, addrVar string, opsAddr func(con
 		}
 	}()
 	err = run(ctx, p)
+	// What run left running (the invalidation follower, say) stops with
+	// ctx before the deferred Close takes the Redis client from under it:
+	// a follower that lost its connection while ctx still ran would log a
+	// warning after the failure, as if it came after it.
+	cause := context.Cause(ctx)
+	cancel(nil)
 	shutdown, done := context.WithTimeout(context.Background(), cfg.ShutdownGrace)
 	defer done()
 	p.Ops.Shutdown(shutdown)
 	// The operator listener failing stops the command as an error.
-	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+	if cause != nil && !errors.Is(cause, context.Canceled) {
 		return cause
 	}
 	if err != nil && !stopped(err) {
