@@ -413,14 +413,7 @@ func (l *loader) failFrontMatter(p string, front []byte, err error) {
 		m := doc.Content[0]
 		before := len(l.errs)
 		for i := 0; i+1 < len(m.Content); i += 2 {
-			one, merr := yaml.Marshal(&yaml.Node{Kind: yaml.MappingNode, Content: m.Content[i : i+2]})
-			if merr != nil {
-				continue
-			}
-			var a Article
-			dec := yaml.NewDecoder(bytes.NewReader(one))
-			dec.KnownFields(true)
-			if ferr := dec.Decode(&a); ferr != nil {
+			if ferr := decodeOneKey[Article](m.Content[i : i+2]); ferr != nil {
 				if key, items := m.Content[i], m.Content[i+1]; key.Value == "corrections" && items.Kind == yaml.SequenceNode && l.failCorrections(p, items) {
 					continue
 				}
@@ -447,14 +440,7 @@ func (l *loader) failCorrections(p string, items *yaml.Node) bool {
 			continue
 		}
 		for k := 0; k+1 < len(item.Content); k += 2 {
-			one, err := yaml.Marshal(&yaml.Node{Kind: yaml.MappingNode, Content: item.Content[k : k+2]})
-			if err != nil {
-				continue
-			}
-			var c Correction
-			dec := yaml.NewDecoder(bytes.NewReader(one))
-			dec.KnownFields(true)
-			derr := dec.Decode(&c)
+			derr := decodeOneKey[Correction](item.Content[k : k+2])
 			if derr == nil {
 				continue
 			}
@@ -469,6 +455,21 @@ func (l *loader) failCorrections(p string, items *yaml.Node) bool {
 		}
 	}
 	return found
+}
+
+// decodeOneKey decodes the mapping of one key and its value into a T,
+// unknown keys refused, and returns the error: the per-key check of
+// failFrontMatter and failCorrections. A pair that does not marshal back
+// is no error of its own (the whole document's stands).
+func decodeOneKey[T any](pair []*yaml.Node) error {
+	one, err := yaml.Marshal(&yaml.Node{Kind: yaml.MappingNode, Content: pair})
+	if err != nil {
+		return nil
+	}
+	var v T
+	dec := yaml.NewDecoder(bytes.NewReader(one))
+	dec.KnownFields(true)
+	return dec.Decode(&v)
 }
 
 // decodeProblem drops yaml.v3's "unmarshal errors" wrapping and its line
