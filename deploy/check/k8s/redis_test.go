@@ -3,6 +3,7 @@ package k8s
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -119,8 +120,8 @@ func docYAML(t *testing.T, root, want string) string {
 
 // buildDocOverlay builds a kustomization of docs/operations.md, whose first
 // line names where it goes ("# deploy/k8s/overlays/<name>/kustomization.yaml"),
-// over a copy of deploy/k8s/base in memory. It returns the overlay's
-// directory and its objects.
+// beside a copy of deploy/k8s in memory. It returns the overlay's directory
+// and its objects.
 func buildDocOverlay(t *testing.T, root, kustomization string) (string, *objects) {
 	t.Helper()
 	m := regexp.MustCompile(`^# deploy/k8s/(overlays/[^/\s]+)/kustomization\.yaml`).FindStringSubmatch(kustomization)
@@ -128,19 +129,26 @@ func buildDocOverlay(t *testing.T, root, kustomization string) (string, *objects
 		t.Fatalf("docs/operations.md: the overlay's first line does not say where it goes:\n%s", kustomization)
 	}
 	fsys := filesys.MakeFsInMemory()
-	base := filepath.Join(root, "deploy", "k8s", "base")
-	entries, err := os.ReadDir(base)
+	k8s := filepath.Join(root, "deploy", "k8s")
+	err := filepath.WalkDir(k8s, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(k8s, path)
+		if err != nil {
+			return err
+		}
+		return fsys.WriteFile(filepath.Join("/k8s", rel), b)
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, e := range entries {
-		b, err := os.ReadFile(filepath.Join(base, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := fsys.WriteFile(filepath.Join("/k8s/base", e.Name()), b); err != nil {
-			t.Fatal(err)
-		}
+	if fsys.Exists(filepath.Join("/k8s", m[1])) {
+		t.Fatalf("docs/operations.md: %s is an overlay the repository ships; the example must be a new one", m[1])
 	}
 	if err := fsys.WriteFile(filepath.Join("/k8s", m[1], "kustomization.yaml"), []byte(kustomization)); err != nil {
 		t.Fatal(err)
@@ -171,5 +179,84 @@ func TestRedisRelaxDocumented(t *testing.T) {
 	}
 	if !spread {
 		t.Errorf("%s (docs/operations.md): the Redis pods are no longer spread over the nodes there are", dir)
+	}
+}
+
+// announcedHost is the host name the first pod of the Redis StatefulSet
+// announces to clients: its --cluster-announce-hostname, expanded with the
+// pod's environment as the kubelet would set it.
+func announcedHost(t *testing.T, o *objects) string {
+	t.Helper()
+	ss, ok := o.statefulSets["redis"]
+	if !ok {
+		t.Fatal("no StatefulSet redis")
+	}
+	ns := ss.Namespace
+	if ns == "" {
+		ns = metav1.NamespaceDefault // kubectl apply's, with no namespace set
+	}
+	for _, c := range ss.Spec.Template.Spec.Containers {
+		m := regexp.MustCompile(`--cluster-announce-hostname "([^"]+)"`).FindStringSubmatch(strings.Join(c.Command, " "))
+		if m == nil {
+			continue
+		}
+		vars := map[string]string{}
+		for _, e := range c.Env {
+			switch {
+			case e.ValueFrom == nil:
+				vars[e.Name] = e.Value
+			case e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.name":
+				vars[e.Name] = ss.Name + "-0"
+			case e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.namespace":
+				vars[e.Name] = ns
+			case e.ValueFrom.ConfigMapKeyRef != nil:
+				r := e.ValueFrom.ConfigMapKeyRef
+				if cm, ok := o.configMaps[r.Name]; ok {
+					if v, ok := cm.Data[r.Key]; ok {
+						vars[e.Name] = v
+					}
+				}
+			}
+		}
+		return os.Expand(m[1], func(name string) string {
+			v, ok := vars[name]
+			if !ok {
+				t.Errorf("StatefulSet/redis/%s: --cluster-announce-hostname uses $%s, which its environment does not set", c.Name, name)
+			}
+			return v
+		})
+	}
+	t.Fatal("StatefulSet/redis: no container runs with --cluster-announce-hostname")
+	return ""
+}
+
+// TestRedisClusterDomain: the Redis nodes announce their names in the
+// cluster's DNS domain: cluster.local in every shipped build, and the
+// overlay's own where one sets it as docs/operations.md, "Cluster domain",
+// says.
+func TestRedisClusterDomain(t *testing.T) {
+	root := repo.Root(t)
+	want := func(o *objects, domain string) string {
+		ss := o.statefulSets["redis"]
+		ns := ss.Namespace
+		if ns == "" {
+			ns = metav1.NamespaceDefault
+		}
+		return fmt.Sprintf("%s-0.%s.%s.svc.%s", ss.Name, ss.Spec.ServiceName, ns, domain)
+	}
+	for _, dir := range shippedBuilds(t, root) {
+		o := build(t, root, dir)
+		if got, w := announcedHost(t, o), want(o, "cluster.local"); got != w {
+			t.Errorf("%s: redis-0 announces %q, want %q", dir, got, w)
+		}
+	}
+	doc := docYAML(t, root, "CLUSTER_DOMAIN")
+	m := regexp.MustCompile(`CLUSTER_DOMAIN=(\S+)`).FindStringSubmatch(doc)
+	if m == nil || m[1] == "cluster.local" {
+		t.Fatalf("docs/operations.md: the example sets no CLUSTER_DOMAIN other than cluster.local:\n%s", doc)
+	}
+	dir, o := buildDocOverlay(t, root, doc)
+	if got, w := announcedHost(t, o), want(o, m[1]); got != w {
+		t.Errorf("%s (docs/operations.md): redis-0 announces %q, want %q", dir, got, w)
 	}
 }
