@@ -79,8 +79,14 @@ func scheme(t *testing.T) *runtime.Scheme {
 // build runs kustomize on deploy/k8s/<dir> and decodes every object.
 func build(t *testing.T, root, dir string) *objects {
 	t.Helper()
+	return buildIn(t, filesys.MakeFsOnDisk(), filepath.Join(root, "deploy", "k8s"), dir)
+}
+
+// buildIn runs kustomize on <k8s>/<dir> of fsys and decodes every object.
+func buildIn(t *testing.T, fsys filesys.FileSystem, k8s, dir string) *objects {
+	t.Helper()
 	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
-	rm, err := k.Run(filesys.MakeFsOnDisk(), filepath.Join(root, "deploy", "k8s", dir))
+	rm, err := k.Run(fsys, filepath.Join(k8s, dir))
 	if err != nil {
 		t.Fatalf("kustomize build %s: %v", dir, err)
 	}
