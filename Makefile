@@ -49,7 +49,7 @@ test:
 	# - deploy/ (Kubernetes, systemd, Prometheus, Grafana), its own module,
 	#   whose output is printed when it ends.
 	@out=$$(mktemp); \
-	(cd deploy/check && $(GO) vet $(RACE) ./... && $(GO) test $(RACE) -count=1 $(GOFLAGS_TEST) ./...) > $$out 2>&1 & check=$$!; \
+	(cd deploy/check && $(GO) vet $(RACE) ./... && $(GO) test $(RACE) -count=1 -timeout 20m $(GOFLAGS_TEST) ./...) > $$out 2>&1 & check=$$!; \
 	$(CLUSTER_PASS); cluster=$$?; \
 	wait $$check; checked=$$?; \
 	echo "deploy/check (vet and tests):"; cat $$out; rm -f $$out; \
