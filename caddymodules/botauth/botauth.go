@@ -239,11 +239,16 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return err
 	}
-	env, err := config.FromEnv()
+	// Only the variables naming the service's listeners are read: the
+	// rest of the configuration is the origin's and the worker's, and a
+	// malformed value there must not stop the edge. A malformed port is
+	// still refused, naming its variable, rather than left out of the
+	// fence.
+	ownPorts, err := config.OwnPortsFromEnv()
 	if err != nil {
 		return fmt.Errorf("bot_auth: reading the service's own ports from the environment: %w", err)
 	}
-	policy := netguard.Policy{Allow: allow, OwnPorts: env.OwnPorts()}
+	policy := netguard.Policy{Allow: allow, OwnPorts: ownPorts}
 	cfg, err := json.Marshal(h)
 	if err != nil {
 		return fmt.Errorf("bot_auth: keying the shared state: %w", err)

@@ -1,6 +1,7 @@
 package botauth
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -16,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/caddyserver/caddy/v2"
 	"github.com/dunglas/httpsfv"
 
 	"github.com/invoicewire/invoicewire/caddymodules/internal/edgetest"
@@ -541,6 +543,51 @@ func TestOwnListenersNeverFetched(t *testing.T) {
 			}
 			if n := d.fetches.Load(); n != 0 {
 				t.Errorf("the directory on one of the service's own ports was fetched %d times", n)
+			}
+		})
+	}
+}
+
+// TestProvisionReadsOnlyOwnPorts: provisioning reads from the IW_*
+// environment only the variables naming the service's listeners, for the
+// fetch fence, so a malformed variable only the origin or the worker reads
+// does not stop the edge, while a malformed port refuses it, naming the
+// variable (a port that does not parse would be left out of the fence).
+func TestProvisionReadsOnlyOwnPorts(t *testing.T) {
+	testCases := []struct {
+		desc    string
+		env     string
+		value   string
+		wantErr string // "" provisions
+	}{
+		{desc: "origin's cache bound", env: "IW_ORIGIN_CACHE_BYTES", value: "lots"},
+		{desc: "origin's log level", env: "IW_LOG_LEVEL", value: "loud"},
+		{desc: "origin's shutdown grace", env: "IW_SHUTDOWN_GRACE", value: "soon"},
+		{desc: "origin's signing key", env: "IW_SIGNING_KEY", value: "c2hvcnQ"},
+		{desc: "origin's MCP origins", env: "IW_MCP_ALLOWED_ORIGINS", value: "app.example"},
+		{desc: "worker's retry schedule", env: "IW_WEBHOOK_RETRY_SCHEDULE", value: "never"},
+		{desc: "worker's concurrency", env: "IW_WORKER_CONCURRENCY", value: "0"},
+		{desc: "edge port", env: "IW_EDGE_PORT", value: "abc", wantErr: `IW_EDGE_PORT must be a port number such as 8080, got "abc"`},
+		{desc: "edge metrics port", env: "IW_EDGE_METRICS_PORT", value: "70000", wantErr: `IW_EDGE_METRICS_PORT must be a port number`},
+		{desc: "edge admin address", env: "IW_EDGE_ADMIN_ADDR", value: "localhost:admin", wantErr: `IW_EDGE_ADMIN_ADDR must be host:port`},
+		{desc: "origin address", env: "IW_ORIGIN_ADDR", value: "bad", wantErr: `IW_ORIGIN_ADDR must be host:port`},
+		{desc: "worker metrics address", env: "IW_WORKER_METRICS_ADDR", value: "127.0.0.1:99999", wantErr: `IW_WORKER_METRICS_ADDR must be host:port`},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			t.Setenv(tc.env, tc.value)
+			ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
+			t.Cleanup(cancel)
+			h := &Handler{}
+			err := h.Provision(ctx)
+			if err == nil {
+				t.Cleanup(func() { h.Cleanup() })
+			}
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Fatalf("%s=%q refused the edge: %v", tc.env, tc.value, err)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Fatalf("%s=%q: err = %v; want one containing %q", tc.env, tc.value, err, tc.wantErr)
 			}
 		})
 	}

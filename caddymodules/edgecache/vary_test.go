@@ -284,3 +284,74 @@ func TestVaryOtherFields(t *testing.T) {
 		})
 	}
 }
+
+// TestVaryValueCase: a secondary key lowercases a value only where the
+// field's definition makes its case insignificant (RFC 9111 §4.1): requests
+// differing only in the case of a case-sensitive field's value get
+// answers of their own, while those differing only in the case of a
+// language tag or charset share one. The origin echoes the field as it got
+// it, so an answer stored for another variant shows.
+func TestVaryValueCase(t *testing.T) {
+	edge, o := startEdge(t, "")
+	type step struct {
+		value string // the request's value of the field
+		want  string // the body of the variant
+		hit   bool   // answered from the cache
+	}
+	testCases := []struct {
+		desc  string
+		field string
+		steps []step
+	}{
+		{desc: "case-sensitive field", field: "X-Case", steps: []step{
+			{value: "abc", want: "abc"},
+			{value: "ABC", want: "ABC"},
+			{value: "abc", want: "abc", hit: true},
+			{value: "ABC", want: "ABC", hit: true},
+		}},
+		{desc: "case-sensitive field, mixed case", field: "X-Case", steps: []step{
+			{value: "aBc", want: "aBc"},
+			{value: "abc", want: "abc"},
+			{value: "aBc", want: "aBc", hit: true},
+		}},
+		{desc: "Accept-Language is case-insensitive", field: "Accept-Language", steps: []step{
+			{value: "de-DE", want: "de-DE"},
+			{value: "DE-de", want: "de-DE", hit: true},
+			{value: "fr", want: "fr"},
+		}},
+		{desc: "Accept-Charset is case-insensitive", field: "Accept-Charset", steps: []step{
+			{value: "UTF-8", want: "UTF-8"},
+			{value: "utf-8", want: "UTF-8", hit: true},
+		}},
+	}
+	for _, test := range testCases {
+		t.Run(test.desc, func(t *testing.T) {
+			p := unique("/api/v1/vary-case")
+			o.handle(p, func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Cache-Control", readCC)
+				w.Header().Set("Content-Type", "text/plain")
+				w.Header().Set("Vary", test.field)
+				w.Write([]byte(r.Header.Get(test.field)))
+			})
+			misses := 0
+			for i, s := range test.steps {
+				resp, body := edge.Do(t, "GET", p, "", test.field+": "+s.value)
+				if resp.StatusCode != http.StatusOK {
+					t.Fatalf("request %d %q: status %d", i, s.value, resp.StatusCode)
+				}
+				if body != s.want {
+					t.Errorf("request %d %q: body %q; want %q", i, s.value, body, s.want)
+				}
+				if cs := resp.Header.Get("Cache-Status"); strings.Contains(cs, "; hit") != s.hit {
+					t.Errorf("request %d %q: Cache-Status %q; hit %v", i, s.value, cs, s.hit)
+				}
+				if !s.hit {
+					misses++
+				}
+			}
+			if n := o.count(p); n != misses {
+				t.Errorf("origin requests %d; want %d (one per variant)", n, misses)
+			}
+		})
+	}
+}

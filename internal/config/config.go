@@ -129,19 +129,9 @@ func FromEnv() (Config, error) {
 // tests.
 func FromLookup(lookup func(string) (string, bool)) (Config, error) {
 	c := Defaults
-	str := func(name string, into *string) {
-		if v, ok := lookup(name); ok && strings.TrimSpace(v) != "" {
-			*into = strings.TrimSpace(v)
-		}
-	}
+	str := func(name string, into *string) { lookupString(lookup, name, into) }
 	str("IW_PUBLIC_URL", &c.PublicURL)
-	str("IW_REDIS_URL", &c.RedisURL)
-	str("IW_ORIGIN_ADDR", &c.OriginAddr)
-	str("IW_ORIGIN_METRICS_ADDR", &c.OriginMetricsAddr)
-	str("IW_EDGE_PORT", &c.EdgePort)
-	str("IW_EDGE_ADMIN_ADDR", &c.EdgeAdminAddr)
-	str("IW_EDGE_METRICS_PORT", &c.EdgeMetricsPort)
-	str("IW_RATELIMIT_REDIS_URL", &c.RateLimitRedisURL)
+	c.lookupPorts(lookup)
 	str("IW_LOG_LEVEL", &c.LogLevel)
 	if v, ok := lookup("IW_ORIGIN_CACHE_BYTES"); ok && v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
@@ -172,7 +162,6 @@ func FromLookup(lookup func(string) (string, bool)) (Config, error) {
 	}
 	str("IW_SIGNING_KEY", &c.SigningKey)
 	str("IW_IDJAG_ISSUERS", &c.IDJAGIssuers)
-	str("IW_WORKER_METRICS_ADDR", &c.WorkerMetricsAddr)
 	if v, ok := lookup("IW_WEBHOOK_ALLOW_CIDRS"); ok && strings.TrimSpace(v) != "" {
 		c.WebhookAllowCIDRs = nil
 		for part := range strings.SplitSeq(v, ",") {
@@ -237,30 +226,8 @@ func FromLookup(lookup func(string) (string, bool)) (Config, error) {
 			n.into(i)
 		}
 	}
-	// The listeners' addresses are checked here, where the variable can be
-	// named, and because the webhook fence (OwnPorts) would drop a port
-	// that does not parse and let deliveries reach that listener.
-	if _, err := parsePort(c.EdgePort, false); err != nil {
-		return c, fmt.Errorf("config: IW_EDGE_PORT must be a port number such as 8080, got %q: %w", c.EdgePort, err)
-	}
-	if _, err := parsePort(c.EdgeMetricsPort, false); err != nil {
-		return c, fmt.Errorf("config: IW_EDGE_METRICS_PORT must be a port number such as 9180, got %q: %w", c.EdgeMetricsPort, err)
-	}
-	if !strings.HasPrefix(c.EdgeAdminAddr, "unix/") {
-		if err := checkHostPort(c.EdgeAdminAddr, false); err != nil {
-			return c, fmt.Errorf("config: IW_EDGE_ADMIN_ADDR must be host:port such as 127.0.0.1:2019, or a unix socket such as unix//run/invoicewire-edge/admin.sock|0600, got %q: %w", c.EdgeAdminAddr, err)
-		}
-	}
-	listeners := []struct{ name, addr string }{
-		{"IW_ORIGIN_ADDR", c.OriginAddr},
-		{"IW_ORIGIN_METRICS_ADDR", c.OriginMetricsAddr},
-		{"IW_WORKER_METRICS_ADDR", c.WorkerMetricsAddr},
-	}
-	for _, l := range listeners {
-		// Port 0 (any free port) is for tests.
-		if err := checkHostPort(l.addr, true); err != nil {
-			return c, fmt.Errorf("config: %s must be host:port such as 127.0.0.1:8081, got %q: %w", l.name, l.addr, err)
-		}
+	if err := c.checkPorts(); err != nil {
+		return c, err
 	}
 	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
 	u, err := url.Parse(c.PublicURL)
@@ -279,6 +246,78 @@ func FromLookup(lookup func(string) (string, bool)) (Config, error) {
 		return c, fmt.Errorf("config: IW_LOG_LEVEL must be debug, info, warn or error, got %q", c.LogLevel)
 	}
 	return c, nil
+}
+
+// OwnPortsFromEnv is OwnPorts of the configuration in the environment,
+// reading and checking only the variables OwnPorts uses (OwnPortsFromLookup).
+func OwnPortsFromEnv() ([]uint16, error) {
+	return OwnPortsFromLookup(os.LookupEnv)
+}
+
+// OwnPortsFromLookup is OwnPorts of the configuration lookup gives, with
+// only the variables OwnPorts uses read and checked (the listeners' and
+// the Redis URLs'), as FromLookup checks them. It is for a process that
+// needs nothing else of the configuration, the edge's bot_auth fetch
+// fence: a malformed variable only another process reads then cannot
+// stop it, while a malformed port is still refused with its variable's
+// name rather than left out of the fence.
+func OwnPortsFromLookup(lookup func(string) (string, bool)) ([]uint16, error) {
+	c := Defaults
+	c.lookupPorts(lookup)
+	if err := c.checkPorts(); err != nil {
+		return nil, err
+	}
+	return c.OwnPorts(), nil
+}
+
+// lookupString sets *into to the variable name's value, trimmed, when it
+// is set and not blank.
+func lookupString(lookup func(string) (string, bool), name string, into *string) {
+	if v, ok := lookup(name); ok && strings.TrimSpace(v) != "" {
+		*into = strings.TrimSpace(v)
+	}
+}
+
+// lookupPorts reads the variables OwnPorts uses into c.
+func (c *Config) lookupPorts(lookup func(string) (string, bool)) {
+	lookupString(lookup, "IW_REDIS_URL", &c.RedisURL)
+	lookupString(lookup, "IW_ORIGIN_ADDR", &c.OriginAddr)
+	lookupString(lookup, "IW_ORIGIN_METRICS_ADDR", &c.OriginMetricsAddr)
+	lookupString(lookup, "IW_EDGE_PORT", &c.EdgePort)
+	lookupString(lookup, "IW_EDGE_ADMIN_ADDR", &c.EdgeAdminAddr)
+	lookupString(lookup, "IW_EDGE_METRICS_PORT", &c.EdgeMetricsPort)
+	lookupString(lookup, "IW_RATELIMIT_REDIS_URL", &c.RateLimitRedisURL)
+	lookupString(lookup, "IW_WORKER_METRICS_ADDR", &c.WorkerMetricsAddr)
+}
+
+// checkPorts checks the listeners' addresses, where the variable can be
+// named, and because the fences of OwnPorts would drop a port that does
+// not parse and let a webhook delivery or a key-directory fetch reach
+// that listener.
+func (c *Config) checkPorts() error {
+	if _, err := parsePort(c.EdgePort, false); err != nil {
+		return fmt.Errorf("config: IW_EDGE_PORT must be a port number such as 8080, got %q: %w", c.EdgePort, err)
+	}
+	if _, err := parsePort(c.EdgeMetricsPort, false); err != nil {
+		return fmt.Errorf("config: IW_EDGE_METRICS_PORT must be a port number such as 9180, got %q: %w", c.EdgeMetricsPort, err)
+	}
+	if !strings.HasPrefix(c.EdgeAdminAddr, "unix/") {
+		if err := checkHostPort(c.EdgeAdminAddr, false); err != nil {
+			return fmt.Errorf("config: IW_EDGE_ADMIN_ADDR must be host:port such as 127.0.0.1:2019, or a unix socket such as unix//run/invoicewire-edge/admin.sock|0600, got %q: %w", c.EdgeAdminAddr, err)
+		}
+	}
+	listeners := []struct{ name, addr string }{
+		{"IW_ORIGIN_ADDR", c.OriginAddr},
+		{"IW_ORIGIN_METRICS_ADDR", c.OriginMetricsAddr},
+		{"IW_WORKER_METRICS_ADDR", c.WorkerMetricsAddr},
+	}
+	for _, l := range listeners {
+		// Port 0 (any free port) is for tests.
+		if err := checkHostPort(l.addr, true); err != nil {
+			return fmt.Errorf("config: %s must be host:port such as 127.0.0.1:8081, got %q: %w", l.name, l.addr, err)
+		}
+	}
+	return nil
 }
 
 // parsePort parses a port number, 1 to 65535 (0 too when zeroOK).

@@ -115,3 +115,55 @@ func TestOwnPorts(t *testing.T) {
 		t.Errorf("OwnPorts = %v, want %v", got, want)
 	}
 }
+
+// TestOwnPortsFromLookup: OwnPortsFromLookup gives the ports FromLookup's
+// OwnPorts gives, reading and checking only the variables they come
+// from: a malformed variable another process reads is not its concern, a
+// malformed port is refused with its variable's name.
+func TestOwnPortsFromLookup(t *testing.T) {
+	ports := map[string]string{
+		"IW_REDIS_URL":           "redis+cluster://127.0.0.1:7001,127.0.0.1:7002",
+		"IW_EDGE_ADMIN_ADDR":     "localhost:2020",
+		"IW_RATELIMIT_REDIS_URL": "redis://127.0.0.1:6398/0",
+	}
+	cases := []struct {
+		desc    string
+		env     map[string]string
+		want    []uint16
+		wantErr string
+	}{
+		{desc: "defaults", want: []uint16{8080, 9180, 2019, 8081, 8091, 8082, 6399, 16399}},
+		{desc: "ports from the variables", env: ports, want: []uint16{8080, 9180, 2020, 8081, 8091, 8082, 7001, 17001, 7002, 17002, 6398, 16398}},
+		{desc: "malformed variables of other processes", env: map[string]string{
+			"IW_PUBLIC_URL": "x.example", "IW_ORIGIN_CACHE_BYTES": "lots", "IW_LOG_LEVEL": "loud", "IW_SHUTDOWN_GRACE": "soon",
+			"IW_SIGNING_KEY": "c2hvcnQ", "IW_WEBHOOK_ALLOW_CIDRS": "nets", "IW_WORKER_LEASE": "-1s", "IW_WORKER_CONCURRENCY": "0",
+		}, want: []uint16{8080, 9180, 2019, 8081, 8091, 8082, 6399, 16399}},
+		{desc: "edge port not a number", env: map[string]string{"IW_EDGE_PORT": "abc"}, wantErr: `IW_EDGE_PORT must be a port number such as 8080, got "abc"`},
+		{desc: "edge metrics port 0", env: map[string]string{"IW_EDGE_METRICS_PORT": "0"}, wantErr: `IW_EDGE_METRICS_PORT must be a port number such as 9180, got "0"`},
+		{desc: "edge admin address without a port", env: map[string]string{"IW_EDGE_ADMIN_ADDR": "nohostport"}, wantErr: `IW_EDGE_ADMIN_ADDR must be host:port`},
+		{desc: "origin address without a port", env: map[string]string{"IW_ORIGIN_ADDR": "bad"}, wantErr: `IW_ORIGIN_ADDR must be host:port such as 127.0.0.1:8081, got "bad"`},
+		{desc: "origin metrics address without a port", env: map[string]string{"IW_ORIGIN_METRICS_ADDR": "127.0.0.1"}, wantErr: `IW_ORIGIN_METRICS_ADDR must be host:port`},
+		{desc: "worker metrics address with a bad port", env: map[string]string{"IW_WORKER_METRICS_ADDR": "127.0.0.1:99999"}, wantErr: `IW_WORKER_METRICS_ADDR must be host:port`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.desc, func(t *testing.T) {
+			lookup := func(k string) (string, bool) { v, ok := tc.env[k]; return v, ok }
+			got, err := OwnPortsFromLookup(lookup)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want one containing %q", err, tc.wantErr)
+				}
+				if _, err := FromLookup(lookup); err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("FromLookup: err = %v, want the same refusal", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("ports = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
