@@ -255,6 +255,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	defer st.Close()
+	if err := checkAnswers(ctx, st.Client()); err != nil {
+		return err
+	}
 	if err := store.WaitLoaded(ctx, st.Client(), log); err != nil {
 		return err
 	}
