@@ -81,7 +81,8 @@ var commandUsage = map[string]string{
   its registry files are removed, unless a published article with no file
   in DIR still cites one: then nothing is written. Published articles with
   no file in DIR are listed as warnings and stay published (iwctl retract
-  pulls them).
+  pulls them). An article whose published_at moved to another month is
+  listed with its old and new address (the old one answers 301).
 `,
 	"retract": `usage: iwctl retract SLUG --reason TEXT
   Pull an article (emits article.retracted); it then answers 410 with TEXT.
@@ -255,6 +256,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	defer st.Close()
+	if err := checkAnswers(ctx, st.Client()); err != nil {
+		return err
+	}
 	if err := store.WaitLoaded(ctx, st.Client(), log); err != nil {
 		return err
 	}

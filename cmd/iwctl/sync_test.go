@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -538,4 +539,73 @@ func registryHashes(t *testing.T, rdb redis.UniversalClient) map[string]string {
 		}
 	}
 	return out
+}
+
+// TestSyncReportsMovedArticles checks that a sync names each article whose
+// address moved (its published_at now in another month, so its old
+// address answers 301), old path and new, as no event does; and that an
+// edit within the month is no move.
+func TestSyncReportsMovedArticles(t *testing.T) {
+	st := newSyncTree(t)
+	st.sync(t)
+	a := st.a
+	oldPath := a.Path()
+	// The first of the month before, at the same time: no correction or
+	// updated_at of the article is before it.
+	moved := time.Date(a.PublishedAt.Year(), a.PublishedAt.Month()-1, 1, 9, 0, 0, 0, time.UTC)
+	newPath := "/" + moved.Format("2006/01") + "/" + a.Slug
+	newFile := filepath.Join(st.dir, "articles", moved.Format("2006"), moved.Format("01"), a.Slug+".md")
+	publishedAt := regexp.MustCompile(`(?m)^published_at: .*$`)
+	for _, tc := range []struct {
+		desc    string
+		edit    func() error
+		want    []string
+		notWant string
+	}{
+		{desc: "an edit within the month is no move", edit: func() error {
+			b, err := os.ReadFile(st.file)
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(st.file, append(b, []byte("\nOne more sentence.\n")...), 0o644)
+		}, want: []string{"  article " + a.Slug + ": updated\n", "; 1 changed, 0 events"}, notWant: "moved"},
+		{desc: "a file moved to another month names both addresses", edit: func() error {
+			b, err := os.ReadFile(st.file)
+			if err != nil {
+				return err
+			}
+			if !publishedAt.Match(b) {
+				return fmt.Errorf("%s has no published_at line", st.file)
+			}
+			b = publishedAt.ReplaceAll(b, []byte("published_at: "+moved.Format(time.RFC3339)))
+			if err := os.MkdirAll(filepath.Dir(newFile), 0o755); err != nil {
+				return err
+			}
+			if err := os.WriteFile(newFile, b, 0o644); err != nil {
+				return err
+			}
+			return os.Remove(st.file)
+		}, want: []string{"  article " + a.Slug + ": updated, moved " + oldPath + " → " + newPath + "\n", "; 1 changed (1 moved), 0 events"}},
+		{desc: "the move is reported once", edit: func() error { return nil },
+			want: []string{"; 0 changed, 0 events"}, notWant: "moved"},
+	} {
+		t.Run(tc.desc, func(t *testing.T) {
+			if err := tc.edit(); err != nil {
+				t.Fatal(err)
+			}
+			out := st.sync(t)
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Fatalf("output %q does not contain %q", out, w)
+				}
+			}
+			if tc.notWant != "" && strings.Contains(out, tc.notWant) {
+				t.Fatalf("output %q contains %q", out, tc.notWant)
+			}
+		})
+	}
+	rec, err := store.New(st.rs.Client()).Article(context.Background(), a.Slug)
+	if err != nil || rec.Path() != newPath {
+		t.Fatalf("the moved article: %v, %v; want it at %s", rec, err, newPath)
+	}
 }

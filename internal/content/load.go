@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -127,7 +128,7 @@ func (l *loader) readYAML(name string, into any) {
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(into); err != nil {
-		l.fail(name, "", "%v", err)
+		l.fail(name, "", "%s", yamlProblem(b, 1, err))
 	}
 }
 
@@ -426,7 +427,7 @@ func (l *loader) failFrontMatter(p string, front []byte, err error) {
 			return
 		}
 	}
-	l.fail(p, "", "front matter: %v", err)
+	l.fail(p, "", "front matter: %s", yamlProblem(front, frontMatterLine, err))
 }
 
 // failCorrections names the field of the corrections entry that failed to
@@ -489,6 +490,80 @@ func decodeProblem(err error) string {
 	return strings.Join(msgs, "; ")
 }
 
+// frontMatterLine is the file's line a front matter starts on, after its
+// "---" (splitFrontMatter drops a byte order mark and carriage returns,
+// neither of which moves a line).
+const frontMatterLine = 2
+
+// yamlProblem words err, which yaml.v3 returned decoding src, with its line
+// counted in the file src came from, whose line first src starts on.
+//
+// A decoding error (an unknown field, a key given twice, a value of the
+// wrong type) names the line of its node, counted from 1, so shifting it is
+// enough. The line of a syntax error cannot be read off the message:
+// yaml.v3 counts it from 0 for the parser's errors and from 1 for the
+// scanner's, names the line where the construct at fault began (an unclosed
+// flow sequence, the plain scalar a tab interrupts) rather than the line at
+// fault, and names none on the first line (decode.go, parser.fail). So it
+// is found instead: the line at fault is the first one past the longest
+// run of whole lines from the top that still parses. Only a file that
+// fails to load pays for the search.
+func yamlProblem(src []byte, first int, err error) string {
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		msgs := make([]string, 0, len(te.Errors))
+		for _, e := range te.Errors {
+			msgs = append(msgs, shiftLines(e, first-1))
+		}
+		return strings.Join(msgs, "; ")
+	}
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	if yaml.Unmarshal(src, new(yaml.Node)) == nil {
+		return msg // not a syntax error (an empty document is io.EOF): no line to find
+	}
+	if m := yamlLine.FindStringSubmatchIndex(msg); m != nil {
+		msg = msg[m[1]:]
+	}
+	// ends[i] is the end of line i+1, its newline included.
+	var ends []int
+	for i, c := range src {
+		if c == '\n' {
+			ends = append(ends, i+1)
+		}
+	}
+	bad := 1
+	for n := len(ends); n > 0; n-- {
+		if ends[n-1] == len(src) {
+			continue // the whole document, which fails
+		}
+		if yaml.Unmarshal(src[:ends[n-1]], new(yaml.Node)) == nil {
+			bad = n + 1
+			break
+		}
+	}
+	return fmt.Sprintf("line %d: %s", bad+first-1, msg)
+}
+
+var (
+	// yamlLine is how yaml.v3 starts a message with a line.
+	yamlLine = regexp.MustCompile(`^line (\d+): `)
+	// yamlDuplicate is how yaml.v3 ends its message on a key given twice
+	// (decode.go), with the line of the first.
+	yamlDuplicate = regexp.MustCompile(` already defined at line (\d+)$`)
+)
+
+// shiftLines adds by to the lines a decoding error of yaml.v3 names: the
+// one it starts with and, for a key given twice, the first one's.
+func shiftLines(msg string, by int) string {
+	for _, re := range []*regexp.Regexp{yamlLine, yamlDuplicate} {
+		if m := re.FindStringSubmatchIndex(msg); m != nil {
+			n, _ := strconv.Atoi(msg[m[2]:m[3]])
+			msg = msg[:m[2]] + strconv.Itoa(n+by) + msg[m[3]:]
+		}
+	}
+	return msg
+}
+
 func (l *loader) readNewsletters(c *Corpus) {
 	entries, err := fs.ReadDir(l.fsys, "newsletters")
 	if errors.Is(err, fs.ErrNotExist) {
@@ -522,7 +597,7 @@ func (l *loader) readNewsletters(c *Corpus) {
 			dec := yaml.NewDecoder(bytes.NewReader(front))
 			dec.KnownFields(true)
 			if err := dec.Decode(&fm); err != nil {
-				l.fail(p, "", "front matter: %v", err)
+				l.fail(p, "", "front matter: %s", yamlProblem(front, frontMatterLine, err))
 				continue
 			}
 			intro.Title, body = fm.Title, rest

@@ -465,3 +465,66 @@ func TestLoadFSMessages(t *testing.T) {
 		})
 	}
 }
+
+// TestLoadFSYAMLErrorLines checks that a file YAML cannot read names the
+// line of the file at fault, whatever the kind of error: yaml.v3 counts a
+// front matter's lines from its own start, the parser's from 0 and the
+// scanner's from 1, and names the line a construct began rather than the
+// one at fault.
+func TestLoadFSYAMLErrorLines(t *testing.T) {
+	testCases := []struct {
+		desc string
+		edit func(*testing.T, fstest.MapFS)
+		want string
+	}{
+		{desc: "front matter: bad indentation", edit: replace(fixtureArticle, "kicker: Fixture\n", "kicker: Fixture\n  dek: x\n"),
+			want: fixtureArticle + ": front matter: line 4: mapping values are not allowed in this context"},
+		{desc: "front matter: unclosed quote", edit: replace(fixtureArticle, "kicker: Fixture\n", "kicker: 'Fixture\n"),
+			want: fixtureArticle + ": front matter: line 3: found unexpected end of stream"},
+		{desc: "front matter: tab in the indentation", edit: replace(fixtureArticle, "kicker: Fixture\n", "kicker: Fixture\n\tdek: x\n"),
+			want: fixtureArticle + ": front matter: line 4: found a tab character that violates indentation"},
+		{desc: "front matter: mapping value not allowed", edit: replace(fixtureArticle, "kicker: Fixture\n", "kicker: Fixture: yes\n"),
+			want: fixtureArticle + ": front matter: line 3: mapping values are not allowed in this context"},
+		{desc: "front matter: unclosed flow sequence", edit: replace(fixtureArticle, "tags: [fixture]\n", "tags: [fixture\n"),
+			want: fixtureArticle + ": front matter: line 8: did not find expected ',' or ']'"},
+		{desc: "front matter: error on its first line", edit: replace(fixtureArticle, "title: A fixture article\n", "title: A: fixture article\n"),
+			want: fixtureArticle + ": front matter: line 2: mapping values are not allowed in this context"},
+		{desc: "front matter: duplicate key", edit: replace(fixtureArticle, "section: mandates\n", "section: mandates\nkicker: Again\n"),
+			want: fixtureArticle + `: front matter: line 6: mapping key "kicker" already defined at line 3`},
+		{desc: "front matter: unknown field", edit: replace(fixtureArticle, "section: mandates\n", "section: mandates\nauthor: Someone\n"),
+			want: fixtureArticle + ": author: line 6: field author not found in type content.Article"},
+		{desc: "registry: bad indentation", edit: replace("sources.yaml", "  name: KPMG TaxNewsFlash\n", "  name: KPMG TaxNewsFlash\n   x: y\n"),
+			want: "sources.yaml: line 3: mapping values are not allowed in this context"},
+		{desc: "registry: unclosed quote", edit: replace("sources.yaml", "  name: KPMG TaxNewsFlash\n", "  name: \"KPMG TaxNewsFlash\n"),
+			want: "sources.yaml: line 2: found unexpected end of stream"},
+		{desc: "registry: tab in the indentation", edit: replace("sources.yaml", "  name: KPMG TaxNewsFlash\n", "  name: KPMG TaxNewsFlash\n\thomepage: x\n"),
+			want: "sources.yaml: line 3: found a tab character that violates indentation"},
+		{desc: "registry: mapping value not allowed", edit: replace("sources.yaml", "  name: KPMG TaxNewsFlash\n", "  name: KPMG: TaxNewsFlash\n"),
+			want: "sources.yaml: line 2: mapping values are not allowed in this context"},
+		{desc: "registry: unclosed flow sequence", edit: replace("countries.yaml", "obligation: [issue, receive]\n", "obligation: [issue, receive\n"),
+			want: "countries.yaml: line 9: did not find expected ',' or ']'"},
+		{desc: "registry: error on its first line", edit: replace("sources.yaml", "- slug: kpmg-tnf\n", "- slug: kpmg: tnf\n"),
+			want: "sources.yaml: line 1: mapping values are not allowed in this context"},
+		{desc: "registry: duplicate key", edit: replace("sources.yaml", "  trust_tier: advisory\n", "  trust_tier: advisory\n  name: Again\n"),
+			want: `sources.yaml: line 5: mapping key "name" already defined at line 2`},
+		{desc: "registry: unknown field", edit: replace("sources.yaml", "  trust_tier: advisory\n", "  trust_tier: advisory\n  author: Someone\n"),
+			want: "sources.yaml: line 5: field author not found in type content.Source"},
+	}
+	for _, tc := range testCases {
+		t.Run(tc.desc, func(t *testing.T) {
+			fsys := validTree(t)
+			tc.edit(t, fsys)
+			_, err := LoadFS(fsys)
+			var le *LoadError
+			if !errors.As(err, &le) {
+				t.Fatalf("err = %v; want a *LoadError", err)
+			}
+			for _, fe := range le.Errs {
+				if fe.Error() == tc.want {
+					return
+				}
+			}
+			t.Errorf("err = %v; want a problem %q", err, tc.want)
+		})
+	}
+}
