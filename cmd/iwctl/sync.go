@@ -201,9 +201,6 @@ func syncDir(ctx context.Context, p *store.Publisher, dir string, w io.Writer) e
 		return err
 	}
 	var parsed, changed, removed, moved, emitted int
-	// movedFrom holds, for the batch being published, "OLD → NEW" for each
-	// article whose address moved (movedArticles).
-	var movedFrom map[string]string
 	report := func(kind, id string, o store.Outcome) {
 		changed++
 		line := fmt.Sprintf("  %s %s: updated", kind, id)
@@ -211,11 +208,11 @@ func syncDir(ctx context.Context, p *store.Publisher, dir string, w io.Writer) e
 			removed++
 			line = fmt.Sprintf("  %s %s: removed", kind, id)
 		}
-		if kind == "article" {
-			if m := movedFrom[id]; m != "" {
-				moved++
-				line += ", moved " + m
-			}
+		// No event kind says an article moved (its old address answers
+		// 301), so the output does.
+		if o.MovedFrom != "" {
+			moved++
+			line += ", moved " + o.MovedFrom + " → " + o.MovedTo
 		}
 		if o.Event != "" {
 			emitted++
@@ -233,10 +230,6 @@ func syncDir(ctx context.Context, p *store.Publisher, dir string, w io.Writer) e
 			// A file the store has no digest of is most likely a new
 			// article: it is written without being read first.
 			likelyNew := func(slug string) bool { return stored.Of(slug) == "" }
-			var err error
-			if movedFrom, err = movedArticles(ctx, p.Store, articles, likelyNew); err != nil {
-				return err
-			}
 			if err := p.SyncArticles(ctx, articles, likelyNew, report); err != nil {
 				return err
 			}
@@ -278,48 +271,6 @@ func syncDir(ctx context.Context, p *store.Publisher, dir string, w io.Writer) e
 	fmt.Fprintf(out, "sync %s: %d articles (%d files unchanged since the last sync), %d countries, %d specs, %d sources; %s, %d events; %d files known unchanged by their stat\n",
 		dir, parsed+c.Unchanged, c.Unchanged, len(c.Countries), len(c.Specs), len(c.Sources), changes, emitted, byStat.Load())
 	return nil
-}
-
-// movedArticles returns, by slug, "OLD → NEW" for each of articles whose
-// address the change moves: its published_at is now in another month, so
-// its page is at another path and the old one answers 301 to it
-// (docs/decisions.md, "Site pages at the other form of their address").
-// No event kind says so (an edit is silent), so the sync's output does.
-// Only the records of the articles the store holds a digest of are read,
-// in one round trip: the others are new as far as the sync knows
-// (likelyNew), and a first publish reads nothing more. A sync that parses
-// every file again (after a registry edit) reads each published record a
-// second time, the store's own read being inside SyncArticles.
-func movedArticles(ctx context.Context, st *store.Store, articles []*content.Article, likelyNew func(slug string) bool) (map[string]string, error) {
-	var known []*content.Article
-	var slugs []string
-	for _, a := range articles {
-		if !likelyNew(a.Slug) {
-			known = append(known, a)
-			slugs = append(slugs, a.Slug)
-		}
-	}
-	if len(slugs) == 0 {
-		return nil, nil
-	}
-	recs, err := st.ArticlesBySlug(ctx, slugs)
-	if err != nil {
-		return nil, fmt.Errorf("sync: reading the published addresses of %d changed articles: %w", len(slugs), err)
-	}
-	moved := map[string]string{}
-	for i, r := range recs {
-		if r == nil {
-			continue
-		}
-		rec, err := r.Decode()
-		if err != nil {
-			continue // the sync writes the record over; a move it cannot tell is only not reported
-		}
-		if from, to := rec.Path(), known[i].Path(); from != to {
-			moved[known[i].Slug] = from + " → " + to
-		}
-	}
-	return moved, nil
 }
 
 // changedCap bounds the slugs of changed files the validation pass keeps

@@ -86,8 +86,11 @@ func (p *Publisher) syncArticles(ctx context.Context, articles []*content.Articl
 type batchCall struct {
 	articles []*content.Article
 	kind     string
-	cmd      *redis.Cmd
-	stored   *redis.BoolCmd
+	// movedFrom and movedTo are a single change's Outcome.MovedFrom and
+	// MovedTo.
+	movedFrom, movedTo string
+	cmd                *redis.Cmd
+	stored             *redis.BoolCmd
 }
 
 // sentBatch is a batch's writes, queued in order in one transaction: a
@@ -174,8 +177,10 @@ func (p *Publisher) prepareBatch(ctx context.Context, batch []*content.Article, 
 			return nil, step(a.Slug, Outcome{}, err)
 		}
 		if c != nil {
-			b.calls = append(b.calls, &batchCall{articles: []*content.Article{a}, kind: kind,
-				cmd: applyScript.EvalSha(ctx, b.pipe, c.keys, c.args()...)})
+			call := &batchCall{articles: []*content.Article{a}, kind: kind,
+				cmd: applyScript.EvalSha(ctx, b.pipe, c.keys, c.args()...)}
+			call.movedFrom, call.movedTo = moved(cur, a)
+			b.calls = append(b.calls, call)
 		}
 	}
 	return b, nil
@@ -259,7 +264,7 @@ func (b *sentBatch) finish(ctx context.Context, p *Publisher, step func(slug str
 			err = fmt.Errorf("store: applying change: %w", err)
 		}
 		for _, a := range c.articles {
-			if err := step(a.Slug, Outcome{Changed: true, Event: c.kind, Version: v}, err); err != nil {
+			if err := step(a.Slug, Outcome{Changed: true, Event: c.kind, Version: v, MovedFrom: c.movedFrom, MovedTo: c.movedTo}, err); err != nil {
 				return err
 			}
 		}

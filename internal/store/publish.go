@@ -137,6 +137,12 @@ type Outcome struct {
 	// Removed is true when the change deleted the entry: a registry entry
 	// the content tree no longer holds (Publisher.Prune).
 	Removed bool
+	// MovedFrom and MovedTo are an article's old and new page paths when
+	// the change moved it: its published_at went to another month, and the
+	// old path now answers 301 (docs/decisions.md, "Site pages at the other
+	// form of their address"). No event kind says so; a publisher's report
+	// can.
+	MovedFrom, MovedTo string
 }
 
 // retry runs op until it does not hit ErrConflict, a few times at most.
@@ -169,8 +175,22 @@ func (p *Publisher) SyncArticle(ctx context.Context, a *content.Article) (Outcom
 			return Outcome{}, err
 		}
 		v, err := p.Store.Apply(ctx, c)
-		return Outcome{Changed: true, Event: kind, Version: v}, err
+		o := Outcome{Changed: true, Event: kind, Version: v}
+		o.MovedFrom, o.MovedTo = moved(cur, a)
+		return o, err
 	})
+}
+
+// moved returns cur's path and a's when a, cur's next state, is at another
+// path; "" for a new article (cur nil) or one that stays where it was.
+func moved(cur *ArticleRecord, a *content.Article) (from, to string) {
+	if cur == nil {
+		return "", ""
+	}
+	if from, to = cur.Article.Path(), a.Path(); from != to {
+		return from, to
+	}
+	return "", ""
 }
 
 // articleChange is the change that stores a over cur (nil when the article
