@@ -420,7 +420,7 @@ func (l *loader) failFrontMatter(p string, front []byte, err error) {
 				}
 				// The front matter starts on the file's second line,
 				// after "---": an editor looks for the file's line.
-				l.fail(p, m.Content[i].Value, "line %d: %s", m.Content[i].Line+1, decodeProblem(ferr))
+				l.fail(p, m.Content[i].Value, "line %d: %s", m.Content[i].Line+1, decodeProblem(ferr, m.Content[i:i+2]))
 			}
 		}
 		if len(l.errs) > before {
@@ -447,7 +447,7 @@ func (l *loader) failCorrections(p string, items *yaml.Node) bool {
 			}
 			found = true
 			key, value := item.Content[k], item.Content[k+1]
-			problem := decodeProblem(derr)
+			problem := decodeProblem(derr, item.Content[k:k+2])
 			var pe *time.ParseError
 			if errors.As(derr, &pe) {
 				problem = fmt.Sprintf("%q is no date: write YYYY-MM-DD or an RFC 3339 date-time", value.Value)
@@ -474,8 +474,9 @@ func decodeOneKey[T any](pair []*yaml.Node) error {
 }
 
 // decodeProblem drops yaml.v3's "unmarshal errors" wrapping and its line
-// numbers, which refer to the one-key document failFrontMatter re-decodes.
-func decodeProblem(err error) string {
+// numbers, which refer to the one-key document decodeOneKey re-decoded from
+// pair: a key given twice is named with its first line in the file instead.
+func decodeProblem(err error, pair []*yaml.Node) string {
 	var te *yaml.TypeError
 	if !errors.As(err, &te) {
 		return err.Error()
@@ -485,9 +486,36 @@ func decodeProblem(err error) string {
 		if _, rest, ok := strings.Cut(e, ": "); ok && strings.HasPrefix(e, "line ") {
 			e = rest
 		}
+		if m := yamlDuplicate.FindStringSubmatchIndex(e); m != nil {
+			if first := firstOfDuplicate(pair[1]); first != nil {
+				e = e[:m[2]] + strconv.Itoa(first.Line+1) + e[m[3]:]
+			} else {
+				e = e[:m[0]]
+			}
+		}
 		msgs = append(msgs, e)
 	}
 	return strings.Join(msgs, "; ")
+}
+
+// firstOfDuplicate is the first occurrence of the first key that a mapping
+// within n gives twice, or nil.
+func firstOfDuplicate(n *yaml.Node) *yaml.Node {
+	if n.Kind == yaml.MappingNode {
+		seen := make(map[string]*yaml.Node, len(n.Content)/2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if prev, ok := seen[n.Content[i].Value]; ok {
+				return prev
+			}
+			seen[n.Content[i].Value] = n.Content[i]
+		}
+	}
+	for _, c := range n.Content {
+		if first := firstOfDuplicate(c); first != nil {
+			return first
+		}
+	}
+	return nil
 }
 
 // frontMatterLine is the file's line a front matter starts on, after its

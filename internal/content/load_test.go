@@ -491,6 +491,8 @@ func TestLoadFSYAMLErrorLines(t *testing.T) {
 			want: fixtureArticle + ": front matter: line 2: mapping values are not allowed in this context"},
 		{desc: "front matter: duplicate key", edit: replace(fixtureArticle, "section: mandates\n", "section: mandates\nkicker: Again\n"),
 			want: fixtureArticle + `: front matter: line 6: mapping key "kicker" already defined at line 3`},
+		{desc: "front matter: duplicate key in a nested mapping", edit: replace(fixtureArticle, "    url: https://kpmg.com/us/en/taxnewsflash/news/2025/12/fixture.html\n", "    url: https://kpmg.com/us/en/taxnewsflash/news/2025/12/fixture.html\n    source: kpmg-tnf\n"),
+			want: fixtureArticle + `: sources: line 11: mapping key "source" already defined at line 12`},
 		{desc: "front matter: unknown field", edit: replace(fixtureArticle, "section: mandates\n", "section: mandates\nauthor: Someone\n"),
 			want: fixtureArticle + ": author: line 6: field author not found in type content.Article"},
 		{desc: "registry: bad indentation", edit: replace("sources.yaml", "  name: KPMG TaxNewsFlash\n", "  name: KPMG TaxNewsFlash\n   x: y\n"),
