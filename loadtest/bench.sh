@@ -11,7 +11,8 @@
 #   ask       go test -bench Ask ./origin/ask/         p95 on 10,000 articles ÷ 10 ms goal
 #
 # BENCH_ONLY="origin edge" runs a subset; each part's full output is kept in
-# loadtest/out/bench-<part>.txt. Parts that fail are reported, not hidden.
+# loadtest/out/bench-<part>.txt. Parts that fail are reported, not hidden:
+# the table is still printed, then the script exits 1 naming them.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=loadtest/out
@@ -19,11 +20,14 @@ mkdir -p "$out"
 only=" ${BENCH_ONLY:-origin edge webhooks ask} "
 rows=()   # area|measurement|value|reference|ratio|goal|met
 row() { rows+=("$1|$2|$3|$4|$5|$6|$7"); }
+failed=()  # parts whose command failed
+fail() { echo "bench: $1 failed; see $out/bench-$1.txt"; failed+=("$1"); }
+go() { command "${GO:-go}" "$@"; }  # make bench passes its GO
 meets() { awk -v r="$1" -v g="$2" 'BEGIN { if (r == "" || r == "-") print "-"; else if (r + 0 >= g + 0) print "yes"; else print "NO" }'; }
 
 if [[ $only == *" origin "* ]]; then
   echo "bench: origin (go test -bench CacheHit -count 5 ./origin/)"
-  go test -run '^$' -bench CacheHit -benchmem -count 5 ./origin/ >"$out/bench-origin.txt" 2>&1 || echo "bench: origin failed; see $out/bench-origin.txt"
+  go test -run '^$' -bench CacheHit -benchmem -count 5 ./origin/ >"$out/bench-origin.txt" 2>&1 || fail origin
   for p in list article; do
     r=$(awk -v p="$p" '$1 ~ "^BenchmarkCacheHit/"p"/ratio" { for (i = 2; i < NF; i++) if ($(i+1) == "origin-rate/bare-rate") v = $i } END { print v }' "$out/bench-origin.txt")
     row origin "ristretto hit, $p (loopback HTTP)" "${r:--}" "bare net/http, same bytes" "${r:--}" ">= 0.9" "$(meets "$r" 0.9)"
@@ -32,7 +36,7 @@ fi
 
 if [[ $only == *" edge "* ]]; then
   echo "bench: edge (loadtest/edge/bench.sh, wrk against edge, bare Go, Caddy respond, nginx, Varnish)"
-  { loadtest/edge/deps.sh && deploy/local/deps.sh run && loadtest/edge/bench.sh; } >"$out/bench-edge.txt" 2>&1 || echo "bench: edge failed; see $out/bench-edge.txt"
+  { loadtest/edge/deps.sh && deploy/local/deps.sh run && loadtest/edge/bench.sh; } >"$out/bench-edge.txt" 2>&1 || fail edge
   rps() { awk -F'|' -v n="$1" '{ gsub(/ /, "", $2) } $2 == n { gsub(/ /, "", $3); print $3 }' "$out/bench-edge.txt" | tail -1; }
   edge=$(rps edge)
   for ref in bare-go caddy-respond nginx varnish; do
@@ -47,7 +51,7 @@ fi
 
 if [[ $only == *" webhooks "* ]]; then
   echo "bench: webhooks (go test -bench Webhook ./worker/)"
-  go test -run '^$' -bench Webhook -benchtime 1x -timeout 20m ./worker/ >"$out/bench-webhooks.txt" 2>&1 || echo "bench: webhooks failed; see $out/bench-webhooks.txt"
+  go test -run '^$' -bench Webhook -benchtime 1x -timeout 20m ./worker/ >"$out/bench-webhooks.txt" 2>&1 || fail webhooks
   metric() { awk -v b="$1" -v u="$2" '$1 ~ "^"b { for (i = 2; i < NF; i++) if ($(i+1) == u) v = $i } END { print v }' "$out/bench-webhooks.txt"; }
   dps=$(metric BenchmarkWebhookBurst deliveries/s)
   p99=$(metric BenchmarkWebhookSteady p99-ms)
@@ -60,7 +64,7 @@ fi
 if [[ $only == *" ask "* ]]; then
   if grep -qs '^func BenchmarkAsk' origin/ask/*_test.go; then
     echo "bench: ask (go test -bench Ask -benchtime 3000x ./origin/ask/, as make bench-ask)"
-    go test -run '^$' -bench 'Ask' -benchtime 3000x ./origin/ask/ >"$out/bench-ask.txt" 2>&1 || echo "bench: ask failed; see $out/bench-ask.txt"
+    go test -run '^$' -bench 'Ask' -benchtime 3000x ./origin/ask/ >"$out/bench-ask.txt" 2>&1 || fail ask
     for b in Ask AskHTTP; do
       p95=$(awk -v b="BenchmarkAsk" -v n="$b" '$1 ~ "^Benchmark"n"(-[0-9]+)?$" { for (i = 2; i < NF; i++) if ($(i+1) == "p95-ms") v = $i } END { print v }' "$out/bench-ask.txt")
       r=$(awk -v a="$p95" 'BEGIN { if (a == "" || a == 0) print "-"; else printf "%.2f", 10 / a }')
@@ -83,3 +87,7 @@ fi
   echo
   echo "Full outputs: $out/bench-*.txt"
 } | tee "$out/bench.txt"
+if ((${#failed[@]})); then
+  echo "make bench: failed: ${failed[*]}" >&2
+  exit 1
+fi
