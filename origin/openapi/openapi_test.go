@@ -532,3 +532,64 @@ func TestEveryComponentIsReferenced(t *testing.T) {
 		t.Errorf("%s is defined but nothing outside components references it", u)
 	}
 }
+
+// TestRequestBodiesHaveNoDefaults keeps `default` out of the schemas of the
+// operations' request bodies. openapi-typescript run with its defaults
+// (defaultNonNullable) makes a property with a default required, so every
+// client generated that way had to send what the service does not ask for:
+// `test` on POST /webhooks, `locale` on POST /ask. Such a property says its
+// default in its description instead. Parameters are not concerned (the
+// generator leaves them optional), nor responses, whose defaults the
+// service fills in.
+func TestRequestBodiesHaveNoDefaults(t *testing.T) {
+	var doc map[string]any
+	if err := json.Unmarshal(Document, &doc); err != nil {
+		t.Fatalf("decoding openapi.json: %v", err)
+	}
+	resolve := func(ref string) any {
+		var v any = doc
+		for _, part := range strings.Split(strings.TrimPrefix(ref, "#/"), "/") {
+			m, _ := v.(map[string]any)
+			v = m[part]
+		}
+		return v
+	}
+	paths, _ := doc["paths"].(map[string]any)
+	for path, item := range paths {
+		item, _ := item.(map[string]any)
+		for method, op := range item {
+			op, ok := op.(map[string]any)
+			if !ok || op["requestBody"] == nil {
+				continue
+			}
+			seen := map[string]bool{}
+			var walk func(at, key string, v any)
+			walk = func(at, key string, v any) {
+				switch v := v.(type) {
+				case map[string]any:
+					if ref, ok := v["$ref"].(string); ok {
+						if !seen[ref] {
+							seen[ref] = true
+							walk(ref, "", resolve(ref))
+						}
+						return
+					}
+					if _, ok := v["default"]; ok && key != "properties" {
+						t.Errorf("%s %s: %s has a default", strings.ToUpper(method), path, at)
+					}
+					for k, e := range v {
+						if key != "properties" && (k == "example" || k == "examples") {
+							continue // data, not schema
+						}
+						walk(at+"/"+k, k, e)
+					}
+				case []any:
+					for i, e := range v {
+						walk(at+"/"+strconv.Itoa(i), key, e)
+					}
+				}
+			}
+			walk("requestBody", "", op["requestBody"])
+		}
+	}
+}
