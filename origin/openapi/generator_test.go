@@ -123,8 +123,11 @@ func TestGeneratedClientCompiles(t *testing.T) {
 }
 
 // TestGeneratedClientAgainstOrigin runs the compiled client against a real
-// origin (real Redis, the synthetic corpus): GET /, GET /articles?limit=2 and
-// GET /countries/de (and its 404 twin), each checked by the client.
+// origin (real Redis, the synthetic corpus): GET /, GET /articles?limit=2,
+// GET /countries/de (and its 404 twin), POST /ask at {site_root} and POST
+// /webhooks without a token (401), each checked by the client. The POSTs send
+// the smallest bodies the contract allows, so a request schema whose
+// generated type asks for more fails TestGeneratedClientCompiles.
 func TestGeneratedClientAgainstOrigin(t *testing.T) {
 	generateAndCompile(t)
 	inst := origintest.Start(t)

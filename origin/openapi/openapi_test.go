@@ -1,6 +1,7 @@
 package openapi
 
 import (
+	"encoding/json"
 	"net/http"
 	"slices"
 	"strconv"
@@ -456,5 +457,139 @@ func TestJSONRPCMessageSchema(t *testing.T) {
 				t.Fatalf("valid = %v, want %v (%v)", ok, tc.valid, errs)
 			}
 		})
+	}
+}
+
+// TestEveryComponentIsReferenced fails on a component (schema, response,
+// parameter, header, security scheme…) that nothing outside components
+// reaches, directly or through other components. OpenAPI 3.1 §4.8.7: a
+// component has no effect on the API unless it is referenced, so one that
+// is not documents nothing, however much it says. A $ref in an extension
+// counts (x-sse-events names the schemas of the /ask stream's events);
+// a security scheme is referenced by its name in a security requirement.
+func TestEveryComponentIsReferenced(t *testing.T) {
+	var doc map[string]any
+	if err := json.Unmarshal(Document, &doc); err != nil {
+		t.Fatalf("decoding openapi.json: %v", err)
+	}
+	components, _ := doc["components"].(map[string]any)
+	reached := map[string]bool{}
+	var queue []string
+	// walk records every component v refers to, at any depth.
+	var walk func(key string, v any)
+	walk = func(key string, v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if ref, ok := v["$ref"].(string); ok {
+				if name, ok := strings.CutPrefix(ref, "#/components/"); ok && !reached[name] {
+					reached[name] = true
+					queue = append(queue, name)
+				}
+			}
+			for k, e := range v {
+				walk(k, e)
+			}
+		case []any:
+			for _, e := range v {
+				if req, ok := e.(map[string]any); ok && key == "security" {
+					for scheme := range req {
+						reached["securitySchemes/"+scheme] = true
+					}
+					continue
+				}
+				walk(key, e)
+			}
+		}
+	}
+	for k, v := range doc {
+		if k != "components" {
+			walk(k, v)
+		}
+	}
+	for len(queue) > 0 {
+		name := queue[0]
+		queue = queue[1:]
+		kind, n, _ := strings.Cut(name, "/")
+		set, _ := components[kind].(map[string]any)
+		c, ok := set[n]
+		if !ok {
+			t.Errorf("#/components/%s is referenced but not defined", name)
+			continue
+		}
+		walk(n, c)
+	}
+	var unused []string
+	for kind, set := range components {
+		set, _ := set.(map[string]any)
+		for n := range set {
+			if !reached[kind+"/"+n] {
+				unused = append(unused, "#/components/"+kind+"/"+n)
+			}
+		}
+	}
+	slices.Sort(unused)
+	for _, u := range unused {
+		t.Errorf("%s is defined but nothing outside components references it", u)
+	}
+}
+
+// TestRequestBodiesHaveNoDefaults keeps `default` out of the schemas of the
+// operations' request bodies. openapi-typescript run with its defaults
+// (defaultNonNullable) makes a property with a default required, so every
+// client generated that way had to send what the service does not ask for:
+// `test` on POST /webhooks, `locale` on POST /ask. Such a property says its
+// default in its description instead. Parameters are not concerned (the
+// generator leaves them optional), nor responses, whose defaults the
+// service fills in.
+func TestRequestBodiesHaveNoDefaults(t *testing.T) {
+	var doc map[string]any
+	if err := json.Unmarshal(Document, &doc); err != nil {
+		t.Fatalf("decoding openapi.json: %v", err)
+	}
+	resolve := func(ref string) any {
+		var v any = doc
+		for _, part := range strings.Split(strings.TrimPrefix(ref, "#/"), "/") {
+			m, _ := v.(map[string]any)
+			v = m[part]
+		}
+		return v
+	}
+	paths, _ := doc["paths"].(map[string]any)
+	for path, item := range paths {
+		item, _ := item.(map[string]any)
+		for method, op := range item {
+			op, ok := op.(map[string]any)
+			if !ok || op["requestBody"] == nil {
+				continue
+			}
+			seen := map[string]bool{}
+			var walk func(at, key string, v any)
+			walk = func(at, key string, v any) {
+				switch v := v.(type) {
+				case map[string]any:
+					if ref, ok := v["$ref"].(string); ok {
+						if !seen[ref] {
+							seen[ref] = true
+							walk(ref, "", resolve(ref))
+						}
+						return
+					}
+					if _, ok := v["default"]; ok && key != "properties" {
+						t.Errorf("%s %s: %s has a default", strings.ToUpper(method), path, at)
+					}
+					for k, e := range v {
+						if key != "properties" && (k == "example" || k == "examples") {
+							continue // data, not schema
+						}
+						walk(at+"/"+k, k, e)
+					}
+				case []any:
+					for i, e := range v {
+						walk(at+"/"+strconv.Itoa(i), key, e)
+					}
+				}
+			}
+			walk("requestBody", "", op["requestBody"])
+		}
 	}
 }

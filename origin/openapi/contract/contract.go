@@ -34,8 +34,10 @@
 //   - a text/event-stream answer is parsed and each event's data validated
 //     against the schema the media type's x-sse-events names, in order;
 //   - a method or path the document has no operation for must answer the
-//     JSON 404, 405 (with Allow) or 401 (with the Bearer challenge) that
-//     components/responses describe, and OPTIONS the CORS preflight.
+//     JSON 404 or 401 (with the Bearer challenge) that components/responses
+//     describe, or the 405 with Allow that info.description describes (no
+//     operation answers it for its own method), and OPTIONS the CORS
+//     preflight.
 package contract
 
 import (
@@ -47,6 +49,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -411,10 +414,14 @@ func (c *Checker) undocumentedProblems(req *http.Request, resp *http.Response, b
 		}
 		return probs
 	}
+	// A 405 has no component of its own: an operation's responses are
+	// those of its method, so the document describes the 405 in
+	// info.description and it is held to the headers every error carries
+	// (NotFound's) and to Allow (methodNotAllowedProblems).
 	allowed := map[int]string{http.StatusNotFound: "NotFound", http.StatusTooManyRequests: "RateLimited",
 		http.StatusServiceUnavailable: "Unavailable", http.StatusInternalServerError: "Internal"}
 	if pathKnown {
-		allowed[http.StatusMethodNotAllowed] = "MethodNotAllowed"
+		allowed[http.StatusMethodNotAllowed] = "NotFound"
 	}
 	write := req.Method != http.MethodGet && req.Method != http.MethodHead
 	if !write {
@@ -425,7 +432,7 @@ func (c *Checker) undocumentedProblems(req *http.Request, resp *http.Response, b
 	}
 	if write && underAPI {
 		allowed[http.StatusUnauthorized] = "Unauthorized"
-		allowed[http.StatusMethodNotAllowed] = "MethodNotAllowed"
+		allowed[http.StatusMethodNotAllowed] = "NotFound"
 	}
 	name, ok := allowed[resp.StatusCode]
 	if !ok {
@@ -442,12 +449,33 @@ func (c *Checker) undocumentedProblems(req *http.Request, resp *http.Response, b
 	// An error's body was checked by errorBodyProblems already; a
 	// redirect's is checked here, and the headers of both.
 	probs := c.headerProblems(resp, r)
+	if resp.StatusCode == http.StatusMethodNotAllowed {
+		probs = append(probs, methodNotAllowedProblems(resp)...)
+	}
 	if mt := r.Content.GetOrZero("application/json"); resp.StatusCode < 400 && mt != nil && req.Method != http.MethodHead {
 		if ok, errs := c.schemas.ValidateSchemaBytes(mt.Schema.Schema(), body); !ok {
 			probs = append(probs, "redirect body: "+joinErrors(errs))
 		}
 	}
 	return probs
+}
+
+// allowList is the form the service writes Allow in: methods, upper case,
+// separated by a comma and at most one space (RFC 9110 §10.2.1, §5.6.1).
+var allowList = regexp.MustCompile(`^[A-Z]+(, ?[A-Z]+)*$`)
+
+// methodNotAllowedProblems checks what a 405 carries beyond any error's
+// headers: Allow, which RFC 9110 §15.5.6 requires of it, listing the
+// methods the resource answers.
+func methodNotAllowedProblems(resp *http.Response) []string {
+	allow := resp.Header.Values("Allow")
+	switch {
+	case len(allow) == 0:
+		return []string{"a 405 without the Allow header RFC 9110 §15.5.6 requires"}
+	case len(allow) > 1 || !allowList.MatchString(allow[0]):
+		return []string{fmt.Sprintf("header Allow: %q is not a list of methods", strings.Join(allow, ", "))}
+	}
+	return nil
 }
 
 // offSite checks a redirect stays on the site that answered it: its
