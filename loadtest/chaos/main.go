@@ -55,10 +55,15 @@ func main() {
 	c.stopAll()
 	fmt.Printf("\nchaos: lost %d acknowledged writes or deliveries (must be 0)\n", c.lost)
 	if !ok || c.lost != 0 {
-		fmt.Println("chaos: SOME EXPECTATIONS FAILED")
+		fmt.Printf("chaos: SOME EXPECTATIONS FAILED (logs and data kept in %s)\n", c.dir)
 		os.Exit(1)
 	}
 	fmt.Println("chaos: every expectation held")
+	// A passing run's logs and data are of no further use; a failing
+	// run's stay for whoever looks into it.
+	if err := os.RemoveAll(c.dir); err != nil {
+		fmt.Fprintln(os.Stderr, "chaos: removing its files:", err)
+	}
 }
 
 // cluster is the running service.
