@@ -211,6 +211,25 @@ type receiverStats struct {
 	Unique     int `json:"unique"`
 }
 
+// receiverEvents is the receiver's set of "<path> <type> <reason>", one per
+// distinct delivery (loadtest/receiver).
+func (r *run) receiverEvents() map[string]bool {
+	var s struct {
+		Events []string `json:"events"`
+	}
+	resp, err := client.Get("http://" + r.st.receiver + "/stats?events=1")
+	if err != nil {
+		return nil
+	}
+	defer resp.Body.Close()
+	json.NewDecoder(resp.Body).Decode(&s)
+	seen := make(map[string]bool, len(s.Events))
+	for _, e := range s.Events {
+		seen[e] = true
+	}
+	return seen
+}
+
 func (r *run) receiverStats() receiverStats {
 	var s receiverStats
 	resp, err := client.Get("http://" + r.st.receiver + "/stats")

@@ -59,6 +59,8 @@ func (r *report) table() (string, bool) {
 	row("… acknowledged changes lost", fmt.Sprintf("%d of %d articles", len(f.lostContent), 10), "none", len(f.lostContent) == 0)
 	row("… webhook deliveries", fmt.Sprintf("%d unique of %d (%d events × subscriptions)", f.deliveries, f.wantDeliveries, f.events),
 		"every event to every subscription", f.deliveries >= f.wantDeliveries && f.wantDeliveries > 0)
+	row("… each retraction to each subscription", fmt.Sprintf("%d of %d (retraction, subscription) pairs", f.retractionPairs, f.wantRetractionPairs),
+		"every pair", f.retractionPairs == f.wantRetractionPairs && f.wantRetractionPairs > 0)
 	row("… a publish after the failover reaches every edge", ms(f.recovered), "without restarts (< 10 s)", f.recovered < 10*time.Second)
 
 	k := r.kills

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/invoicewire/invoicewire/internal/events"
 	"github.com/invoicewire/invoicewire/internal/store"
 )
 
@@ -145,7 +146,13 @@ type failoverResult struct {
 	events         int      // events acknowledged (their publishes returned one)
 	deliveries     int      // unique (event, subscription) deliveries seen
 	wantDeliveries int
-	recovered      time.Duration // kill until a publish reached every edge again
+	// retractions are the reasons of the acknowledged retractions, each
+	// its own, so that each (retraction, subscription) pair is checked
+	// rather than a count that late deliveries of earlier runs could fill.
+	retractions         []string
+	retractionPairs     int // of those pairs, the ones the receiver saw
+	wantRetractionPairs int
+	recovered           time.Duration // kill until a publish reached every edge again
 }
 
 // failover kills one Redis master with SIGKILL under read load over every
@@ -177,8 +184,9 @@ func (r *run) failover(ctx context.Context, slugs []string, probe string, before
 			for wctx.Err() == nil {
 				var out store.Outcome
 				var err error
+				reason := "cluster failover " + strconv.Itoa(i)
 				if retract {
-					out, err = r.pub.Retract(wctx, slug, "cluster failover")
+					out, err = r.pub.Retract(wctx, slug, reason)
 				} else {
 					out, err = r.pub.Restore(wctx, slug)
 				}
@@ -187,6 +195,9 @@ func (r *run) failover(ctx context.Context, slugs []string, probe string, before
 					res.writes++
 					if out.Event != "" {
 						res.events++
+						if retract {
+							res.retractions = append(res.retractions, reason)
+						}
 					}
 					state[slug] = retract
 					if !stall.IsZero() {
@@ -261,7 +272,18 @@ func (r *run) failover(ctx context.Context, slugs []string, probe string, before
 	for {
 		got := r.receiverStats()
 		res.deliveries = got.Unique - base.Unique
-		if res.deliveries >= res.wantDeliveries || time.Now().After(deadline) {
+		seen := r.receiverEvents()
+		res.retractionPairs = 0
+		for _, reason := range res.retractions {
+			for i := range r.subscriptions {
+				if seen[fmt.Sprintf("/hook/%d %s %s", i, events.ArticleRetracted, reason)] {
+					res.retractionPairs++
+				}
+			}
+		}
+		res.wantRetractionPairs = len(res.retractions) * r.subscriptions
+		complete := res.retractionPairs == res.wantRetractionPairs
+		if (res.deliveries >= res.wantDeliveries && complete) || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(250 * time.Millisecond)
