@@ -49,11 +49,17 @@ const digestBatch = 16384
 // the tree are listed as warnings, not retracted; the registry entries the
 // tree no longer holds are removed, unless one of those articles cites
 // one (docs/decisions.md, "A deleted registry entry is removed").
-func syncDir(ctx context.Context, p *store.Publisher, dir string, w io.Writer) error {
+func syncDir(ctx context.Context, p *store.Publisher, dir string, w io.Writer) (err error) {
 	// A first publish reports every article: a line a write(2) was a
 	// million system calls.
 	out := bufio.NewWriterSize(w, 1<<16)
-	defer out.Flush()
+	// The report's last lines, warnings and the summary among them, are in
+	// the buffer: a sync whose report could not be written fails.
+	defer func() {
+		if ferr := out.Flush(); ferr != nil && err == nil {
+			err = fmt.Errorf("sync: writing the report: %w", ferr)
+		}
+	}()
 	// What a sync keeps is a few months of articles, bounded whatever the
 	// archive's size: a collector running at a quarter of the default
 	// frequency costs a little more of that bounded memory and much less

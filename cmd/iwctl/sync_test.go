@@ -609,3 +609,19 @@ func TestSyncReportsMovedArticles(t *testing.T) {
 		t.Fatalf("the moved article: %v, %v; want it at %s", rec, err, newPath)
 	}
 }
+
+// failingWriter refuses every write, as stdout redirected to a full disk
+// does.
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("no space left on device") }
+
+// A sync whose report cannot be written fails: its summary and warnings
+// would otherwise be lost while it exits 0.
+func TestSyncReportWriteFails(t *testing.T) {
+	st := newSyncTree(t)
+	err := run(context.Background(), []string{"sync", st.dir}, failingWriter{})
+	if err == nil || !strings.Contains(err.Error(), "no space left on device") {
+		t.Fatalf("err = %v; want the report's write error", err)
+	}
+}
