@@ -245,7 +245,6 @@ func measure(ctx context.Context, base *content.Corpus, n int, out string) (*tab
 		"IW_EDGE_PORT="+strconv.Itoa(edgePort), "IW_EDGE_ADMIN_ADDR="+adminAddr, "IW_RATELIMIT_QUOTA=100000000")
 	client := &http.Client{Timeout: 2 * time.Minute}
 	originURL := "http://" + originAddr
-	t0 = time.Now()
 	// The origin runs as deployed (deploy/k8s): with a soft memory limit,
 	// here the goal's 1.5 GiB, unless the caller set one.
 	originEnv := env

@@ -167,18 +167,30 @@ func readMetrics(metricsURL string, names ...string) []float64 {
 	return values
 }
 
-// saveProfile writes what url answers (a pprof profile) to path.
+// saveProfile writes what url answers (a pprof profile) to path; a failure
+// is reported, not saved as a profile.
 func saveProfile(url, path string) {
+	if err := fetchProfile(url, path); err != nil {
+		fmt.Fprintln(os.Stderr, "traffic: profile:", err)
+	}
+}
+
+func fetchProfile(url, path string) error {
 	resp, err := http.Get(url)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "traffic: profile:", err)
-		return
+		return err
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s answered %s", url, resp.Status)
+	}
 	f, err := os.Create(path)
 	if err != nil {
-		return
+		return err
 	}
-	defer f.Close()
-	io.Copy(f, resp.Body)
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return fmt.Errorf("reading %s: %w", url, err)
+	}
+	return f.Close()
 }
