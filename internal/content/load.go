@@ -62,27 +62,12 @@ func Load(dir string) (*Corpus, error) {
 // LoadFS reads and validates a content tree from fsys. It returns either a
 // complete Corpus or a *LoadError naming every file and field at fault.
 func LoadFS(fsys fs.FS) (*Corpus, error) {
-	return loadFS(fsys, nil)
+	return loadFS(fsys)
 }
 
-// LoadChanged is Load for a sync of a large tree. It reads every article
-// file but parses and checks only those for which unchanged(path, bytes)
-// is false: unchanged names the files already published exactly as they
-// are, which passed the checks then (the caller answers true only when the
-// registries are unchanged too). The skipped files still count for
-// duplicate slugs, by their file names, and in Corpus.Unchanged; they are
-// not in Corpus.Articles.
-func LoadChanged(dir string, unchanged func(path string, raw []byte) bool) (*Corpus, error) {
-	return loadFS(treeFS(dir), unchanged)
-}
-
-func loadFS(fsys fs.FS, unchanged func(path string, raw []byte) bool) (*Corpus, error) {
+func loadFS(fsys fs.FS) (*Corpus, error) {
 	var articles []*Article
-	var withInfo func(string, fs.FileInfo, []byte) bool
-	if unchanged != nil {
-		withInfo = func(p string, _ fs.FileInfo, raw []byte) bool { return unchanged(p, raw) }
-	}
-	c, err := streamFS(fsys, StreamOptions{Unchanged: withInfo, Publish: func(month []*Article) error {
+	c, err := streamFS(fsys, StreamOptions{Publish: func(month []*Article) error {
 		articles = append(articles, month...)
 		return nil
 	}})
@@ -103,8 +88,8 @@ func loadFS(fsys fs.FS, unchanged func(path string, raw []byte) bool) (*Corpus, 
 type loader struct {
 	fsys fs.FS
 	errs []*FieldError
-	// unchanged, when set, names article files to skip (LoadChanged);
-	// known names them from their stat alone (StreamOptions).
+	// unchanged, when set, names article files to skip; known names them
+	// from their stat alone (StreamOptions).
 	unchanged func(path string, info fs.FileInfo, raw []byte) bool
 	known     func(path string, info fs.FileInfo) bool
 	// pinned are the slugs milestones cite: those articles are always

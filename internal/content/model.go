@@ -162,6 +162,7 @@ type Corpus struct {
 	// Synonyms are groups of words that mean the same to a reader
 	// (aliases.yaml's terms), for /ask.
 	Synonyms [][]string
-	// Unchanged counts the article files LoadChanged skipped.
+	// Unchanged counts the article files a Stream skipped as unchanged
+	// (StreamOptions.Unchanged and Known).
 	Unchanged int
 }

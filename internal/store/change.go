@@ -103,9 +103,6 @@ func (c *Change) key(k string) int {
 func (c *Change) set(key string, value []byte) {
 	c.ops = append(c.ops, changeOp{Op: "set", Key: c.key(key), A: value, B: ""})
 }
-func (c *Change) del(key string) {
-	c.ops = append(c.ops, changeOp{Op: "del", Key: c.key(key), A: "", B: ""})
-}
 func (c *Change) hset(key, field string, value []byte) {
 	c.ops = append(c.ops, changeOp{Op: "hset", Key: c.key(key), A: field, B: value})
 }

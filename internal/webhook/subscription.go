@@ -282,21 +282,6 @@ func (s *Store) Delete(ctx context.Context, clientID, id string) error {
 	return nil
 }
 
-// DeleteAll removes every subscription of a client (when the client itself
-// is deleted, RFC 7592 §2.3).
-func (s *Store) DeleteAll(ctx context.Context, clientID string) error {
-	subs, err := s.List(ctx, clientID)
-	if err != nil {
-		return err
-	}
-	for _, sub := range subs {
-		if err := s.Delete(ctx, clientID, sub.ID); err != nil && !errors.Is(err, ErrNotFound) {
-			return err
-		}
-	}
-	return nil
-}
-
 // activeScript returns the ids of the subscriptions to a kind that were
 // active at ARGV[1] (ms): those active now and since then, and those
 // whose past active period (spans) covers it. The candidates are the kind

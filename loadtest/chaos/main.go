@@ -378,15 +378,6 @@ func isJSONError(resp *http.Response, body []byte) bool {
 	return json.Unmarshal(body, &e) == nil && e.Error.Code != "" && e.Error.Message != ""
 }
 
-// stretch runs the load for d and returns what clients saw.
-func (c *cluster) stretch(d time.Duration) *tally {
-	t := &tally{}
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	defer cancel()
-	c.load(ctx, t).Wait()
-	return t
-}
-
 func (c *cluster) warm() {
 	for _, p := range append(cachedPaths, stablePaths...) {
 		for i := 0; i < 2; i++ {

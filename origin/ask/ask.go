@@ -128,15 +128,6 @@ func (p *prepared) result(i int) Result {
 	}
 }
 
-// itemCount is the number of items the answer has.
-func (p *prepared) itemCount() int {
-	n := len(p.hits)
-	if p.summary != nil {
-		n++
-	}
-	return n
-}
-
 // meta is the _meta block, with the time spent since start.
 func (p *prepared) meta(start time.Time) Meta {
 	m := Meta{

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"html/template"
 	"net/http"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -478,12 +477,4 @@ func truncate(s string) string {
 		s = s[:64] + "…"
 	}
 	return strings.ToValidUTF8(s, "�")
-}
-
-// absolute makes a site path absolute.
-func (s *Site) absolute(path string) string {
-	if u, err := url.Parse(path); err == nil && u.IsAbs() {
-		return path
-	}
-	return s.SiteRoot + path
 }
