@@ -96,7 +96,8 @@ func Start(t testing.TB, o Options) *Stack {
 	if o.Caddyfile == "" {
 		o.Caddyfile = CaddyfileK8s
 	}
-	s := &Stack{t: t, Root: root, dir: t.TempDir(), procs: map[string]*exec.Cmd{}, caddyfile: o.Caddyfile}
+	s := newStack(t, t.TempDir())
+	s.Root, s.caddyfile = root, o.Caddyfile
 	s.bins = o.Bins
 	if s.bins == nil {
 		s.bins = repo.Build(t, root, filepath.Join(s.dir, "bin"), names...)
@@ -154,6 +155,13 @@ func Start(t testing.TB, o Options) *Stack {
 		s.startEdge()
 	}
 	return s
+}
+
+// newStack is a Stack with no process yet, keeping its files in dir: Start
+// fills in the rest, and this package's tests run processes of their own
+// in it without building binaries or starting Redis.
+func newStack(t testing.TB, dir string) *Stack {
+	return &Stack{t: t, dir: dir, procs: map[string]*exec.Cmd{}}
 }
 
 // Bin is the path of a built binary.
