@@ -42,8 +42,16 @@ type Stack struct {
 	EdgeAddr      string // host:port of the edge's public listener ("" without edge)
 	EdgeMetrics   string
 
-	procs     map[string]*exec.Cmd
+	procs     map[string]*proc
 	caddyfile string
+}
+
+// proc is a started process and done, closed once cmd.Wait has returned.
+// Whether it still runs is asked of done, never of cmd.ProcessState:
+// cmd.Wait writes that from the goroutine that waits (os/exec, Cmd.Wait).
+type proc struct {
+	cmd  *exec.Cmd
+	done chan struct{}
 }
 
 // Options choose what runs.
@@ -161,7 +169,7 @@ func Start(t testing.TB, o Options) *Stack {
 // fills in the rest, and this package's tests run processes of their own
 // in it without building binaries or starting Redis.
 func newStack(t testing.TB, dir string) *Stack {
-	return &Stack{t: t, dir: dir, procs: map[string]*exec.Cmd{}}
+	return &Stack{t: t, dir: dir, procs: map[string]*proc{}}
 }
 
 // Bin is the path of a built binary.
@@ -282,8 +290,12 @@ func (s *Stack) Run(name string, args ...string) string {
 }
 
 func (s *Stack) start(name, bin string, args ...string) {
-	if old := s.procs[name]; old != nil && old.ProcessState == nil {
-		s.t.Fatalf("stack: %s is already running", name)
+	if old := s.procs[name]; old != nil {
+		select {
+		case <-old.done:
+		default:
+			s.t.Fatalf("stack: %s is already running", name)
+		}
 	}
 	logf, err := os.OpenFile(filepath.Join(s.dir, name+".log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
@@ -295,8 +307,8 @@ func (s *Stack) start(name, bin string, args ...string) {
 	if err := cmd.Start(); err != nil {
 		s.t.Fatalf("stack: starting %s: %v", name, err)
 	}
-	s.procs[name] = cmd
 	done := make(chan struct{})
+	s.procs[name] = &proc{cmd: cmd, done: done}
 	go func() { cmd.Wait(); logf.Close(); close(done) }()
 	s.t.Cleanup(func() {
 		cmd.Process.Signal(syscall.SIGTERM)
@@ -312,25 +324,25 @@ func (s *Stack) start(name, bin string, args ...string) {
 	})
 }
 
-// Stop stops a process: gracefully (SIGTERM) or as a crash (SIGKILL).
+// Stop stops a process: gracefully (SIGTERM) or as a crash (SIGKILL),
+// killing it after 10 seconds. It returns once the process has been waited
+// for, so that it can be started again under its name at once.
 func (s *Stack) Stop(name string, crash bool) {
-	cmd := s.procs[name]
-	if cmd == nil {
+	p := s.procs[name]
+	if p == nil {
 		s.t.Fatalf("stack: %s never started", name)
 	}
 	sig := syscall.SIGTERM
 	if crash {
 		sig = syscall.SIGKILL
 	}
-	cmd.Process.Signal(sig)
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if err := cmd.Process.Signal(syscall.Signal(0)); err != nil {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
+	p.cmd.Process.Signal(sig)
+	select {
+	case <-p.done:
+	case <-time.After(10 * time.Second):
+		p.cmd.Process.Kill()
+		<-p.done
 	}
-	cmd.Process.Kill()
 }
 
 // Tail returns the last n lines of a process's log.
