@@ -193,7 +193,9 @@ func (s *Stack) PublicURL() string {
 // with append-only persistence, as make run does.
 func (s *Stack) StartRedis() {
 	data := filepath.Join(s.dir, "redis")
-	os.MkdirAll(data, 0o755)
+	if err := os.MkdirAll(data, 0o755); err != nil {
+		s.t.Fatalf("stack: creating Redis's data directory: %v", err)
+	}
 	s.start("redis", "redis-server", "--port", strconv.Itoa(s.RedisPort), "--bind", "127.0.0.1",
 		"--dir", data, "--appendonly", "yes", "--appendfsync", "everysec", "--save", "")
 	s.waitTCP("redis", fmt.Sprintf("127.0.0.1:%d", s.RedisPort))
