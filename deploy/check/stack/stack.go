@@ -172,15 +172,6 @@ func newStack(t testing.TB, dir string) *Stack {
 	return &Stack{t: t, dir: dir, procs: map[string]*proc{}}
 }
 
-// Bin is the path of a built binary.
-func (s *Stack) Bin(name string) string { return s.bins[name] }
-
-// Env is the environment every process gets.
-func (s *Stack) Env() []string { return s.env }
-
-// RedisURL is the URL of the stack's Redis.
-func (s *Stack) RedisURL() string { return fmt.Sprintf("redis://127.0.0.1:%d/0", s.RedisPort) }
-
 // PublicURL is where clients go: the edge, or the origin without one.
 func (s *Stack) PublicURL() string {
 	if s.EdgeAddr != "" {
