@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql/parser"
 	"gopkg.in/yaml.v3"
@@ -158,7 +159,7 @@ func selectors(t *testing.T, q query) []selector {
 		}
 		s := selector{name: vs.Name, labels: map[string]string{}}
 		for _, m := range vs.LabelMatchers {
-			if m.Name == labels.MetricName {
+			if m.Name == model.MetricNameLabel {
 				if m.Type != labels.MatchEqual {
 					t.Errorf("%s: selects metric names by pattern (%s); name them", q.where, m)
 				}

@@ -42,8 +42,16 @@ type Stack struct {
 	EdgeAddr      string // host:port of the edge's public listener ("" without edge)
 	EdgeMetrics   string
 
-	procs     map[string]*exec.Cmd
+	procs     map[string]*proc
 	caddyfile string
+}
+
+// proc is a started process and done, closed once cmd.Wait has returned.
+// Whether it still runs is asked of done, never of cmd.ProcessState:
+// cmd.Wait writes that from the goroutine that waits (os/exec, Cmd.Wait).
+type proc struct {
+	cmd  *exec.Cmd
+	done chan struct{}
 }
 
 // Options choose what runs.
@@ -96,7 +104,8 @@ func Start(t testing.TB, o Options) *Stack {
 	if o.Caddyfile == "" {
 		o.Caddyfile = CaddyfileK8s
 	}
-	s := &Stack{t: t, Root: root, dir: t.TempDir(), procs: map[string]*exec.Cmd{}, caddyfile: o.Caddyfile}
+	s := newStack(t, t.TempDir())
+	s.Root, s.caddyfile = root, o.Caddyfile
 	s.bins = o.Bins
 	if s.bins == nil {
 		s.bins = repo.Build(t, root, filepath.Join(s.dir, "bin"), names...)
@@ -156,14 +165,12 @@ func Start(t testing.TB, o Options) *Stack {
 	return s
 }
 
-// Bin is the path of a built binary.
-func (s *Stack) Bin(name string) string { return s.bins[name] }
-
-// Env is the environment every process gets.
-func (s *Stack) Env() []string { return s.env }
-
-// RedisURL is the URL of the stack's Redis.
-func (s *Stack) RedisURL() string { return fmt.Sprintf("redis://127.0.0.1:%d/0", s.RedisPort) }
+// newStack is a Stack with no process yet, keeping its files in dir: Start
+// fills in the rest, and this package's tests run processes of their own
+// in it without building binaries or starting Redis.
+func newStack(t testing.TB, dir string) *Stack {
+	return &Stack{t: t, dir: dir, procs: map[string]*proc{}}
+}
 
 // PublicURL is where clients go: the edge, or the origin without one.
 func (s *Stack) PublicURL() string {
@@ -177,7 +184,9 @@ func (s *Stack) PublicURL() string {
 // with append-only persistence, as make run does.
 func (s *Stack) StartRedis() {
 	data := filepath.Join(s.dir, "redis")
-	os.MkdirAll(data, 0o755)
+	if err := os.MkdirAll(data, 0o755); err != nil {
+		s.t.Fatalf("stack: creating Redis's data directory: %v", err)
+	}
 	s.start("redis", "redis-server", "--port", strconv.Itoa(s.RedisPort), "--bind", "127.0.0.1",
 		"--dir", data, "--appendonly", "yes", "--appendfsync", "everysec", "--save", "")
 	s.waitTCP("redis", fmt.Sprintf("127.0.0.1:%d", s.RedisPort))
@@ -274,8 +283,12 @@ func (s *Stack) Run(name string, args ...string) string {
 }
 
 func (s *Stack) start(name, bin string, args ...string) {
-	if old := s.procs[name]; old != nil && old.ProcessState == nil {
-		s.t.Fatalf("stack: %s is already running", name)
+	if old := s.procs[name]; old != nil {
+		select {
+		case <-old.done:
+		default:
+			s.t.Fatalf("stack: %s is already running", name)
+		}
 	}
 	logf, err := os.OpenFile(filepath.Join(s.dir, name+".log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
@@ -287,8 +300,8 @@ func (s *Stack) start(name, bin string, args ...string) {
 	if err := cmd.Start(); err != nil {
 		s.t.Fatalf("stack: starting %s: %v", name, err)
 	}
-	s.procs[name] = cmd
 	done := make(chan struct{})
+	s.procs[name] = &proc{cmd: cmd, done: done}
 	go func() { cmd.Wait(); logf.Close(); close(done) }()
 	s.t.Cleanup(func() {
 		cmd.Process.Signal(syscall.SIGTERM)
@@ -304,25 +317,25 @@ func (s *Stack) start(name, bin string, args ...string) {
 	})
 }
 
-// Stop stops a process: gracefully (SIGTERM) or as a crash (SIGKILL).
+// Stop stops a process: gracefully (SIGTERM) or as a crash (SIGKILL),
+// killing it after 10 seconds. It returns once the process has been waited
+// for, so that it can be started again under its name at once.
 func (s *Stack) Stop(name string, crash bool) {
-	cmd := s.procs[name]
-	if cmd == nil {
+	p := s.procs[name]
+	if p == nil {
 		s.t.Fatalf("stack: %s never started", name)
 	}
 	sig := syscall.SIGTERM
 	if crash {
 		sig = syscall.SIGKILL
 	}
-	cmd.Process.Signal(sig)
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if err := cmd.Process.Signal(syscall.Signal(0)); err != nil {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
+	p.cmd.Process.Signal(sig)
+	select {
+	case <-p.done:
+	case <-time.After(10 * time.Second):
+		p.cmd.Process.Kill()
+		<-p.done
 	}
-	cmd.Process.Kill()
 }
 
 // Tail returns the last n lines of a process's log.
