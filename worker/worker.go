@@ -187,8 +187,10 @@ func New(cfg Config, rdb redis.UniversalClient) (*Worker, error) {
 
 // Run works until ctx ends, then stops taking work and waits up to grace
 // for deliveries in flight; those still running after it are cancelled and
-// handed back to the queue for another worker.
-func (w *Worker) Run(ctx context.Context, grace time.Duration) error {
+// handed back to the queue for another worker. It has no error to return:
+// what fails while it works (Redis, a receiver) is logged and retried, and
+// a delivery left unfinished goes back to the queue.
+func (w *Worker) Run(ctx context.Context, grace time.Duration) {
 	hard, abort := context.WithCancel(context.WithoutCancel(ctx))
 	defer abort()
 	finisherDone := make(chan struct{})
@@ -211,7 +213,6 @@ func (w *Worker) Run(ctx context.Context, grace time.Duration) error {
 		abort()
 		<-done
 	}
-	return nil
 }
 
 // ensureGroup creates the consumer group, reading the stream from its

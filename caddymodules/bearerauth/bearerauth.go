@@ -168,9 +168,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	}
 	if kind == credentialsMalformed {
 		outcomes.WithLabelValues("malformed").Inc()
-		e := token.MalformedToken(h.SiteRoot)
-		e.Header = http.Header{"Www-Authenticate": e.Header["WWW-Authenticate"]}
-		return caddyhttp.Error(http.StatusUnauthorized, e)
+		return caddyhttp.Error(http.StatusUnauthorized, token.MalformedToken(h.SiteRoot))
 	}
 	rec, err := h.verifier.Verify(r.Context(), raw)
 	switch {

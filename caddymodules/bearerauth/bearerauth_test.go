@@ -146,6 +146,9 @@ func TestBearerAuth(t *testing.T) {
 				if got := resp.Header.Get("WWW-Authenticate"); got != test.challenge {
 					t.Errorf("WWW-Authenticate\n got %s\nwant %s", got, test.challenge)
 				}
+				if n, want := len(resp.Header.Values("WWW-Authenticate")), min(len(test.challenge), 1); n != want {
+					t.Errorf("%d WWW-Authenticate fields; want %d", n, want)
+				}
 				var eb struct {
 					Error struct{ Code, Message string } `json:"error"`
 				}

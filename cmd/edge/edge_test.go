@@ -237,8 +237,8 @@ func TestEndToEnd(t *testing.T) {
 	t.Run("writes need a token", func(t *testing.T) {
 		resp, body := do(t, "POST", edge+"/api/v1/webhooks")
 		want := `Bearer realm="invoicewire", resource_metadata="` + inst.SiteRoot + `/.well-known/oauth-protected-resource"`
-		if resp.StatusCode != 401 || resp.Header.Get("WWW-Authenticate") != want || !isJSONError(body, "unauthorized") {
-			t.Errorf("status %d WWW-Authenticate %q body %s", resp.StatusCode, resp.Header.Get("WWW-Authenticate"), body)
+		if resp.StatusCode != 401 || len(resp.Header.Values("WWW-Authenticate")) != 1 || resp.Header.Get("WWW-Authenticate") != want || !isJSONError(body, "unauthorized") {
+			t.Errorf("status %d WWW-Authenticate %q body %s", resp.StatusCode, resp.Header.Values("WWW-Authenticate"), body)
 		}
 		if resp.Header.Get("RateLimit") == "" || resp.Header.Get("Access-Control-Allow-Origin") != "*" {
 			t.Errorf("401 lacks RateLimit or CORS headers")
@@ -389,8 +389,8 @@ func TestAgentFlowThroughEdge(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if ch := resp.Header.Get("WWW-Authenticate"); !strings.Contains(ch, `error="invalid_token"`) || !strings.Contains(ch, `resource_metadata="`+inst.SiteRoot+`/.well-known/oauth-protected-resource"`) {
-		t.Fatalf("WWW-Authenticate = %q", ch)
+	if ch := resp.Header.Get("WWW-Authenticate"); len(resp.Header.Values("WWW-Authenticate")) != 1 || !strings.Contains(ch, `error="invalid_token"`) || !strings.Contains(ch, `resource_metadata="`+inst.SiteRoot+`/.well-known/oauth-protected-resource"`) {
+		t.Fatalf("WWW-Authenticate = %q", resp.Header.Values("WWW-Authenticate"))
 	}
 	var e struct {
 		Error struct{ Code string } `json:"error"`

@@ -68,6 +68,15 @@ func run(ctx context.Context, p *process.Process) error {
 	log.Info("origin stopping")
 	shutdown, cancel := context.WithTimeout(context.Background(), cfg.ShutdownGrace)
 	defer cancel()
-	public.Shutdown(shutdown)
+	if err := public.Shutdown(shutdown); err != nil {
+		// Requests still open when IW_SHUTDOWN_GRACE ran out (an /ask or
+		// /mcp event stream, a slow upload) would otherwise keep their
+		// connections while the deferred srv.Close and the process take
+		// Redis from under them; Close ends them now. Stopping stays
+		// clean: the grace is the bound operators asked for.
+		log.Warn("origin: shutdown grace over with requests still open; closing their connections",
+			"grace_seconds", cfg.ShutdownGrace.Seconds(), "err", err)
+		public.Close()
+	}
 	return nil
 }

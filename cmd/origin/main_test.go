@@ -164,3 +164,79 @@ func TestStartFailureLogsJSON(t *testing.T) {
 		t.Errorf("last record %v, want the bind failure at error level", last)
 	}
 }
+
+// TestShutdownGraceClosesOpenRequests stops the origin binary while a
+// request is still open (an /ask event stream whose body never arrives, as a
+// client holding its stream would): once IW_SHUTDOWN_GRACE runs out the
+// origin logs a warning naming the grace, closes the connection, and exits
+// cleanly and promptly.
+func TestShutdownGraceClosesOpenRequests(t *testing.T) {
+	bin := cmdtest.Build(t, "origin")
+	rs := redistest.New(t)
+	addr := freeAddr(t)
+	cmd := exec.Command(bin)
+	cmd.Env = append(os.Environ(), "IW_REDIS_URL="+rs.URL(), "IW_ORIGIN_ADDR="+addr, "IW_ORIGIN_METRICS_ADDR="+freeAddr(t),
+		"IW_SHUTDOWN_GRACE=300ms", "IW_LOG_LEVEL=warn")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	waitStatus(t, "http://"+addr+"/api/v1/", 200, 10*time.Second)
+
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := io.WriteString(conn, "POST /ask HTTP/1.1\r\nHost: localhost\r\nAccept: text/event-stream\r\n"+
+		"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"); err != nil {
+		t.Fatal(err)
+	}
+	// The server has read the request line, so the connection is active:
+	// shutting down waits for it rather than closing it as idle.
+	time.Sleep(100 * time.Millisecond)
+
+	stopped := time.Now()
+	cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("origin exited with %v after SIGTERM\n%s", err, stderr.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("origin did not stop after SIGTERM")
+	}
+	if took := time.Since(stopped); took > 5*time.Second {
+		t.Errorf("origin took %v to stop with a grace of 300ms", took)
+	}
+	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := io.ReadAll(conn); err != nil {
+		if ne, ok := err.(net.Error); ok && ne.Timeout() {
+			t.Errorf("the open request's connection was not closed: %v", err)
+		}
+	}
+
+	var warned bool
+	for line := range strings.SplitSeq(strings.TrimSpace(stderr.String()), "\n") {
+		if line == "" {
+			continue
+		}
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("a log line is not JSON: %q\nwhole log:\n%s", line, stderr.String())
+		}
+		if rec["level"] == "WARN" && strings.Contains(fmt.Sprint(rec["msg"]), "shutdown grace over") {
+			warned = true
+			if rec["grace_seconds"] != 0.3 {
+				t.Errorf("warning %v; want grace_seconds 0.3", rec)
+			}
+		}
+	}
+	if !warned {
+		t.Errorf("no warning that the shutdown grace ran out with requests open; log:\n%s", stderr.String())
+	}
+}

@@ -57,7 +57,10 @@ func Unauthorized(siteRoot, method string, invalid bool) *apierror.Error {
 	} else {
 		e = apierror.New(http.StatusUnauthorized, "A bearer token is required for "+method+" requests.", "Register at "+siteRoot+"/api/v1/agent-auth/register and claim a token; see "+siteRoot+"/auth.md.")
 	}
-	e.Header = http.Header{"WWW-Authenticate": {Challenge(siteRoot, invalid)}}
+	// Set, not a literal map key: http.Header's Get, Set and Del (and
+	// every middleware using them) find only the canonical key.
+	e.Header = http.Header{}
+	e.Header.Set("WWW-Authenticate", Challenge(siteRoot, invalid))
 	return e
 }
 

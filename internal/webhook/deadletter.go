@@ -16,21 +16,45 @@ import (
 type DeadLetterEntry struct {
 	EntryID string
 	DeadLetter
+	// Undecodable, when not empty, says why the entry's delivery field
+	// does not decode into a DeadLetter naming a subscription and an
+	// event. Such an entry is listed, by its id, so an operator sees
+	// it, with only Reason set (to say the same); Replay skips it
+	// (ReplayUndecodable), since what it would queue is unknown.
+	Undecodable string
 }
 
 func deadLetterEntries(msgs []redis.XMessage) []DeadLetterEntry {
 	out := make([]DeadLetterEntry, 0, len(msgs))
 	for _, m := range msgs {
 		e := DeadLetterEntry{EntryID: m.ID}
-		if s, ok := m.Values["delivery"].(string); ok {
-			// An entry that does not decode is still listed, by its id, so
-			// an operator sees it; Replay skips it for want of a
-			// subscription.
-			_ = json.Unmarshal([]byte(s), &e.DeadLetter)
+		if why := decodeDeadLetter(m.Values, &e.DeadLetter); why != "" {
+			// A partial decode is not shown either: fields read from an
+			// entry that is not what the worker writes are not to be
+			// trusted, listed or replayed.
+			e.DeadLetter = DeadLetter{Reason: "undecodable entry: " + why}
+			e.Undecodable = why
 		}
 		out = append(out, e)
 	}
 	return out
+}
+
+// decodeDeadLetter decodes the delivery field of a dead-letter stream entry
+// into d, and returns why it does not decode into one that Replay could
+// queue, or "".
+func decodeDeadLetter(values map[string]any, d *DeadLetter) string {
+	s, ok := values["delivery"].(string)
+	if !ok {
+		return "no delivery field"
+	}
+	if err := json.Unmarshal([]byte(s), d); err != nil {
+		return err.Error()
+	}
+	if d.Subscription == "" || d.EventID == "" {
+		return "no subscription or event id"
+	}
+	return ""
 }
 
 // DeadLetterList returns up to limit dead letters, newest first; limit 0
@@ -102,6 +126,10 @@ const (
 	ReplaySubDeleted  = "skipped: subscription deleted"
 	ReplaySubDisabled = "skipped: subscription disabled"
 	ReplayBodyExpired = "skipped: event body expired"
+	// ReplayUndecodable: the entry does not decode (Undecodable), so its
+	// subscription and event are unknown; it is kept, and nothing is
+	// queued.
+	ReplayUndecodable = "skipped: entry does not decode (its subscription and event are unknown)"
 )
 
 // replayScript queues one dead letter again, atomically with the checks
@@ -137,8 +165,8 @@ var replayOutcomes = map[string]string{
 // receiver that did get an earlier attempt can drop the duplicate. It
 // returns one of the Replay outcomes.
 func (s *Store) Replay(ctx context.Context, e DeadLetterEntry, now time.Time) (string, error) {
-	if e.Subscription == "" || e.EventID == "" {
-		return ReplaySubDeleted, nil
+	if e.Undecodable != "" || e.Subscription == "" || e.EventID == "" {
+		return ReplayUndecodable, nil
 	}
 	// The job records the event's creation time (for the event-to-delivery
 	// latency), which the dead letter does not carry; the body does.

@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -139,6 +140,88 @@ func TestReplay(t *testing.T) {
 				if ttl := rdb.TTL(ctx, keyBody(e.EventID)).Val(); ttl < BodyTTL-time.Minute {
 					t.Fatalf("the body's TTL is %v after replay; want it renewed to %v", ttl, BodyTTL)
 				}
+			}
+		})
+	}
+}
+
+// TestReplayUndecodable writes dead-letter entries that do not decode into
+// the stream, as the worker keys them (one delivery field), beside an active
+// subscription and a stored event body they could be mistaken for: each is
+// listed, marked undecodable with a Reason that says so and nothing decoded
+// from it, and Replay skips it as undecodable (not as a deleted
+// subscription), keeps it, and queues nothing.
+func TestReplayUndecodable(t *testing.T) {
+	rs := redistest.New(t)
+	rdb := rs.Client()
+	s := NewStore(rdb)
+	ctx := context.Background()
+	now := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
+
+	cases := []struct {
+		desc   string
+		values map[string]any
+	}{
+		{desc: "not JSON", values: map[string]any{"delivery": "{not json"}},
+		{desc: "JSON of another shape naming a real subscription and event",
+			values: map[string]any{"delivery": `{"subscription":"sub_1","event_id":"EVENT","attempts":"many"}`}},
+		{desc: "no event id", values: map[string]any{"delivery": `{"subscription":"sub_1","attempts":3}`}},
+		{desc: "no delivery field", values: map[string]any{"other": "x"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.desc, func(t *testing.T) {
+			if err := redistest.ForEachNode(ctx, rdb, func(ctx context.Context, n *redis.Client) error { return n.FlushAll(ctx).Err() }); err != nil {
+				t.Fatal(err)
+			}
+			sub := &Subscription{ID: "sub_1", ClientID: "client-1", URL: "https://example.test/hook", Events: []string{events.ArticleRetracted},
+				Secret: "whsec_x", CreatedAt: now.Add(-48 * time.Hour), Status: StatusActive}
+			if err := s.Create(ctx, sub); err != nil {
+				t.Fatal(err)
+			}
+			// A real event with its body stored, so that an entry
+			// naming it would be replayable if it were trusted; its own
+			// dead letter is removed.
+			real := deadLetterOf(t, s, sub.ID, now.Add(-time.Minute))
+			if err := rdb.XDel(ctx, KeyDead, real.EntryID).Err(); err != nil {
+				t.Fatal(err)
+			}
+			values := map[string]any{}
+			for k, v := range tc.values {
+				if str, ok := v.(string); ok {
+					v = strings.ReplaceAll(str, "EVENT", real.EventID)
+				}
+				values[k] = v
+			}
+			id, err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: KeyDead, Values: values}).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+
+			list, err := s.DeadLetterList(ctx, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(list) != 1 || list[0].EntryID != id {
+				t.Fatalf("listed %+v; want only entry %s", list, id)
+			}
+			e := list[0]
+			if e.Undecodable == "" || !strings.HasPrefix(e.Reason, "undecodable entry: ") ||
+				e.Subscription != "" || e.EventID != "" || e.Delivery != "" {
+				t.Fatalf("listed %+v; want it marked undecodable, with nothing decoded from it", e)
+			}
+			later := now.Add(2 * time.Hour)
+			got, err := s.Replay(ctx, e, later)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != ReplayUndecodable {
+				t.Fatalf("replay: %q; want %q", got, ReplayUndecodable)
+			}
+			if n := rdb.XLen(ctx, KeyDead).Val(); n != 1 {
+				t.Fatalf("%d dead letters after replay; want the undecodable one kept", n)
+			}
+			if jobs, err := s.Claim(ctx, later, time.Minute, 10); err != nil || len(jobs) != 0 {
+				t.Fatalf("%d deliveries due after replay (err %v); want none", len(jobs), err)
 			}
 		})
 	}

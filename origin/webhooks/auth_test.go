@@ -1,14 +1,18 @@
 package webhooks_test
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/invoicewire/invoicewire/internal/apierror"
 	"github.com/invoicewire/invoicewire/internal/redistest"
+	"github.com/invoicewire/invoicewire/internal/token"
 	"github.com/invoicewire/invoicewire/internal/webhook"
 	"github.com/invoicewire/invoicewire/origin/respond"
 	"github.com/invoicewire/invoicewire/origin/webhooks"
@@ -54,11 +58,45 @@ func TestAuthenticatedChallenge(t *testing.T) {
 			if !errors.As(err, &ae) || ae.Status != 401 || ae.Code != "unauthorized" {
 				t.Fatalf("err %v, want 401 unauthorized", err)
 			}
-			// token's errors key the header as the contract spells it.
-			ch := strings.Join(ae.Header["WWW-Authenticate"], "")
+			// Under the canonical key, once: Get, Set and Del find it.
+			if n := len(ae.Header.Values("WWW-Authenticate")); n != 1 {
+				t.Fatalf("%d WWW-Authenticate values in %q; want 1", n, ae.Header)
+			}
+			ch := ae.Header.Get("WWW-Authenticate")
 			if got := strings.Contains(ch, `error="invalid_token"`); !strings.HasPrefix(ch, "Bearer ") || got != tc.invalid {
 				t.Errorf("WWW-Authenticate %q; want a Bearer challenge, error=\"invalid_token\" %v", ch, tc.invalid)
 			}
 		})
+	}
+}
+
+// TestAuthenticatedInsufficientScope checks the 403 of a valid token that
+// lacks the scope asked for: its challenge names the scope (RFC 6750 §3.1),
+// once, under the canonical key, where Get, Set and Del find it.
+func TestAuthenticatedInsufficientScope(t *testing.T) {
+	rs := redistest.New(t)
+	rdb := rs.Client()
+	svc := webhooks.New(webhooks.Config{SiteRoot: "https://iw.test"}, webhook.NewStore(rdb))
+	h := svc.Authenticated("webhooks:write", func(r *http.Request) (*respond.Response, error) {
+		t.Error("the handler ran")
+		return nil, nil
+	})
+	rec, err := json.Marshal(token.Record{ClientID: "cli_1", Scope: "webhooks:read", ExpiresAt: time.Now().Add(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.Set(context.Background(), token.Key("read-only-token"), rec, time.Hour).Err(); err != nil {
+		t.Fatal(err)
+	}
+	r := httptest.NewRequest("POST", "/api/v1/webhooks", nil)
+	r.Header.Set("Authorization", "Bearer read-only-token")
+	_, err = h(r)
+	var ae *apierror.Error
+	if !errors.As(err, &ae) || ae.Status != http.StatusForbidden {
+		t.Fatalf("err %v; want 403", err)
+	}
+	want := token.Challenge("https://iw.test", false) + `, error="insufficient_scope", scope="webhooks:write"`
+	if got := ae.Header.Values("WWW-Authenticate"); len(got) != 1 || got[0] != want {
+		t.Fatalf("WWW-Authenticate %q in %q; want once %q", got, ae.Header, want)
 	}
 }

@@ -90,7 +90,8 @@ func (s *Service) Authenticated(scope string, h respond.Handler) respond.Handler
 		}
 		if !hasScope(rec.Scope, scope) {
 			e := apierror.New(http.StatusForbidden, "The token lacks the scope "+scope+".", "Claim a token with the scope "+token.Scope+".")
-			e.Header = http.Header{"WWW-Authenticate": {token.Challenge(s.cfg.SiteRoot, false) + `, error="insufficient_scope", scope="` + scope + `"`}}
+			e.Header = http.Header{}
+			e.Header.Set("WWW-Authenticate", token.Challenge(s.cfg.SiteRoot, false)+`, error="insufficient_scope", scope="`+scope+`"`)
 			return nil, e
 		}
 		return h(r.WithContext(context.WithValue(r.Context(), ctxKey{}, rec.ClientID)))
