@@ -71,7 +71,6 @@ func checkAnswers(ctx context.Context, rdb redis.UniversalClient) error {
 	switch {
 	case err == nil && (opts.TLSConfig != nil || first[0] != 0x15):
 		return nil // an answer; on a plain connection 0x15 starts a TLS alert
-
 	case err != nil && (ctx.Err() != nil || errors.Is(err, os.ErrDeadlineExceeded)):
 		return fmt.Errorf("redis at %s accepted the connection but did not answer PING within %s", opts.Addr, answerTimeout)
 	case opts.TLSConfig == nil:
