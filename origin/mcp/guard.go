@@ -138,18 +138,8 @@ func validID(raw json.RawMessage) bool {
 	if len(raw) == 0 || raw[0] != '-' && (raw[0] < '0' || raw[0] > '9') {
 		return true
 	}
-	digits := raw
-	if digits[0] == '-' {
-		digits = digits[1:]
-	}
-	if len(digits) == 0 || digits[0] == '0' && len(digits) > 1 {
-		return false
-	}
-	for _, c := range digits {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
+	// raw is a JSON number (the body decoded): ParseInt refuses one with a
+	// fraction or an exponent, and one beyond int64.
 	n, err := strconv.ParseInt(string(raw), 10, 64)
 	return err == nil && -maxID <= n && n <= maxID
 }
