@@ -528,17 +528,7 @@ func articleFile(t *testing.T, dir, slug string) string {
 // registryHashes reads the three registry hashes whole.
 func registryHashes(t *testing.T, rdb redis.UniversalClient) map[string]string {
 	t.Helper()
-	out := map[string]string{}
-	for _, k := range []string{"countries", "specs", "sources"} {
-		m, err := rdb.HGetAll(context.Background(), "iw:{content}:"+k).Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for f, v := range m {
-			out[k+" "+f] = v
-		}
-	}
-	return out
+	return redistest.Hashes(t, rdb, "iw:{content}:countries", "iw:{content}:specs", "iw:{content}:sources")
 }
 
 // TestSyncReportsMovedArticles checks that a sync names each article whose

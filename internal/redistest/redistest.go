@@ -105,6 +105,23 @@ func Keys(ctx context.Context, rdb redis.UniversalClient, pattern string) ([]str
 	return out, err
 }
 
+// Hashes reads the hashes at keys whole, as "key field" → value: what a
+// test compares before and after a change that must leave them alone.
+func Hashes(t testing.TB, rdb redis.UniversalClient, keys ...string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, k := range keys {
+		m, err := rdb.HGetAll(context.Background(), k).Result()
+		if err != nil {
+			t.Fatalf("redistest: reading hash %s: %v", k, err)
+		}
+		for f, v := range m {
+			out[k+" "+f] = v
+		}
+	}
+	return out
+}
+
 // Server is one redis-server process owned by a test.
 type Server struct {
 	t    testing.TB

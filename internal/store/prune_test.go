@@ -193,15 +193,5 @@ func hasEntry(t *testing.T, st *store.Store, entry string) bool {
 // registries reads the three registry hashes whole.
 func registries(t *testing.T, rdb redis.UniversalClient) map[string]string {
 	t.Helper()
-	out := map[string]string{}
-	for _, k := range []string{"countries", "specs", "sources"} {
-		m, err := rdb.HGetAll(context.Background(), "iw:{content}:"+k).Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for f, v := range m {
-			out[k+" "+f] = v
-		}
-	}
-	return out
+	return redistest.Hashes(t, rdb, "iw:{content}:countries", "iw:{content}:specs", "iw:{content}:sources")
 }
